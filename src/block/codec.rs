@@ -1,0 +1,434 @@
+//! Block codecs: zlib, bzp2 and lz4 in the reference library's own framing.
+//!
+//! Every decoder writes into a buffer of exactly `data_size` bytes and fails when the
+//! stream holds more or fewer (reference notes 2.2-2.3): a decompression bomb stops at
+//! `data_size`, never later.
+
+use std::fmt;
+use std::io::Write;
+
+use rayon::prelude::*;
+
+use super::BlockError;
+
+/// A block's compression label. Unknown labels stay representable; they fail only when
+/// the block is decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// `\0\0\0\0`: stored as is.
+    None,
+    /// `zlib`: one RFC 1950 zlib stream.
+    Zlib,
+    /// `bzp2`: one bzip2 stream.
+    Bzp2,
+    /// `lz4\0`: records of `[u32 BE length][u32 LE raw length][raw LZ4 block]`.
+    Lz4,
+    /// Any other label, kept as its four bytes.
+    Other([u8; 4]),
+}
+
+impl Compression {
+    /// The compression for a 4-byte label from a block header.
+    pub fn from_label(label: [u8; 4]) -> Self {
+        match &label {
+            b"\0\0\0\0" => Compression::None,
+            b"zlib" => Compression::Zlib,
+            b"bzp2" => Compression::Bzp2,
+            b"lz4\0" => Compression::Lz4,
+            _ => Compression::Other(label),
+        }
+    }
+
+    /// The compression for a name as used on the command line and in the reference
+    /// library (`zlib`, `bzp2`, `lz4`, `none`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "" | "none" => Some(Compression::None),
+            "zlib" => Some(Compression::Zlib),
+            "bzp2" => Some(Compression::Bzp2),
+            "lz4" => Some(Compression::Lz4),
+            _ => None,
+        }
+    }
+
+    /// The 4-byte label written in block headers.
+    pub fn label(self) -> [u8; 4] {
+        match self {
+            Compression::None => *b"\0\0\0\0",
+            Compression::Zlib => *b"zlib",
+            Compression::Bzp2 => *b"bzp2",
+            Compression::Lz4 => *b"lz4\0",
+            Compression::Other(l) => l,
+        }
+    }
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Compression::None => f.write_str("none"),
+            Compression::Zlib => f.write_str("zlib"),
+            Compression::Bzp2 => f.write_str("bzp2"),
+            Compression::Lz4 => f.write_str("lz4"),
+            Compression::Other(l) => {
+                let trimmed: Vec<u8> = l.iter().copied().take_while(|&b| b != 0).collect();
+                match std::str::from_utf8(&trimmed) {
+                    Ok(s) if s.chars().all(|c| c.is_ascii_graphic()) && !s.is_empty() => {
+                        write!(f, "'{s}'")
+                    }
+                    _ => write!(f, "{l:02x?}"),
+                }
+            }
+        }
+    }
+}
+
+/// Decodes `stored` bytes compressed with `codec` into exactly `data_size` bytes.
+///
+/// The caller checks `data_size` against its limits first: this allocates it.
+///
+/// # Errors
+/// [`BlockError::UnknownCompression`], [`BlockError::Corrupt`],
+/// [`BlockError::DecodedTooLong`], [`BlockError::DecodedTooShort`].
+pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u8>, BlockError> {
+    let n = usize::try_from(data_size).map_err(|_| BlockError::Corrupt {
+        codec,
+        message: format!("data_size {data_size} does not fit in memory"),
+    })?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).map_err(|_| BlockError::Corrupt {
+        codec,
+        message: format!("cannot allocate data_size {data_size} bytes"),
+    })?;
+    out.resize(n, 0);
+    decode_into(codec, stored, &mut out)?;
+    Ok(out)
+}
+
+/// Decodes `stored` into `out`, which must be filled exactly.
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_into(codec: Compression, stored: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
+    match codec {
+        Compression::None => {
+            if stored.len() != out.len() {
+                return Err(BlockError::SizeMismatch {
+                    used: stored.len() as u64,
+                    data: out.len() as u64,
+                });
+            }
+            out.copy_from_slice(stored);
+            Ok(())
+        }
+        Compression::Zlib => inflate(stored, out),
+        Compression::Bzp2 => bunzip(stored, out),
+        Compression::Lz4 => lz4_decode(stored, out),
+        Compression::Other(_) => Err(BlockError::UnknownCompression(codec)),
+    }
+}
+
+/// Runs a streaming decoder `step(input, output) -> (consumed, produced, ended)` until the
+/// stream ends, writing into `out` and then into a scratch byte that, if written, proves
+/// the stream is longer than `out`.
+fn drive(
+    codec: Compression,
+    input: &[u8],
+    out: &mut [u8],
+    mut step: impl FnMut(&[u8], &mut [u8]) -> Result<(usize, usize, bool), String>,
+) -> Result<(), BlockError> {
+    let (mut ip, mut op) = (0usize, 0usize);
+    let mut probe = [0u8; 1];
+    let expected = out.len() as u64;
+    loop {
+        let target: &mut [u8] = if op < out.len() {
+            &mut out[op..]
+        } else {
+            &mut probe
+        };
+        let (consumed, produced, ended) =
+            step(&input[ip..], target).map_err(|message| BlockError::Corrupt { codec, message })?;
+        if op >= out.len() && produced > 0 {
+            return Err(BlockError::DecodedTooLong { codec, expected });
+        }
+        ip += consumed;
+        op += produced;
+        if ended {
+            break;
+        }
+        if consumed == 0 && produced == 0 {
+            // No progress: the input ran out before the stream's end.
+            return Err(BlockError::DecodedTooShort {
+                codec,
+                expected,
+                got: op as u64,
+            });
+        }
+    }
+    if op < out.len() {
+        return Err(BlockError::DecodedTooShort {
+            codec,
+            expected,
+            got: op as u64,
+        });
+    }
+    Ok(())
+}
+
+fn inflate(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
+    use flate2::{Decompress, FlushDecompress, Status};
+    let mut d = Decompress::new(true);
+    drive(Compression::Zlib, input, out, |i, o| {
+        let (ti, to) = (d.total_in(), d.total_out());
+        let status = d
+            .decompress(i, o, FlushDecompress::None)
+            .map_err(|e| e.to_string())?;
+        let consumed = usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX);
+        let produced = usize::try_from(d.total_out() - to).unwrap_or(usize::MAX);
+        Ok((consumed, produced, status == Status::StreamEnd))
+    })
+}
+
+fn bunzip(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
+    use bzip2::{Decompress, Status};
+    let mut d = Decompress::new(false);
+    drive(Compression::Bzp2, input, out, |i, o| {
+        let (ti, to) = (d.total_in(), d.total_out());
+        let status = d.decompress(i, o).map_err(|e| e.to_string())?;
+        let consumed = usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX);
+        let produced = usize::try_from(d.total_out() - to).unwrap_or(usize::MAX);
+        Ok((consumed, produced, status == Status::StreamEnd))
+    })
+}
+
+/// One record of the reference's lz4 framing: the raw LZ4 block and its decoded length.
+struct Lz4Record<'a> {
+    block: &'a [u8],
+    raw_len: usize,
+}
+
+fn lz4_records(input: &[u8], capacity: usize) -> Result<Vec<Lz4Record<'_>>, BlockError> {
+    let codec = Compression::Lz4;
+    let corrupt = |message: String| BlockError::Corrupt { codec, message };
+    let mut records = Vec::new();
+    let mut pos = 0usize;
+    let mut total = 0usize;
+    while pos < input.len() {
+        let head = input
+            .get(pos..pos + 8)
+            .ok_or_else(|| corrupt(format!("record header cut off at stored byte {pos}")))?;
+        let chunk_len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let raw_len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+        if chunk_len < 4 {
+            return Err(corrupt(format!(
+                "record length {chunk_len} at stored byte {pos}"
+            )));
+        }
+        let end = pos
+            .checked_add(4 + chunk_len)
+            .filter(|&e| e <= input.len())
+            .ok_or_else(|| corrupt(format!("record at stored byte {pos} runs past the end")))?;
+        total = total.saturating_add(raw_len);
+        if total > capacity {
+            return Err(BlockError::DecodedTooLong {
+                codec,
+                expected: capacity as u64,
+            });
+        }
+        records.push(Lz4Record {
+            block: &input[pos + 8..end],
+            raw_len,
+        });
+        pos = end;
+    }
+    if total < capacity {
+        return Err(BlockError::DecodedTooShort {
+            codec,
+            expected: capacity as u64,
+            got: total as u64,
+        });
+    }
+    Ok(records)
+}
+
+fn lz4_decode(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
+    let records = lz4_records(input, out.len())?;
+    // Split the output into one disjoint slice per record, then decode in parallel.
+    let mut slices = Vec::with_capacity(records.len());
+    let mut rest = out;
+    for r in &records {
+        let (head, tail) = rest.split_at_mut(r.raw_len);
+        slices.push(head);
+        rest = tail;
+    }
+    records
+        .par_iter()
+        .zip(slices.into_par_iter())
+        .try_for_each(|(r, dst)| {
+            let n = lz4_flex::block::decompress_into(r.block, dst).map_err(|e| {
+                BlockError::Corrupt {
+                    codec: Compression::Lz4,
+                    message: e.to_string(),
+                }
+            })?;
+            if n != r.raw_len {
+                return Err(BlockError::Corrupt {
+                    codec: Compression::Lz4,
+                    message: format!("record decodes to {n} bytes, its header says {}", r.raw_len),
+                });
+            }
+            Ok(())
+        })
+}
+
+/// Chunk size of the reference's lz4 writer (`compression_block_size`, 4 MiB).
+pub const LZ4_CHUNK: usize = 1 << 22;
+
+/// Compresses `data` with `codec` as the reference library does (zlib level 6, bzip2
+/// level 9, lz4 in 4 MiB records).
+///
+/// # Errors
+/// [`BlockError::UnknownCompression`] for labels rasdf cannot write.
+pub fn encode(codec: Compression, data: &[u8]) -> Result<Vec<u8>, BlockError> {
+    match codec {
+        Compression::None => Ok(data.to_vec()),
+        Compression::Zlib => {
+            let mut e = flate2::write::ZlibEncoder::new(
+                Vec::with_capacity(data.len() / 2),
+                flate2::Compression::new(6),
+            );
+            e.write_all(data)
+                .and_then(|_| e.finish())
+                .map_err(|err| io_corrupt(codec, err))
+        }
+        Compression::Bzp2 => {
+            let mut e = bzip2::write::BzEncoder::new(
+                Vec::with_capacity(data.len() / 2),
+                bzip2::Compression::new(9),
+            );
+            e.write_all(data)
+                .and_then(|_| e.finish())
+                .map_err(|err| io_corrupt(codec, err))
+        }
+        Compression::Lz4 => {
+            let parts: Vec<Vec<u8>> = data
+                .par_chunks(LZ4_CHUNK)
+                .map(|chunk| {
+                    let c = lz4_flex::block::compress_prepend_size(chunk);
+                    let mut rec = Vec::with_capacity(c.len() + 4);
+                    // A record holds at most LZ4_CHUNK (4 MiB) of input, so its compressed
+                    // length fits in a u32.
+                    #[allow(clippy::cast_possible_truncation)]
+                    rec.extend_from_slice(&(c.len() as u32).to_be_bytes());
+                    rec.extend_from_slice(&c);
+                    rec
+                })
+                .collect();
+            Ok(parts.concat())
+        }
+        Compression::Other(_) => Err(BlockError::UnknownCompression(codec)),
+    }
+}
+
+fn io_corrupt(codec: Compression, e: std::io::Error) -> BlockError {
+    BlockError::Corrupt {
+        codec,
+        message: e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        (0..10_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn every_codec_round_trips() {
+        let data = sample();
+        for codec in [
+            Compression::None,
+            Compression::Zlib,
+            Compression::Bzp2,
+            Compression::Lz4,
+        ] {
+            let enc = encode(codec, &data).unwrap();
+            assert_eq!(
+                decode(codec, &enc, data.len() as u64).unwrap(),
+                data,
+                "{codec}"
+            );
+        }
+    }
+
+    #[test]
+    fn empty_data_round_trips() {
+        for codec in [Compression::Zlib, Compression::Bzp2, Compression::Lz4] {
+            let enc = encode(codec, &[]).unwrap();
+            assert_eq!(decode(codec, &enc, 0).unwrap(), Vec::<u8>::new(), "{codec}");
+        }
+        // The reference writes an empty zlib block as these 8 bytes, and lz4 as nothing.
+        assert_eq!(
+            encode(Compression::Zlib, &[]).unwrap(),
+            b"\x78\x9c\x03\x00\x00\x00\x00\x01"
+        );
+        assert!(encode(Compression::Lz4, &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn lz4_framing_matches_the_reference_bytes() {
+        // int32 0..8, as the reference library writes it (reference notes 2.3).
+        let data: Vec<u8> = (0..8i32).flat_map(|i| i.to_le_bytes()).collect();
+        let enc = encode(Compression::Lz4, &data).unwrap();
+        assert_eq!(&enc[..8], &[0, 0, 0, 0x26, 0x20, 0, 0, 0]);
+        assert_eq!(decode(Compression::Lz4, &enc, 32).unwrap(), data);
+    }
+
+    #[test]
+    fn longer_and_shorter_streams_fail() {
+        let data = sample();
+        for codec in [Compression::Zlib, Compression::Bzp2, Compression::Lz4] {
+            let enc = encode(codec, &data).unwrap();
+            let n = data.len() as u64;
+            assert!(
+                matches!(
+                    decode(codec, &enc, n - 1),
+                    Err(BlockError::DecodedTooLong { .. })
+                ),
+                "{codec}: too long"
+            );
+            assert!(
+                matches!(
+                    decode(codec, &enc, n + 1),
+                    Err(BlockError::DecodedTooShort { .. })
+                ),
+                "{codec}: too short"
+            );
+            let cut = &enc[..enc.len() / 2];
+            assert!(decode(codec, cut, n).is_err(), "{codec}: truncated stream");
+        }
+    }
+
+    #[test]
+    fn zlib_bomb_stops_at_data_size() {
+        let zeros = vec![0u8; 50 << 20];
+        let enc = encode(Compression::Zlib, &zeros).unwrap();
+        assert!(enc.len() < 100_000);
+        assert!(matches!(
+            decode(Compression::Zlib, &enc, 1024),
+            Err(BlockError::DecodedTooLong { .. })
+        ));
+    }
+
+    #[test]
+    fn unknown_label_is_kept_and_fails_on_decode() {
+        let c = Compression::from_label(*b"zstd");
+        assert_eq!(c.label(), *b"zstd");
+        assert_eq!(c.to_string(), "'zstd'");
+        assert_eq!(decode(c, b"xx", 2), Err(BlockError::UnknownCompression(c)));
+    }
+}

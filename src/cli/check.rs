@@ -1,0 +1,113 @@
+//! `rasdf check FILE`: walk and decode every block, verify checksums and the index.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use super::Outcome;
+use crate::block::ChecksumStatus;
+use crate::index::IndexStatus;
+use crate::{AsdfFile, OpenOptions};
+
+/// Checks the file at `path` and writes one line per block and one per problem to `out`.
+///
+/// Returns [`Outcome::Ok`] when the file is sound (warnings allowed: a missing or stale
+/// index, junk after the blocks), [`Outcome::Failed`] when it is damaged.
+///
+/// # Errors
+/// Only errors writing to `out`.
+pub fn run(path: &Path, options: &OpenOptions, out: &mut impl Write) -> io::Result<Outcome> {
+    let file = match options.open(path) {
+        Ok(f) => f,
+        Err(e) => {
+            writeln!(out, "error: {e}")?;
+            writeln!(out, "{}: damaged", path.display())?;
+            return Ok(Outcome::Failed);
+        }
+    };
+    report(&file, &path.display().to_string(), out)
+}
+
+/// Checks an open file; `name` heads the report.
+///
+/// # Errors
+/// Only errors writing to `out`.
+pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<Outcome> {
+    let mut errors = 0usize;
+    let mut warnings = 0usize;
+    let h = file.header();
+    let tree = match &h.tree {
+        Some(r) => format!("tree at bytes {}..{}", r.start, r.end),
+        None => "no tree".to_string(),
+    };
+    let streamed = file.blocks().last().is_some_and(|b| b.is_streamed());
+    writeln!(
+        out,
+        "{name}: ASDF {}, standard {}, {tree}, {} block{}",
+        h.file_format_version,
+        h.standard_version
+            .as_deref()
+            .unwrap_or("1.0.0 (not stated)"),
+        file.blocks().len(),
+        if file.blocks().len() == 1 { "" } else { "s" }
+    )?;
+    for w in file.warnings() {
+        writeln!(out, "warning: {w}")?;
+        warnings += 1;
+    }
+    let statuses = file.verify_blocks();
+    for (n, (b, status)) in file.blocks().iter().zip(statuses).enumerate() {
+        let sum = match &status {
+            Ok(ChecksumStatus::None) => "checksum none",
+            Ok(ChecksumStatus::MatchesStored) => "checksum ok",
+            Ok(ChecksumStatus::MatchesDecoded) => "checksum ok (of decoded data, asdf < 5.3)",
+            Err(_) => "checksum not verified",
+        };
+        let kind = if b.is_streamed() { ", streamed" } else { "" };
+        writeln!(
+            out,
+            "block {n} at byte {}: {}{kind}, used {}, data {}, allocated {}, {sum}",
+            b.offset, b.compression, b.used_size, b.data_size, b.allocated_size
+        )?;
+        if let Err(e) = status {
+            writeln!(out, "error: {e}")?;
+            errors += 1;
+        }
+    }
+    if let Some(e) = file.blocks_error() {
+        writeln!(out, "error: {e}")?;
+        errors += 1;
+    }
+    match file.index_status() {
+        IndexStatus::Valid => writeln!(out, "block index: ok")?,
+        IndexStatus::Missing if file.blocks().is_empty() || streamed => {
+            writeln!(out, "block index: none (not expected)")?;
+        }
+        IndexStatus::Missing => {
+            writeln!(
+                out,
+                "warning: no block index; blocks were found by reading their headers"
+            )?;
+            warnings += 1;
+        }
+        IndexStatus::Invalid(e) => {
+            writeln!(out, "warning: block index not used: {e}")?;
+            warnings += 1;
+        }
+    }
+    let verdict = if errors > 0 { "damaged" } else { "sound" };
+    writeln!(
+        out,
+        "{name}: {verdict} ({errors} error{}, {warnings} warning{})",
+        plural(errors),
+        plural(warnings)
+    )?;
+    Ok(if errors > 0 {
+        Outcome::Failed
+    } else {
+        Outcome::Ok
+    })
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

@@ -1,0 +1,356 @@
+//! Opening files: lazily, memory-mapped, with the blocks found and checked.
+//!
+//! Opening reads the header, the comments, the tree and the block headers. Block data is
+//! touched only when asked for: uncompressed blocks are borrowed straight from the
+//! memory map, compressed ones are decoded once and cached.
+
+use std::borrow::Cow;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+
+use crate::Limits;
+use crate::block::{self, BlockHeader, ChecksumStatus, Compression, Trailer};
+use crate::error::{Error, ErrorKind, Location, Result, Warning};
+use crate::index::{self, IndexStatus};
+use crate::tree::header::{self, Header};
+
+/// The bytes of a file: a read-only memory map, or owned bytes.
+pub(crate) enum Bytes {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+/// How to open a file. The defaults: [`Limits::default`], checksums not verified on
+/// access (as the reference library; `rasdf check` verifies them all).
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    limits: Limits,
+    verify_checksums: bool,
+}
+
+impl OpenOptions {
+    /// Default options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the limits checked while reading.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Verifies each block's checksum the first time its data is read.
+    pub fn verify_checksums(mut self, yes: bool) -> Self {
+        self.verify_checksums = yes;
+        self
+    }
+
+    /// Opens the file at `path`, memory-mapped.
+    ///
+    /// # Errors
+    /// I/O errors, and a malformed header or tree (see [`AsdfFile::open`]).
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<AsdfFile> {
+        let path = path.as_ref();
+        let in_file = |e: Error| e.in_file(path);
+        let f = std::fs::File::open(path).map_err(|e| in_file(Error::from(e)))?;
+        let len = f.metadata().map_err(|e| in_file(Error::from(e)))?.len();
+        let bytes = if len == 0 {
+            Bytes::Owned(Vec::new())
+        } else {
+            // SAFETY: the map is read-only. If another process truncates the file while
+            // it is mapped, reads past the new end fault; rasdf cannot prevent that, and
+            // neither can any reader of memory-mapped files.
+            let map = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| in_file(Error::from(e)))?;
+            Bytes::Mapped(map)
+        };
+        AsdfFile::from_parts(bytes, Some(path.to_path_buf()), self.clone()).map_err(in_file)
+    }
+
+    /// Reads a file from bytes in memory.
+    ///
+    /// # Errors
+    /// As [`OpenOptions::open`].
+    pub fn from_bytes(&self, bytes: Vec<u8>) -> Result<AsdfFile> {
+        AsdfFile::from_parts(Bytes::Owned(bytes), None, self.clone())
+    }
+}
+
+/// An open ASDF file.
+pub struct AsdfFile {
+    path: Option<PathBuf>,
+    bytes: Bytes,
+    options: OpenOptions,
+    header: Header,
+    blocks: Vec<BlockHeader>,
+    decoded: Vec<OnceLock<Vec<u8>>>,
+    index: IndexStatus,
+    walk_error: Option<Error>,
+    warnings: Vec<Warning>,
+}
+
+impl std::fmt::Debug for AsdfFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsdfFile")
+            .field("path", &self.path)
+            .field("len", &self.bytes.len())
+            .field("header", &self.header)
+            .field("blocks", &self.blocks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AsdfFile {
+    /// Opens the file at `path` with default options.
+    ///
+    /// # Errors
+    /// I/O errors; [`ErrorKind::Header`] when the file does not start like an ASDF file.
+    /// Damaged blocks do not fail the open: they fail when read, and
+    /// [`AsdfFile::blocks_error`] tells about them.
+    pub fn open(path: impl AsRef<Path>) -> Result<AsdfFile> {
+        OpenOptions::new().open(path)
+    }
+
+    /// Options for opening a file.
+    pub fn options() -> OpenOptions {
+        OpenOptions::new()
+    }
+
+    fn from_parts(bytes: Bytes, path: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile> {
+        let header = header::parse(&bytes).map_err(|(e, at)| Error::new(e, Location::at(at)))?;
+        let mut warnings: Vec<Warning> = header
+            .warnings
+            .iter()
+            .map(|(at, m)| Warning {
+                message: m.clone(),
+                location: Location::at(*at),
+            })
+            .collect();
+        if let Some(tree) = &header.tree {
+            Limits::check(
+                "max_tree_bytes",
+                tree.end - tree.start,
+                options.limits.max_tree_bytes,
+            )
+            .map_err(|e| Error::new(e, Location::at(tree.start)))?;
+        }
+        let (blocks, index, walk_error) =
+            find_blocks(&bytes, &header, &options.limits, &mut warnings);
+        let decoded = (0..blocks.len()).map(|_| OnceLock::new()).collect();
+        Ok(AsdfFile {
+            path,
+            bytes,
+            options,
+            header,
+            blocks,
+            decoded,
+            index,
+            walk_error,
+            warnings,
+        })
+    }
+
+    /// The file's path, when opened from one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The whole file's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The parsed header and comments.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The YAML tree's text, if the file has a tree.
+    pub fn tree_bytes(&self) -> Option<&[u8]> {
+        let r = self.header.tree.as_ref()?;
+        // The range was found inside the file by `header::parse`.
+        self.bytes
+            .get(usize::try_from(r.start).ok()?..usize::try_from(r.end).ok()?)
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.options.limits
+    }
+
+    /// Every block header, in file order.
+    pub fn blocks(&self) -> &[BlockHeader] {
+        &self.blocks
+    }
+
+    /// How the block index compared with the blocks.
+    pub fn index_status(&self) -> &IndexStatus {
+        &self.index
+    }
+
+    /// The error that stopped reading block headers early, if any: blocks after it are
+    /// missing from [`AsdfFile::blocks`].
+    pub fn blocks_error(&self) -> Option<&Error> {
+        self.walk_error.as_ref()
+    }
+
+    /// Things that are odd but did not stop reading.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    fn block_header(&self, n: usize) -> Result<&BlockHeader> {
+        self.blocks.get(n).ok_or_else(|| match &self.walk_error {
+            Some(e) if n >= self.blocks.len() => Error::new(
+                ErrorKind::NotFound(format!(
+                    "block {n} cannot be read: reading block headers stopped at block {}: {}",
+                    self.blocks.len(),
+                    e.kind()
+                )),
+                Location {
+                    block: Some(n),
+                    ..e.location().clone()
+                },
+            ),
+            _ => Error::new(
+                ErrorKind::NotFound(format!(
+                    "block {n} does not exist; the file has {}",
+                    self.blocks.len()
+                )),
+                Location {
+                    block: Some(n),
+                    ..Location::default()
+                },
+            ),
+        })
+    }
+
+    /// The stored (possibly compressed) bytes of block `n`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] for a block the file does not have.
+    pub fn block_stored(&self, n: usize) -> Result<&[u8]> {
+        let h = self.block_header(n)?;
+        h.stored_bytes(&self.bytes)
+            .map_err(|e| Error::new(e, Location::block(n, h.offset)))
+    }
+
+    /// The decoded bytes of block `n`: borrowed from the file when uncompressed, decoded
+    /// once and cached otherwise. Verifies the checksum first when the options say so.
+    ///
+    /// # Errors
+    /// A missing block, a decoding error, a checksum mismatch, a limit.
+    pub fn block_data(&self, n: usize) -> Result<&[u8]> {
+        let h = self.block_header(n)?;
+        let stored = self.block_stored(n)?;
+        if h.compression == Compression::None {
+            if self.options.verify_checksums {
+                block::verify_checksum(h, stored, || Ok(Cow::Borrowed(stored)))
+                    .map_err(|e| e.with_block(n))?;
+            }
+            return Ok(stored);
+        }
+        if let Some(d) = self.decoded[n].get() {
+            return Ok(d);
+        }
+        let data = h
+            .decode(&self.bytes, &self.options.limits)
+            .map_err(|e| e.with_block(n))?
+            .into_owned();
+        if self.options.verify_checksums {
+            block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&data)))
+                .map_err(|e| e.with_block(n))?;
+        }
+        Ok(self.decoded[n].get_or_init(|| data))
+    }
+
+    /// Decodes every block and verifies every checksum, in parallel. Returns, per block,
+    /// the checksum status or the error.
+    pub fn verify_blocks(&self) -> Vec<Result<ChecksumStatus>> {
+        (0..self.blocks.len())
+            .into_par_iter()
+            .map(|n| {
+                let h = &self.blocks[n];
+                let stored = self.block_stored(n)?;
+                let decoded = if h.compression == Compression::None {
+                    Cow::Borrowed(stored)
+                } else {
+                    h.decode(&self.bytes, &self.options.limits)
+                        .map_err(|e| e.with_block(n))?
+                };
+                block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&decoded)))
+                    .map_err(|e| e.with_block(n))
+            })
+            .collect()
+    }
+}
+
+/// Finds the blocks: from a verified index when there is one, by walking headers otherwise.
+fn find_blocks(
+    file: &[u8],
+    header: &Header,
+    limits: &Limits,
+    warnings: &mut Vec<Warning>,
+) -> (Vec<BlockHeader>, IndexStatus, Option<Error>) {
+    let Some(first) = block::find_first_block(file, header.blocks_from) else {
+        return (Vec::new(), IndexStatus::Missing, None);
+    };
+    let index_at = index::find(file, first, limits);
+    if let Some(at) = index_at {
+        let verified = index::parse(file, at).and_then(|offsets| {
+            Limits::check("max_blocks", offsets.len() as u64, limits.max_blocks as u64)
+                .map_err(|e| index::IndexError::Syntax(e.to_string()))?;
+            index::verify(file, &offsets, first, at)
+        });
+        match verified {
+            Ok(blocks) => return (blocks, IndexStatus::Valid, None),
+            Err(e) => {
+                let walk = block::walk(file, first, limits);
+                warnings.push(Warning {
+                    message: format!(
+                        "block index not used ({e}); blocks found by reading their headers"
+                    ),
+                    location: Location::at(at),
+                });
+                note_trailer(&walk.trailer, Some(at), warnings);
+                return (walk.blocks, IndexStatus::Invalid(e), walk.error);
+            }
+        }
+    }
+    let walk = block::walk(file, first, limits);
+    let mut status = IndexStatus::Missing;
+    if let Trailer::Index(at) = walk.trailer {
+        // Found by walking but not by the bounded tail search: an index larger than
+        // `max_index_bytes`, or one followed by junk. Check it anyway.
+        status = match index::parse(file, at).and_then(|o| index::verify(file, &o, first, at)) {
+            Ok(_) => IndexStatus::Valid,
+            Err(e) => IndexStatus::Invalid(e),
+        };
+    }
+    note_trailer(&walk.trailer, None, warnings);
+    (walk.blocks, status, walk.error)
+}
+
+fn note_trailer(trailer: &Trailer, index_at: Option<u64>, warnings: &mut Vec<Warning>) {
+    if let Trailer::Junk(at) = trailer {
+        if index_at != Some(*at) {
+            warnings.push(Warning {
+                message: "unexpected bytes after the last block; the file may be damaged".into(),
+                location: Location::at(*at),
+            });
+        }
+    }
+}
