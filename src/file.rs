@@ -306,7 +306,15 @@ fn find_blocks(
     warnings: &mut Vec<Warning>,
 ) -> (Vec<BlockHeader>, IndexStatus, Option<Error>) {
     let Some(first) = block::find_first_block(file, header.blocks_from) else {
-        return (Vec::new(), IndexStatus::Missing, None);
+        // No magic at all; a file cut inside the first block's magic ends with part of one.
+        let tail_at = file
+            .len()
+            .saturating_sub(3)
+            .max(usize::try_from(header.blocks_from).unwrap_or(usize::MAX));
+        let error = (tail_at..file.len()).find_map(|at| {
+            block::cut_magic(&file[at..]).map(|e| Error::new(e, Location::block(0, at as u64)))
+        });
+        return (Vec::new(), IndexStatus::Missing, error);
     };
     let index_at = index::find(file, first, limits);
     if let Some(at) = index_at {
@@ -326,7 +334,23 @@ fn find_blocks(
                     location: Location::at(at),
                 });
                 note_trailer(&walk.trailer, Some(at), warnings);
-                return (walk.blocks, IndexStatus::Invalid(e), walk.error);
+                let mut error = walk.error;
+                // The index points at a block that walking did not reach, and that is not
+                // a valid block: the file is damaged there, not merely stale.
+                if let index::IndexError::BadEntry {
+                    entry,
+                    offset,
+                    reason,
+                } = &e
+                {
+                    if error.is_none()
+                        && walk.blocks.len() <= *entry
+                        && !walk.blocks.iter().any(|b| b.offset == *offset)
+                    {
+                        error = Some(Error::new(reason.clone(), Location::block(*entry, *offset)));
+                    }
+                }
+                return (walk.blocks, IndexStatus::Invalid(e), error);
             }
         }
     }

@@ -7,7 +7,7 @@
 //! at a block magic, and that the index immediately follows the last block.
 
 use crate::Limits;
-use crate::block::{self, BlockHeader};
+use crate::block::{self, BlockError, BlockHeader};
 
 /// The line that opens a block index.
 pub const INDEX_HEADER: &[u8] = b"#ASDF BLOCK INDEX";
@@ -41,7 +41,15 @@ pub enum IndexError {
         /// Its offset.
         offset: u64,
         /// What is wrong there.
-        reason: String,
+        reason: BlockError,
+    },
+    /// An entry points at a streamed block, which an index may not list.
+    #[error("block index entry {entry} (byte {offset}) is a streamed block")]
+    Streamed {
+        /// Entry number.
+        entry: usize,
+        /// Its offset.
+        offset: u64,
     },
     /// An entry overlaps the previous block's space.
     #[error("block index entry {entry} (byte {offset}) lies inside block {}", entry - 1)]
@@ -58,14 +66,6 @@ pub enum IndexError {
         block_end: u64,
         /// Offset of `#ASDF BLOCK INDEX`.
         index_at: u64,
-    },
-    /// The index lists a different number of blocks than the file has.
-    #[error("block index lists {listed} blocks, the file has {found}")]
-    CountMismatch {
-        /// Entries in the index.
-        listed: usize,
-        /// Blocks found by walking the headers.
-        found: usize,
     },
 }
 
@@ -154,17 +154,13 @@ pub fn verify(
                 return Err(IndexError::Overlap { entry, offset });
             }
         }
-        let h = BlockHeader::parse(file, offset).map_err(|e| IndexError::BadEntry {
+        let h = BlockHeader::parse(file, offset).map_err(|reason| IndexError::BadEntry {
             entry,
             offset,
-            reason: e.to_string(),
+            reason,
         })?;
         if h.is_streamed() {
-            return Err(IndexError::BadEntry {
-                entry,
-                offset,
-                reason: "a streamed block may not be indexed".into(),
-            });
+            return Err(IndexError::Streamed { entry, offset });
         }
         headers.push(h);
     }

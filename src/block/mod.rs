@@ -478,10 +478,22 @@ pub fn walk(file: &[u8], first: u64, limits: &Limits) -> Walk {
             };
         }
         let Some(rest) = usize::try_from(pos).ok().and_then(|p| file.get(p..)) else {
-            return Walk { blocks, trailer: Trailer::Clean, error: None };
+            return Walk {
+                blocks,
+                trailer: Trailer::Clean,
+                error: None,
+            };
         };
         if rest.starts_with(&BLOCK_MAGIC) {
             continue;
+        }
+        if let Some(e) = cut_magic(rest) {
+            let error = Some(Error::new(e, Location::block(blocks.len(), pos)));
+            return Walk {
+                blocks,
+                trailer: Trailer::Clean,
+                error,
+            };
         }
         let trailer = classify_trailer(rest, pos);
         return Walk {
@@ -490,6 +502,18 @@ pub fn walk(file: &[u8], first: u64, limits: &Limits) -> Walk {
             error: None,
         };
     }
+}
+
+/// A file that ends with the first one to three bytes of a block magic was cut inside a
+/// block header.
+pub fn cut_magic(rest: &[u8]) -> Option<BlockError> {
+    (!rest.is_empty() && rest.len() < 4 && BLOCK_MAGIC.starts_with(rest)).then_some(
+        BlockError::Truncated {
+            what: "block header",
+            needed: 6,
+            available: rest.len() as u64,
+        },
+    )
 }
 
 /// Classifies the bytes after the last block (reference notes 1.10): NULs or nothing

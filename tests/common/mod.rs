@@ -1,0 +1,86 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `testdata/<rel>`.
+pub fn testdata(rel: &str) -> PathBuf {
+    root().join("testdata").join(rel)
+}
+
+/// The shared folder beside the repository (`RASDF_SHARED` overrides), if present.
+pub fn shared() -> Option<PathBuf> {
+    let p = std::env::var_os("RASDF_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared"));
+    p.join("reference_files").is_dir().then_some(p)
+}
+
+/// Every `.asdf` under the standard's reference files, sorted.
+pub fn reference_files() -> Vec<PathBuf> {
+    let Some(shared) = shared() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let base = shared.join("reference_files");
+    for v in std::fs::read_dir(&base).unwrap() {
+        let v = v.unwrap().path();
+        if v.is_dir() {
+            for f in std::fs::read_dir(&v).unwrap() {
+                let f = f.unwrap().path();
+                if f.extension().is_some_and(|e| e == "asdf") {
+                    out.push(f);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The Python of the venv with the pinned reference library (`RASDF_PYTHON`), if set.
+/// Tests that need it print why they skip when it is not.
+pub fn python() -> Option<PathBuf> {
+    let found = std::env::var_os("RASDF_PYTHON")
+        .map(PathBuf::from)
+        .filter(|p| p.exists());
+    if found.is_none() && std::env::var_os("RASDF_REQUIRE_PYTHON").is_some() {
+        panic!("RASDF_REQUIRE_PYTHON is set but RASDF_PYTHON does not name a Python");
+    }
+    found
+}
+
+/// Runs `tests/python/<script>` with `args` under the venv's Python; returns stdout.
+pub fn run_python(script: &str, args: &[&Path]) -> Option<String> {
+    let Some(py) = python() else {
+        eprintln!(
+            "skipped: RASDF_PYTHON is not set (run through .ci/run to cross-test with the reference library)"
+        );
+        return None;
+    };
+    let out = Command::new(py)
+        .arg(root().join("tests/python").join(script))
+        .args(args)
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "{script} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+/// MD5 hex.
+pub fn md5_hex(data: &[u8]) -> String {
+    rasdf::block::md5(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
