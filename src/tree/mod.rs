@@ -1,6 +1,30 @@
 //! The YAML tree: the header and comments ([`header`]), and YAML to a node tree.
+//!
+//! The tree is an arena of [`Node`]s addressed by [`NodeId`]. An alias is the same
+//! `NodeId` as its anchor, so shared nodes are shared, recursive aliases are cycles, and
+//! the tree's memory is linear in the file's size whatever the aliases do. Walkers that
+//! follow children must therefore expect cycles (see [`Tree::walk`]).
 
+pub mod emit;
 pub mod header;
+pub mod resolve;
+mod serde_impl;
+
+use std::collections::HashMap;
+
+use num_bigint::BigInt;
+use saphyr_parser::{Event, Parser, ScalarStyle};
+
+use crate::Limits;
+use crate::limits::LimitError;
+use resolve::Resolved;
+
+pub use serde_impl::DeError;
+
+/// The ASDF tag prefix that the `!` handle stands for.
+pub const ASDF_TAG_PREFIX: &str = "tag:stsci.edu:asdf/";
+/// The YAML core tag prefix (`!!`).
+pub const YAML_TAG_PREFIX: &str = "tag:yaml.org,2002:";
 
 /// What can be wrong with the YAML tree.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -9,4 +33,836 @@ pub enum TreeError {
     /// The YAML does not parse.
     #[error("invalid YAML: {0}")]
     Syntax(String),
+    /// The tree nests deeper than `Limits::max_depth`.
+    #[error("the tree nests deeper than {0} levels")]
+    TooDeep(usize),
+    /// A limit on nodes or alias expansion was exceeded.
+    #[error(transparent)]
+    Limit(#[from] LimitError),
+    /// A mapping key is a sequence or a mapping (PyYAML: "found unhashable key").
+    #[error("a mapping key may not be a sequence or a mapping")]
+    UnhashableKey,
+    /// A `<<` merge whose value is not a mapping or a list of mappings.
+    #[error("a '<<' merge needs a mapping or a list of mappings")]
+    BadMerge,
+    /// A scalar with a YAML core tag whose text does not fit it (`!!int abc`).
+    #[error("'{text}' is not a valid {tag}")]
+    BadScalar {
+        /// The tag.
+        tag: String,
+        /// The text.
+        text: String,
+    },
+    /// A node does not have the kind or content the schema asks for.
+    #[error("{0}")]
+    Unexpected(String),
+}
+
+/// A node's handle in its [`Tree`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+/// A node's content.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// `null`, `~`, or nothing.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer that fits in 64 bits.
+    Int(i64),
+    /// An integer that does not (YAML allows any size).
+    BigInt(Box<BigInt>),
+    /// A float.
+    Float(f64),
+    /// A string (also the text of scalars with tags rasdf does not resolve).
+    Str(String),
+    /// Bytes from `!!binary`.
+    Binary(Vec<u8>),
+    /// A date or date-time, as written.
+    Timestamp(String),
+    /// A sequence.
+    Seq(Vec<NodeId>),
+    /// A mapping, in file order, duplicate keys merged (the last value wins, at the
+    /// first key's place, as in Python).
+    Map(Vec<(NodeId, NodeId)>),
+}
+
+/// One node: its tag, content and where it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// The full tag URI (`!core/ndarray-1.0.0` becomes
+    /// `tag:stsci.edu:asdf/core/ndarray-1.0.0`), when the YAML gives one that rasdf keeps.
+    pub tag: Option<String>,
+    /// The content.
+    pub value: Value,
+    /// Line and column (1-based) inside the tree text.
+    pub line: u32,
+    /// Column (1-based).
+    pub col: u32,
+}
+
+/// A parsed YAML tree.
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    nodes: Vec<Node>,
+    root: Option<NodeId>,
+}
+
+impl Tree {
+    /// An empty tree (no document).
+    pub fn empty() -> Self {
+        Tree::default()
+    }
+
+    /// Parses the YAML text of a tree (the first document).
+    ///
+    /// # Errors
+    /// [`TreeError`] with the line and column (1-based, inside `text`) where it happened.
+    pub fn parse(text: &str, limits: &Limits) -> Result<Tree, (TreeError, Option<(usize, usize)>)> {
+        Builder::new(limits).run(text)
+    }
+
+    /// The root node, when the tree has one.
+    pub fn root(&self) -> Option<NodeRef<'_>> {
+        self.root.map(|id| NodeRef { tree: self, id })
+    }
+
+    /// Number of nodes in the arena.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// True when the tree has no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The node with handle `id`.
+    ///
+    /// # Panics
+    /// When `id` is not from this tree.
+    pub fn node(&self, id: NodeId) -> NodeRef<'_> {
+        assert!(
+            (id.0 as usize) < self.nodes.len(),
+            "NodeId from another tree"
+        );
+        NodeRef { tree: self, id }
+    }
+
+    /// The node at `path` from the root: keys and sequence indices separated by `/`
+    /// (`sci/data`, `history/entries/0`). A leading `/` is allowed.
+    pub fn get(&self, path: &str) -> Option<NodeRef<'_>> {
+        self.root()?.get(path)
+    }
+
+    /// Visits every node reachable from the root once, depth first, with its path. A node
+    /// reached again through an alias is visited only the first time.
+    pub fn walk(&self, mut visit: impl FnMut(&str, NodeRef<'_>)) {
+        let Some(root) = self.root else { return };
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack: Vec<(String, NodeId)> = vec![(String::new(), root)];
+        while let Some((path, id)) = stack.pop() {
+            if std::mem::replace(&mut seen[id.0 as usize], true) {
+                continue;
+            }
+            let node = self.node(id);
+            visit(&path, node);
+            match &node.node().value {
+                Value::Seq(items) => {
+                    for (i, c) in items.iter().enumerate().rev() {
+                        stack.push((format!("{path}/{i}"), *c));
+                    }
+                }
+                Value::Map(pairs) => {
+                    for (k, v) in pairs.iter().rev() {
+                        stack.push((format!("{path}/{}", self.node(*k).key_text()), *v));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub(crate) fn push(&mut self, node: Node) -> NodeId {
+        let id = NodeId(u32::try_from(self.nodes.len()).unwrap_or(u32::MAX));
+        self.nodes.push(node);
+        id
+    }
+
+    pub(crate) fn set_root(&mut self, id: NodeId) {
+        self.root = Some(id);
+    }
+
+    pub(crate) fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.nodes[id.0 as usize]
+    }
+}
+
+/// A node and the tree it belongs to, for navigation.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeRef<'t> {
+    tree: &'t Tree,
+    id: NodeId,
+}
+
+impl<'t> NodeRef<'t> {
+    /// The node's handle.
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    /// The tree.
+    pub fn tree(&self) -> &'t Tree {
+        self.tree
+    }
+
+    /// The node itself.
+    pub fn node(&self) -> &'t Node {
+        &self.tree.nodes[self.id.0 as usize]
+    }
+
+    /// The content.
+    pub fn value(&self) -> &'t Value {
+        &self.node().value
+    }
+
+    /// The full tag URI, if any.
+    pub fn tag(&self) -> Option<&'t str> {
+        self.node().tag.as_deref()
+    }
+
+    /// The tag without the version (`tag:stsci.edu:asdf/core/ndarray`), and the version.
+    pub fn tag_name_version(&self) -> Option<(&'t str, &'t str)> {
+        let t = self.tag()?;
+        let i = t.rfind('-')?;
+        Some((&t[..i], &t[i + 1..]))
+    }
+
+    /// Whether the tag is the ASDF core tag `name` (any version), e.g. `core/ndarray`.
+    pub fn is_asdf_tag(&self, name: &str) -> bool {
+        self.tag_name_version()
+            .and_then(|(n, _)| n.strip_prefix(ASDF_TAG_PREFIX))
+            .is_some_and(|n| n == name)
+    }
+
+    /// The string, for a string node.
+    pub fn as_str(&self) -> Option<&'t str> {
+        match self.value() {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The integer, for an int node that fits in 64 bits.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self.value() {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// The number as a float, for int and float nodes.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self.value() {
+            #[allow(clippy::cast_precision_loss)]
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    /// The boolean, for a bool node.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self.value() {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// Whether the node is null.
+    pub fn is_null(&self) -> bool {
+        matches!(self.value(), Value::Null)
+    }
+
+    /// The items, for a sequence.
+    pub fn items(&self) -> Option<impl ExactSizeIterator<Item = NodeRef<'t>> + 't> {
+        let tree = self.tree;
+        match self.value() {
+            Value::Seq(items) => Some(items.iter().map(move |&id| NodeRef { tree, id })),
+            _ => None,
+        }
+    }
+
+    /// The key/value pairs, for a mapping.
+    pub fn pairs(&self) -> Option<impl ExactSizeIterator<Item = (NodeRef<'t>, NodeRef<'t>)> + 't> {
+        let tree = self.tree;
+        match self.value() {
+            Value::Map(pairs) => Some(
+                pairs
+                    .iter()
+                    .map(move |&(k, v)| (NodeRef { tree, id: k }, NodeRef { tree, id: v })),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The value under the string key `key`, for a mapping.
+    pub fn key(&self, key: &str) -> Option<NodeRef<'t>> {
+        let tree = self.tree;
+        match self.value() {
+            Value::Map(pairs) => pairs
+                .iter()
+                .find(|(k, _)| matches!(&tree.nodes[k.0 as usize].value, Value::Str(s) if s == key))
+                .map(|&(_, v)| NodeRef { tree, id: v }),
+            _ => None,
+        }
+    }
+
+    /// Item `i` of a sequence.
+    pub fn index(&self, i: usize) -> Option<NodeRef<'t>> {
+        match self.value() {
+            Value::Seq(items) => items.get(i).map(|&id| NodeRef {
+                tree: self.tree,
+                id,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The node at `path` below this one (see [`Tree::get`]). A path step matches a
+    /// string key first, then, on a sequence, an index, then a key of another scalar
+    /// kind written the same way (`1`, `true`).
+    pub fn get(&self, path: &str) -> Option<NodeRef<'t>> {
+        let mut cur = *self;
+        for step in path.split('/').filter(|s| !s.is_empty()) {
+            cur = match cur.value() {
+                Value::Map(pairs) => cur.key(step).or_else(|| {
+                    pairs
+                        .iter()
+                        .find(|(k, _)| self.tree.node(*k).key_text() == step)
+                        .map(|&(_, v)| self.tree.node(v))
+                })?,
+                Value::Seq(_) => cur.index(step.parse().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
+
+    /// The text of a scalar as a mapping key in paths and listings.
+    pub fn key_text(&self) -> String {
+        match self.value() {
+            Value::Str(s) | Value::Timestamp(s) => s.clone(),
+            Value::Null => "null".into(),
+            Value::Bool(b) => b.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::BigInt(i) => i.to_string(),
+            Value::Float(f) => emit::format_float(*f),
+            Value::Binary(_) => "<binary>".into(),
+            Value::Seq(_) => "<sequence>".into(),
+            Value::Map(_) => "<mapping>".into(),
+        }
+    }
+
+    /// Deserializes this subtree into `T` (`#[derive(Deserialize)]` types, maps, vectors,
+    /// numbers, strings).
+    ///
+    /// # Errors
+    /// [`DeError`] with the path of the node that did not fit.
+    pub fn deserialize<T: serde::de::DeserializeOwned>(&self) -> Result<T, DeError> {
+        serde_impl::from_node(*self)
+    }
+}
+
+/// A hashable form of a scalar key, equal where Python's dict keys are equal
+/// (`1`, `1.0` and `true` are one key).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum KeyRepr {
+    Null,
+    Int(BigInt),
+    Float(u64),
+    Str(String),
+    Binary(Vec<u8>),
+    Timestamp(String),
+}
+
+fn key_repr(v: &Value) -> Option<KeyRepr> {
+    Some(match v {
+        Value::Null => KeyRepr::Null,
+        Value::Bool(b) => KeyRepr::Int(BigInt::from(u8::from(*b))),
+        Value::Int(i) => KeyRepr::Int(BigInt::from(*i)),
+        Value::BigInt(i) => KeyRepr::Int((**i).clone()),
+        Value::Float(f) => {
+            if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                #[allow(clippy::cast_possible_truncation)]
+                KeyRepr::Int(BigInt::from(*f as i64))
+            } else {
+                KeyRepr::Float(f.to_bits())
+            }
+        }
+        Value::Str(s) => KeyRepr::Str(s.clone()),
+        Value::Binary(b) => KeyRepr::Binary(b.clone()),
+        Value::Timestamp(t) => KeyRepr::Timestamp(t.clone()),
+        Value::Seq(_) | Value::Map(_) => return None,
+    })
+}
+
+enum Frame {
+    Seq {
+        id: NodeId,
+        items: Vec<NodeId>,
+    },
+    Map {
+        id: NodeId,
+        pairs: Vec<(NodeId, NodeId)>,
+        key: Option<NodeId>,
+    },
+}
+
+struct Builder<'l> {
+    limits: &'l Limits,
+    tree: Tree,
+    anchors: HashMap<usize, NodeId>,
+    stack: Vec<Frame>,
+    /// The special tag of a merge key (`<<`), to spot it at the mapping's end.
+    merge_keys: Vec<NodeId>,
+}
+
+type BuildError = (TreeError, Option<(usize, usize)>);
+
+fn full_tag(tag: &saphyr_parser::Tag) -> String {
+    format!("{}{}", tag.handle, tag.suffix)
+}
+
+impl<'l> Builder<'l> {
+    fn new(limits: &'l Limits) -> Self {
+        Builder {
+            limits,
+            tree: Tree::default(),
+            anchors: HashMap::new(),
+            stack: Vec::new(),
+            merge_keys: Vec::new(),
+        }
+    }
+
+    fn run(mut self, text: &str) -> Result<Tree, BuildError> {
+        let mut parser = Parser::new_from_str(text);
+        let mut documents = 0;
+        while let Some(ev) = parser.next_event() {
+            let (ev, span) = ev.map_err(|e| {
+                let m = e.marker();
+                (
+                    TreeError::Syntax(e.info().to_string()),
+                    Some((m.line(), m.col() + 1)),
+                )
+            })?;
+            let pos = (span.start.line(), span.start.col() + 1);
+            let at = |e: TreeError| (e, Some(pos));
+            match ev {
+                Event::DocumentStart(_) => {
+                    documents += 1;
+                    if documents > 1 {
+                        // Only the first document is the tree.
+                        break;
+                    }
+                }
+                Event::DocumentEnd => {
+                    if documents >= 1 && self.stack.is_empty() {
+                        break;
+                    }
+                }
+                Event::Alias(aid) => {
+                    let id = *self.anchors.get(&aid).ok_or_else(|| {
+                        at(TreeError::Syntax("alias to an unknown anchor".into()))
+                    })?;
+                    self.attach(id).map_err(at)?;
+                }
+                Event::Scalar(text, style, aid, tag) => {
+                    let node = self.scalar(&text, style, tag.as_deref(), pos).map_err(at)?;
+                    let id = self.add(node).map_err(at)?;
+                    if aid != 0 {
+                        self.anchors.insert(aid, id);
+                    }
+                    self.attach(id).map_err(at)?;
+                }
+                Event::SequenceStart(aid, tag) => {
+                    let tag = self.collection_tag(tag.as_deref());
+                    let id = self.open(tag, Value::Seq(Vec::new()), pos).map_err(at)?;
+                    if aid != 0 {
+                        self.anchors.insert(aid, id);
+                    }
+                    self.stack.push(Frame::Seq {
+                        id,
+                        items: Vec::new(),
+                    });
+                }
+                Event::MappingStart(aid, tag) => {
+                    let tag = self.collection_tag(tag.as_deref());
+                    let id = self.open(tag, Value::Map(Vec::new()), pos).map_err(at)?;
+                    if aid != 0 {
+                        self.anchors.insert(aid, id);
+                    }
+                    self.stack.push(Frame::Map {
+                        id,
+                        pairs: Vec::new(),
+                        key: None,
+                    });
+                }
+                Event::SequenceEnd => {
+                    if let Some(Frame::Seq { id, items }) = self.stack.pop() {
+                        self.finish_seq(id, items).map_err(at)?;
+                        self.attach(id).map_err(at)?;
+                    }
+                }
+                Event::MappingEnd => {
+                    if let Some(Frame::Map { id, pairs, .. }) = self.stack.pop() {
+                        self.finish_map(id, pairs).map_err(at)?;
+                        self.attach(id).map_err(at)?;
+                    }
+                }
+                Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
+            }
+        }
+        Ok(self.tree)
+    }
+
+    fn collection_tag(&self, tag: Option<&saphyr_parser::Tag>) -> Option<String> {
+        let t = full_tag(tag?);
+        // `!` alone (non-specific) and the default collection tags add nothing.
+        match t.as_str() {
+            "!" | "tag:yaml.org,2002:seq" | "tag:yaml.org,2002:map" => None,
+            _ => Some(t),
+        }
+    }
+
+    fn add(&mut self, node: Node) -> Result<NodeId, TreeError> {
+        Limits::check(
+            "max_nodes",
+            self.tree.nodes.len() as u64 + 1,
+            self.limits.max_nodes as u64,
+        )?;
+        Ok(self.tree.push(node))
+    }
+
+    fn open(
+        &mut self,
+        tag: Option<String>,
+        value: Value,
+        pos: (usize, usize),
+    ) -> Result<NodeId, TreeError> {
+        if self.stack.len() >= self.limits.max_depth {
+            return Err(TreeError::TooDeep(self.limits.max_depth));
+        }
+        let (line, col) = (
+            u32::try_from(pos.0).unwrap_or(u32::MAX),
+            u32::try_from(pos.1).unwrap_or(u32::MAX),
+        );
+        self.add(Node {
+            tag,
+            value,
+            line,
+            col,
+        })
+    }
+
+    /// Adds a finished node to the collection being built, or makes it the root.
+    fn attach(&mut self, id: NodeId) -> Result<(), TreeError> {
+        match self.stack.last_mut() {
+            None => {
+                if self.tree.root.is_none() {
+                    self.tree.root = Some(id);
+                }
+            }
+            Some(Frame::Seq { items, .. }) => items.push(id),
+            Some(Frame::Map { pairs, key, .. }) => match key.take() {
+                None => {
+                    if matches!(
+                        self.tree.nodes[id.0 as usize].value,
+                        Value::Seq(_) | Value::Map(_)
+                    ) {
+                        return Err(TreeError::UnhashableKey);
+                    }
+                    *key = Some(id);
+                }
+                Some(k) => pairs.push((k, id)),
+            },
+        }
+        Ok(())
+    }
+
+    fn scalar(
+        &mut self,
+        text: &str,
+        style: ScalarStyle,
+        tag: Option<&saphyr_parser::Tag>,
+        pos: (usize, usize),
+    ) -> Result<Node, TreeError> {
+        let (line, col) = (
+            u32::try_from(pos.0).unwrap_or(u32::MAX),
+            u32::try_from(pos.1).unwrap_or(u32::MAX),
+        );
+        let mk = |tag: Option<String>, value: Value| Node {
+            tag,
+            value,
+            line,
+            col,
+        };
+        let Some(tag) = tag else {
+            if style != ScalarStyle::Plain {
+                return Ok(mk(None, Value::Str(text.to_string())));
+            }
+            return Ok(match resolve::resolve_plain(text) {
+                Resolved::Null => mk(None, Value::Null),
+                Resolved::Bool(b) => mk(None, Value::Bool(b)),
+                Resolved::Int(i) => mk(None, Value::Int(i)),
+                Resolved::BigInt(i) => mk(None, Value::BigInt(Box::new(i))),
+                Resolved::Float(f) => mk(None, Value::Float(f)),
+                Resolved::Timestamp => mk(None, Value::Timestamp(text.to_string())),
+                Resolved::Merge => {
+                    // Marked so the mapping's end can find it; a merge key is a plain `<<`.
+                    let n = mk(None, Value::Str(text.to_string()));
+                    self.merge_keys.push(NodeId(
+                        u32::try_from(self.tree.nodes.len()).unwrap_or(u32::MAX),
+                    ));
+                    n
+                }
+                Resolved::Value => mk(
+                    Some(format!("{YAML_TAG_PREFIX}value")),
+                    Value::Str(text.to_string()),
+                ),
+                Resolved::Str => mk(None, Value::Str(text.to_string())),
+            });
+        };
+        let full = full_tag(tag);
+        let bad = || TreeError::BadScalar {
+            tag: full.clone(),
+            text: text.to_string(),
+        };
+        let Some(core) = full.strip_prefix(YAML_TAG_PREFIX) else {
+            // `!` alone: a plain string. Any other tag: the text, tagged (the reference
+            // keeps unknown tagged scalars as strings).
+            if full == "!" {
+                return Ok(mk(None, Value::Str(text.to_string())));
+            }
+            return Ok(mk(Some(full), Value::Str(text.to_string())));
+        };
+        let value = match core {
+            "str" => Value::Str(text.to_string()),
+            "null" => Value::Null,
+            "bool" => Value::Bool(resolve::resolve_bool(text).ok_or_else(bad)?),
+            "int" => match resolve::construct_int(text)
+                .filter(|_| resolve::is_int(text))
+                .ok_or_else(bad)?
+            {
+                Resolved::Int(i) => Value::Int(i),
+                Resolved::BigInt(i) => Value::BigInt(Box::new(i)),
+                _ => return Err(bad()),
+            },
+            "float" => {
+                let f = if resolve::is_float(text) {
+                    resolve::construct_float(text)
+                } else {
+                    // `!!float 1` and `!!float 1e5`: Python's float() of the text.
+                    let t: String = text.chars().filter(|&c| c != '_').collect();
+                    t.parse::<f64>().ok()
+                };
+                Value::Float(f.ok_or_else(bad)?)
+            }
+            "binary" => {
+                use base64::Engine;
+                let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+                Value::Binary(
+                    base64::engine::general_purpose::STANDARD
+                        .decode(clean)
+                        .map_err(|_| bad())?,
+                )
+            }
+            "timestamp" => {
+                resolve::parse_timestamp(text).ok_or_else(bad)?;
+                Value::Timestamp(text.to_string())
+            }
+            _ => return Ok(mk(Some(full), Value::Str(text.to_string()))),
+        };
+        Ok(mk(None, value))
+    }
+
+    fn finish_seq(&mut self, id: NodeId, items: Vec<NodeId>) -> Result<(), TreeError> {
+        let tag = self.tree.nodes[id.0 as usize].tag.clone();
+        match tag.as_deref() {
+            // `!!omap` and `!!pairs`: a list of one-pair mappings.
+            Some("tag:yaml.org,2002:omap") => {
+                let mut pairs = Vec::with_capacity(items.len());
+                for item in &items {
+                    match &self.tree.nodes[item.0 as usize].value {
+                        Value::Map(p) if p.len() == 1 => pairs.push(p[0]),
+                        _ => {
+                            return Err(TreeError::Unexpected(
+                                "!!omap items must be one-pair mappings".into(),
+                            ));
+                        }
+                    }
+                }
+                self.tree.nodes[id.0 as usize].value = Value::Map(pairs);
+            }
+            Some("tag:yaml.org,2002:pairs") => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in &items {
+                    let p = match &self.tree.nodes[item.0 as usize].value {
+                        Value::Map(p) if p.len() == 1 => p[0],
+                        _ => {
+                            return Err(TreeError::Unexpected(
+                                "!!pairs items must be one-pair mappings".into(),
+                            ));
+                        }
+                    };
+                    let (line, col) = (
+                        self.tree.nodes[item.0 as usize].line,
+                        self.tree.nodes[item.0 as usize].col,
+                    );
+                    out.push(self.add(Node {
+                        tag: None,
+                        value: Value::Seq(vec![p.0, p.1]),
+                        line,
+                        col,
+                    })?);
+                }
+                let n = &mut self.tree.nodes[id.0 as usize];
+                n.tag = None;
+                n.value = Value::Seq(out);
+            }
+            _ => self.tree.nodes[id.0 as usize].value = Value::Seq(items),
+        }
+        Ok(())
+    }
+
+    fn finish_map(&mut self, id: NodeId, pairs: Vec<(NodeId, NodeId)>) -> Result<(), TreeError> {
+        let mut merged: Vec<(NodeId, NodeId)> = Vec::new();
+        let mut own: Vec<(NodeId, NodeId)> = Vec::with_capacity(pairs.len());
+        let has_merge =
+            !self.merge_keys.is_empty() && pairs.iter().any(|(k, _)| self.merge_keys.contains(k));
+        if has_merge {
+            for (k, v) in pairs {
+                if !self.merge_keys.contains(&k) {
+                    own.push((k, v));
+                    continue;
+                }
+                match &self.tree.nodes[v.0 as usize].value {
+                    Value::Map(p) => merged.extend_from_slice(p),
+                    Value::Seq(subs) => {
+                        let mut parts = Vec::new();
+                        for s in subs {
+                            match &self.tree.nodes[s.0 as usize].value {
+                                Value::Map(p) => parts.push(p.clone()),
+                                _ => return Err(TreeError::BadMerge),
+                            }
+                        }
+                        for p in parts.into_iter().rev() {
+                            merged.extend(p);
+                        }
+                    }
+                    _ => return Err(TreeError::BadMerge),
+                }
+            }
+        } else {
+            own = pairs;
+        }
+        merged.extend(own);
+        let pairs = dedupe(&self.tree, merged)?;
+        self.tree.nodes[id.0 as usize].value = Value::Map(pairs);
+        Ok(())
+    }
+}
+
+/// Merges duplicate keys: the last value wins, at the first key's place.
+fn dedupe(tree: &Tree, pairs: Vec<(NodeId, NodeId)>) -> Result<Vec<(NodeId, NodeId)>, TreeError> {
+    if pairs.len() < 2 {
+        return Ok(pairs);
+    }
+    let mut first: HashMap<KeyRepr, usize> = HashMap::with_capacity(pairs.len());
+    let mut out: Vec<(NodeId, NodeId)> = Vec::with_capacity(pairs.len());
+    for (k, v) in pairs {
+        let repr = key_repr(&tree.nodes[k.0 as usize].value).ok_or(TreeError::UnhashableKey)?;
+        match first.get(&repr) {
+            Some(&i) => out[i].1 = v,
+            None => {
+                first.insert(repr, out.len());
+                out.push((k, v));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Tree {
+        Tree::parse(s, &Limits::default()).unwrap()
+    }
+
+    #[test]
+    fn tags_scalars_and_order() {
+        let t = parse(
+            "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nb: yes\na: 1e5\nc: !!int '12'\nd: !<tag:x.org:y-1.0> 017\n...\n",
+        );
+        let root = t.root().unwrap();
+        assert_eq!(root.tag(), Some("tag:stsci.edu:asdf/core/asdf-1.1.0"));
+        let keys: Vec<String> = root.pairs().unwrap().map(|(k, _)| k.key_text()).collect();
+        assert_eq!(keys, ["b", "a", "c", "d"]);
+        assert_eq!(root.key("b").unwrap().as_bool(), Some(true));
+        assert_eq!(root.key("a").unwrap().as_str(), Some("1e5"));
+        assert_eq!(root.key("c").unwrap().as_i64(), Some(12));
+        let d = root.key("d").unwrap();
+        assert_eq!(
+            (d.tag(), d.as_str()),
+            (Some("tag:x.org:y-1.0"), Some("017"))
+        );
+    }
+
+    #[test]
+    fn anchors_share_and_recursion_terminates() {
+        let t = parse("a: &x [1, 2]\nb: *x\nc: &r [1, *r]\n");
+        let root = t.root().unwrap();
+        assert_eq!(root.key("a").unwrap().id(), root.key("b").unwrap().id());
+        let c = root.key("c").unwrap();
+        assert_eq!(c.index(1).unwrap().id(), c.id());
+        let mut n = 0;
+        t.walk(|_, _| n += 1);
+        assert_eq!(n, 6);
+    }
+
+    #[test]
+    fn merge_keys_and_duplicates() {
+        let t = parse("base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\nd: {k: 1, k: 2}\n");
+        let m = t.get("m").unwrap();
+        let got: Vec<(String, i64)> = m
+            .pairs()
+            .unwrap()
+            .map(|(k, v)| (k.key_text(), v.as_i64().unwrap()))
+            .collect();
+        assert_eq!(got, [("x".to_string(), 1), ("y".to_string(), 3)]);
+        assert_eq!(t.get("d/k").unwrap().as_i64(), Some(2));
+        assert_eq!(t.get("d").unwrap().pairs().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn depth_limit() {
+        let limits = Limits {
+            max_depth: 100,
+            ..Limits::default()
+        };
+        let err = Tree::parse(&"[".repeat(150), &limits).unwrap_err();
+        assert_eq!(err.0, TreeError::TooDeep(100));
+        // Far deeper than any limit: an error, not a stack overflow.
+        assert!(Tree::parse(&"[".repeat(200_000), &Limits::default()).is_err());
+        let block: String = (0..2000)
+            .map(|i| format!("{}a:\n", " ".repeat(i)))
+            .collect();
+        assert_eq!(
+            Tree::parse(&block, &Limits::default()).unwrap_err().0,
+            TreeError::TooDeep(1000)
+        );
+    }
 }

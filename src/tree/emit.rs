@@ -1,0 +1,482 @@
+//! YAML 1.1 that PyYAML reads back to the same values: the tree emitter.
+//!
+//! Strings that PyYAML would resolve to something else (`yes`, `null`, `1:30`, `0x1F`,
+//! `2020-01-01`, `=`...) are quoted; floats are written as Python's `repr` fixed up the
+//! way PyYAML does (`1.0e+20`, never `1e20`, which PyYAML reads as a string); nodes
+//! reached more than once get anchors (`&id001`) and aliases.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use super::resolve::{self, Resolved};
+use super::{ASDF_TAG_PREFIX, NodeId, Tree, Value, YAML_TAG_PREFIX};
+
+/// A float as PyYAML writes it: Python's shortest `repr`, with `.0` before a bare
+/// exponent, and `.nan`, `.inf`, `-.inf`.
+pub fn format_float(x: f64) -> String {
+    if x.is_nan() {
+        return ".nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        };
+    }
+    let sci = format!("{x:e}");
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (neg, mant) = mant.strip_prefix('-').map_or((false, mant), |m| (true, m));
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    if (-4..16).contains(&exp) {
+        if exp >= 0 {
+            let e = usize::try_from(exp).unwrap_or(0);
+            if digits.len() > e + 1 {
+                out += &digits[..=e];
+                out.push('.');
+                out += &digits[e + 1..];
+            } else {
+                out += &digits;
+                out += &"0".repeat(e + 1 - digits.len());
+                out += ".0";
+            }
+        } else {
+            out += "0.";
+            out += &"0".repeat(usize::try_from(-exp - 1).unwrap_or(0));
+            out += &digits;
+        }
+    } else {
+        out += &digits[..1];
+        out.push('.');
+        out += if digits.len() > 1 { &digits[1..] } else { "0" };
+        let _ = write!(
+            out,
+            "e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.unsigned_abs()
+        );
+    }
+    out
+}
+
+/// Whether `s` can be written as a plain scalar that PyYAML reads back as this string.
+pub fn plain_safe(s: &str) -> bool {
+    let Some(first) = s.chars().next() else {
+        return false;
+    };
+    if resolve::resolve_plain(s) != Resolved::Str {
+        return false;
+    }
+    if !(first.is_alphanumeric() || matches!(first, '_' | '/' | '.' | '(' | '$' | '^' | '+' | '='))
+    {
+        return false;
+    }
+    if s.starts_with("...") || s.starts_with("---") {
+        return false;
+    }
+    let last = s.chars().last().unwrap_or(' ');
+    if last.is_whitespace() || last == ':' {
+        return false;
+    }
+    if s.contains(": ") || s.contains(" #") || s.contains('\t') {
+        return false;
+    }
+    s.chars().all(|c| {
+        (c.is_ascii_graphic()
+            && !matches!(
+                c,
+                ',' | '['
+                    | ']'
+                    | '{'
+                    | '}'
+                    | '"'
+                    | '\''
+                    | '\\'
+                    | '`'
+                    | '#'
+                    | '|'
+                    | '>'
+                    | '&'
+                    | '*'
+                    | '!'
+                    | '%'
+                    | '@'
+            ))
+            || c == ' '
+            || (!c.is_ascii() && c.is_alphanumeric())
+    })
+}
+
+/// A double-quoted YAML string with every special character escaped.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out += "\\\"",
+            '\\' => out += "\\\\",
+            '\n' => out += "\\n",
+            '\t' => out += "\\t",
+            '\r' => out += "\\r",
+            '\0' => out += "\\0",
+            '\u{85}' => out += "\\N",
+            '\u{2028}' => out += "\\L",
+            '\u{2029}' => out += "\\P",
+            '\u{feff}' => out += "\\ufeff",
+            c if (c as u32) < 0x20 || c as u32 == 0x7f || (0x80..0xa0).contains(&(c as u32)) => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if (0xd800..0xe000).contains(&(c as u32))
+                || c as u32 == 0xfffe
+                || c as u32 == 0xffff =>
+            {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The short form of a tag: `!core/ndarray-1.1.0`, `!!str`, or `!<uri>`.
+pub fn short_tag(tag: &str) -> String {
+    if let Some(rest) = tag.strip_prefix(ASDF_TAG_PREFIX) {
+        if rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+            && !rest.is_empty()
+        {
+            return format!("!{rest}");
+        }
+    }
+    if let Some(rest) = tag.strip_prefix(YAML_TAG_PREFIX) {
+        if rest.chars().all(|c| c.is_ascii_alphanumeric()) && !rest.is_empty() {
+            return format!("!!{rest}");
+        }
+    }
+    format!("!<{tag}>")
+}
+
+/// Writes YAML documents for trees.
+pub struct Emitter<'t> {
+    tree: &'t Tree,
+    anchors: HashMap<NodeId, String>,
+    emitted: Vec<bool>,
+    out: String,
+}
+
+impl<'t> Emitter<'t> {
+    /// An emitter for `tree`; nodes reached twice or more get anchors.
+    pub fn new(tree: &'t Tree) -> Self {
+        let mut refs = vec![0u32; tree.len()];
+        let mut anchors = HashMap::new();
+        if let Some(root) = tree.root {
+            // Count references; recurse only into a node's children the first time.
+            let mut stack = vec![root];
+            while let Some(id) = stack.pop() {
+                let r = &mut refs[id.0 as usize];
+                *r += 1;
+                if *r > 1 {
+                    continue;
+                }
+                match &tree.node(id).node().value {
+                    Value::Seq(items) => stack.extend(items.iter().rev()),
+                    Value::Map(pairs) => {
+                        for (k, v) in pairs.iter().rev() {
+                            stack.push(*v);
+                            stack.push(*k);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            // Anchors numbered in emission order.
+            let mut n = 0;
+            let mut seen = vec![false; tree.len()];
+            let mut stack = vec![root];
+            while let Some(id) = stack.pop() {
+                if std::mem::replace(&mut seen[id.0 as usize], true) {
+                    continue;
+                }
+                if refs[id.0 as usize] > 1 {
+                    n += 1;
+                    anchors.insert(id, format!("id{n:03}"));
+                }
+                match &tree.node(id).node().value {
+                    Value::Seq(items) => stack.extend(items.iter().rev()),
+                    Value::Map(pairs) => {
+                        for (k, v) in pairs.iter().rev() {
+                            stack.push(*v);
+                            stack.push(*k);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Emitter {
+            tree,
+            anchors,
+            emitted: vec![false; tree.len()],
+            out: String::new(),
+        }
+    }
+
+    /// The document: `%YAML 1.1`, `%TAG ! tag:stsci.edu:asdf/`, `---`, the tree, `...`.
+    pub fn document(mut self) -> String {
+        self.out += "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---";
+        match self.tree.root {
+            Some(root) => {
+                self.node(root, 0, Ctx::Document);
+            }
+            None => self.out += " null\n",
+        }
+        self.out += "...\n";
+        self.out
+    }
+
+    fn scalar_text(&self, id: NodeId) -> Option<String> {
+        let node = self.tree.node(id).node();
+        let text = match &node.value {
+            Value::Null => "null".to_string(),
+            Value::Bool(b) => b.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::BigInt(i) => i.to_string(),
+            Value::Float(f) => format_float(*f),
+            Value::Timestamp(t) => {
+                if resolve::is_timestamp(t) && plain_safe_ts(t) {
+                    t.clone()
+                } else {
+                    format!("!!timestamp {}", quote(t))
+                }
+            }
+            Value::Binary(b) => {
+                use base64::Engine;
+                format!(
+                    "!!binary {}",
+                    quote(&base64::engine::general_purpose::STANDARD.encode(b))
+                )
+            }
+            Value::Str(s) => {
+                if node.tag.is_some() {
+                    // A tagged scalar is read back as text whatever it looks like.
+                    if plain_safe(s)
+                        || (resolve::resolve_plain(s) != Resolved::Str && plain_safe_ts(s))
+                    {
+                        s.clone()
+                    } else {
+                        quote(s)
+                    }
+                } else if plain_safe(s) {
+                    s.clone()
+                } else {
+                    quote(s)
+                }
+            }
+            Value::Seq(_) | Value::Map(_) => return None,
+        };
+        Some(match &node.tag {
+            Some(t) => format!("{} {text}", short_tag(t)),
+            None => text,
+        })
+    }
+
+    /// Anchor/alias prefix: `Some(alias text)` when the node was emitted already.
+    fn prefix(&mut self, id: NodeId) -> Result<String, String> {
+        match self.anchors.get(&id) {
+            Some(a) if self.emitted[id.0 as usize] => Err(format!("*{a}")),
+            Some(a) => {
+                self.emitted[id.0 as usize] = true;
+                Ok(format!("&{a} "))
+            }
+            None => Ok(String::new()),
+        }
+    }
+
+    fn is_flow_scalar(&self, id: NodeId) -> bool {
+        !self.anchors.contains_key(&id)
+            && !matches!(
+                self.tree.node(id).node().value,
+                Value::Seq(_) | Value::Map(_)
+            )
+    }
+
+    /// Emits node `id` after whatever the line holds already (`key:`, `-`, `---`).
+    fn node(&mut self, id: NodeId, indent: usize, ctx: Ctx) {
+        let prefix = match self.prefix(id) {
+            Ok(p) => p,
+            Err(alias) => {
+                self.out.push(' ');
+                self.out += &alias;
+                self.out.push('\n');
+                return;
+            }
+        };
+        let tree = self.tree;
+        let node = tree.node(id).node();
+        let tag = node.tag.as_deref().map(short_tag);
+        match &node.value {
+            Value::Seq(items) => {
+                let head = format!("{prefix}{}", tag.map(|t| t + " ").unwrap_or_default());
+                if items.is_empty() {
+                    let _ = writeln!(self.out, " {head}[]");
+                } else if items.iter().all(|&i| self.is_flow_scalar(i)) {
+                    let parts: Vec<String> = items
+                        .iter()
+                        .map(|&i| self.scalar_text(i).unwrap_or_default())
+                        .collect();
+                    let _ = writeln!(self.out, " {head}[{}]", parts.join(", "));
+                } else {
+                    let head = head.trim_end();
+                    if !head.is_empty() {
+                        self.out.push(' ');
+                        self.out += head;
+                    }
+                    self.out.push('\n');
+                    let pad = " ".repeat(indent);
+                    for &item in items {
+                        self.out += &pad;
+                        self.out += "-";
+                        self.node(item, indent + 2, Ctx::SeqItem);
+                    }
+                }
+            }
+            Value::Map(pairs) => {
+                let head = format!("{prefix}{}", tag.map(|t| t + " ").unwrap_or_default());
+                if pairs.is_empty() {
+                    let _ = writeln!(self.out, " {head}{{}}");
+                    return;
+                }
+                let head = head.trim_end();
+                if !head.is_empty() {
+                    self.out.push(' ');
+                    self.out += head;
+                }
+                self.out.push('\n');
+                let child_indent = if matches!(ctx, Ctx::Document) {
+                    0
+                } else {
+                    indent
+                };
+                let pad = " ".repeat(child_indent);
+                for &(k, v) in pairs {
+                    self.out += &pad;
+                    let key = match self.prefix(k) {
+                        Ok(p) => format!(
+                            "{p}{}",
+                            self.scalar_text(k).unwrap_or_else(|| "null".into())
+                        ),
+                        Err(alias) => format!("{alias} "),
+                    };
+                    self.out += &key;
+                    self.out += ":";
+                    self.node(v, child_indent + 2, Ctx::MapValue);
+                }
+            }
+            _ => {
+                let text = self.scalar_text(id).unwrap_or_default();
+                let _ = writeln!(self.out, " {prefix}{text}");
+            }
+        }
+    }
+}
+
+/// Timestamps and tagged texts are plain when they have no YAML syntax in them.
+fn plain_safe_ts(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-+:. _()".contains(c))
+        && !s.starts_with([' ', '-', ':'])
+        && !s.ends_with([' ', ':'])
+        && !s.contains(": ")
+}
+
+#[derive(Clone, Copy)]
+enum Ctx {
+    Document,
+    SeqItem,
+    MapValue,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Limits;
+
+    #[test]
+    fn floats_as_pyyaml() {
+        for (x, s) in [
+            (0.1, "0.1"),
+            (3.0, "3.0"),
+            (1e20, "1.0e+20"),
+            (1e-7, "1.0e-07"),
+            (1.5e-5, "1.5e-05"),
+            (-0.0, "-0.0"),
+            (1e16, "1.0e+16"),
+            (1e15, "1000000000000000.0"),
+            (0.0001, "0.0001"),
+            (123456.789, "123456.789"),
+            (f64::from(0.1f32), "0.10000000149011612"),
+            (f64::MAX, "1.7976931348623157e+308"),
+        ] {
+            assert_eq!(format_float(x), s, "{x}");
+        }
+    }
+
+    #[test]
+    fn ambiguous_strings_are_quoted() {
+        for s in [
+            "yes",
+            "null",
+            "1:30",
+            "0x1F",
+            "2020-01-01",
+            "=",
+            "",
+            " x",
+            "a: b",
+            "1.5",
+            "~",
+            "-",
+            "<<",
+            "#",
+            "a #b",
+        ] {
+            assert!(!plain_safe(s), "{s:?}");
+        }
+        for s in [
+            "hello",
+            "F150W",
+            "1e5",
+            "y",
+            "tag:stsci.edu:asdf/core",
+            "a b",
+            "héllo",
+        ] {
+            assert!(plain_safe(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn round_trip_through_the_parser() {
+        let src = "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---\na: &x [1, 2.5, 'yes', null]\nb: *x\nc: !core/complex-1.0.0 1+2j\nd: {e: \"multi\\nline\", f: []}\ng: [[1, 2], [3, 4]]\nh: 2020-01-01\n";
+        let t = Tree::parse(src, &Limits::default()).unwrap();
+        let out = Emitter::new(&t).document();
+        let t2 = Tree::parse(&out, &Limits::default()).unwrap();
+        assert_eq!(Emitter::new(&t2).document(), out);
+        assert_eq!(t2.get("a/2").unwrap().as_str(), Some("yes"));
+        assert_eq!(t2.get("a").unwrap().id(), t2.get("b").unwrap().id());
+        assert_eq!(t2.get("d/e").unwrap().as_str(), Some("multi\nline"));
+        assert_eq!(
+            t2.get("c").unwrap().tag(),
+            Some("tag:stsci.edu:asdf/core/complex-1.0.0")
+        );
+        assert_eq!(t2.get("g/1/0").unwrap().as_i64(), Some(3));
+    }
+}

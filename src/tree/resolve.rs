@@ -1,0 +1,440 @@
+//! Plain scalars resolved as PyYAML's YAML 1.1 `SafeLoader` does, which is what the
+//! reference library uses (reference notes 3.2), not as YAML 1.2 parsers do.
+//!
+//! | text | value |
+//! |---|---|
+//! | `yes`, `On`, `TRUE` | bool (`y`, `n` stay strings) |
+//! | `017`, `0x1F`, `0b101`, `1_000`, `1:30` | int (15, 31, 5, 1000, 90) |
+//! | `1.5`, `.5`, `1.0e+5`, `1:30.5`, `.inf`, `.NaN` | float (`1e5` and `1.0e5` stay strings) |
+//! | `~`, `null`, empty | null |
+//! | `2020-01-01`, `2001-12-14t21:59:43.10-05:00` | timestamp |
+
+use num_bigint::BigInt;
+
+/// A resolved plain scalar.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolved {
+    /// `~`, `null`, `Null`, `NULL`, or nothing.
+    Null,
+    /// A YAML 1.1 boolean word.
+    Bool(bool),
+    /// An integer that fits in 64 bits.
+    Int(i64),
+    /// An integer that does not.
+    BigInt(BigInt),
+    /// A float.
+    Float(f64),
+    /// A date or date-time; the text is kept.
+    Timestamp,
+    /// The merge key `<<`.
+    Merge,
+    /// The value key `=`.
+    Value,
+    /// Anything else: a string.
+    Str,
+}
+
+/// Resolves a plain (unquoted, untagged) scalar.
+pub fn resolve_plain(s: &str) -> Resolved {
+    let Some(&first) = s.as_bytes().first() else {
+        return Resolved::Null;
+    };
+    match first {
+        b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' => {
+            if let Some(b) = resolve_bool(s) {
+                return Resolved::Bool(b);
+            }
+            if matches!(s, "null" | "Null" | "NULL") {
+                return Resolved::Null;
+            }
+            Resolved::Str
+        }
+        b'~' if s == "~" => Resolved::Null,
+        b'<' if s == "<<" => Resolved::Merge,
+        b'=' if s == "=" => Resolved::Value,
+        b'-' | b'+' | b'.' | b'0'..=b'9' => {
+            if is_float(s) {
+                if let Some(f) = construct_float(s) {
+                    return Resolved::Float(f);
+                }
+            }
+            if is_int(s) {
+                if let Some(i) = construct_int(s) {
+                    return i;
+                }
+            }
+            if first.is_ascii_digit() && is_timestamp(s) {
+                return Resolved::Timestamp;
+            }
+            Resolved::Str
+        }
+        _ => Resolved::Str,
+    }
+}
+
+/// The YAML 1.1 bool words PyYAML knows (no `y`/`n`).
+pub fn resolve_bool(s: &str) -> Option<bool> {
+    match s {
+        "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => Some(true),
+        "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => Some(false),
+        _ => None,
+    }
+}
+
+fn strip_sign(s: &str) -> (bool, &str) {
+    match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    }
+}
+
+fn all(s: &str, f: impl Fn(u8) -> bool) -> bool {
+    s.bytes().all(f)
+}
+
+/// `[0-5]?[0-9]`
+fn is_base60_part(p: &str) -> bool {
+    match p.as_bytes() {
+        [d] => d.is_ascii_digit(),
+        [a, b] => (b'0'..=b'5').contains(a) && b.is_ascii_digit(),
+        _ => false,
+    }
+}
+
+/// PyYAML's int regex:
+/// `[-+]?0b[0-1_]+ | [-+]?0[0-7_]+ | [-+]?(0|[1-9][0-9_]*) | [-+]?0x[0-9a-fA-F_]+ |
+/// [-+]?[1-9][0-9_]*(:[0-5]?[0-9])+`
+pub fn is_int(s: &str) -> bool {
+    let (_, u) = strip_sign(s);
+    if let Some(r) = u.strip_prefix("0b") {
+        return !r.is_empty() && all(r, |b| matches!(b, b'0' | b'1' | b'_'));
+    }
+    if let Some(r) = u.strip_prefix("0x") {
+        return !r.is_empty() && all(r, |b| b.is_ascii_hexdigit() || b == b'_');
+    }
+    if u == "0" {
+        return true;
+    }
+    if let Some(r) = u.strip_prefix('0') {
+        return !r.is_empty() && all(r, |b| matches!(b, b'0'..=b'7' | b'_'));
+    }
+    let mut parts = u.split(':');
+    let head = parts.next().unwrap_or("");
+    let head_ok = head
+        .as_bytes()
+        .first()
+        .is_some_and(|b| (b'1'..=b'9').contains(b))
+        && all(head, |b| b.is_ascii_digit() || b == b'_');
+    if !head_ok {
+        return false;
+    }
+    parts.all(is_base60_part)
+}
+
+/// PyYAML's float regex:
+/// `[-+]?([0-9][0-9_]*)\.[0-9_]*([eE][-+][0-9]+)? | \.[0-9][0-9_]*([eE][-+][0-9]+)? |
+/// [-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]* | [-+]?\.(inf|Inf|INF) | \.(nan|NaN|NAN)`
+pub fn is_float(s: &str) -> bool {
+    if matches!(s, ".nan" | ".NaN" | ".NAN") {
+        return true;
+    }
+    let (signed, u) = {
+        let (neg, u) = strip_sign(s);
+        (neg || s.starts_with('+'), u)
+    };
+    if matches!(u, ".inf" | ".Inf" | ".INF") {
+        return true;
+    }
+    // Split off an exponent `[eE][-+][0-9]+`.
+    let exp_ok = |e: &str| -> bool {
+        let b = e.as_bytes();
+        b.len() >= 3
+            && matches!(b[0], b'e' | b'E')
+            && matches!(b[1], b'-' | b'+')
+            && all(&e[2..], |c| c.is_ascii_digit())
+    };
+    if let Some(rest) = u.strip_prefix('.') {
+        // `\.[0-9][0-9_]*(exp)?`, unsigned only.
+        if signed {
+            return false;
+        }
+        let end = rest.find(['e', 'E']).unwrap_or(rest.len());
+        let (digits, exp) = rest.split_at(end);
+        return digits.as_bytes().first().is_some_and(u8::is_ascii_digit)
+            && all(digits, |b| b.is_ascii_digit() || b == b'_')
+            && (exp.is_empty() || exp_ok(exp));
+    }
+    let Some(dot) = u.find('.') else { return false };
+    let (int_part, frac_exp) = u.split_at(dot);
+    let frac_exp = &frac_exp[1..];
+    if int_part.contains(':') {
+        // Sexagesimal: `[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*`, no exponent.
+        let mut parts = int_part.split(':');
+        let head = parts.next().unwrap_or("");
+        return head.as_bytes().first().is_some_and(u8::is_ascii_digit)
+            && all(head, |b| b.is_ascii_digit() || b == b'_')
+            && parts.all(is_base60_part)
+            && all(frac_exp, |b| b.is_ascii_digit() || b == b'_');
+    }
+    let end = frac_exp.find(['e', 'E']).unwrap_or(frac_exp.len());
+    let (frac, exp) = frac_exp.split_at(end);
+    int_part.as_bytes().first().is_some_and(u8::is_ascii_digit)
+        && all(int_part, |b| b.is_ascii_digit() || b == b'_')
+        && all(frac, |b| b.is_ascii_digit() || b == b'_')
+        && (exp.is_empty() || exp_ok(exp))
+}
+
+/// PyYAML's `construct_yaml_float` for text that [`is_float`] accepted.
+pub fn construct_float(s: &str) -> Option<f64> {
+    let v: String = s
+        .chars()
+        .filter(|&c| c != '_')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let (neg, u) = strip_sign(&v);
+    let sign = if neg { -1.0 } else { 1.0 };
+    if u == ".inf" {
+        return Some(sign * f64::INFINITY);
+    }
+    if u == ".nan" {
+        return Some(f64::NAN);
+    }
+    if u.contains(':') {
+        let mut value = 0.0;
+        for part in u.split(':') {
+            value = value * 60.0 + normalize_float(part).parse::<f64>().ok()?;
+        }
+        return Some(sign * value);
+    }
+    normalize_float(u).parse::<f64>().ok().map(|f| sign * f)
+}
+
+/// Makes Python float literals (`1.`, `.5`, `1.e+5`) acceptable to Rust's parser.
+fn normalize_float(s: &str) -> String {
+    let mut t = s.to_string();
+    if t.starts_with('.') {
+        t.insert(0, '0');
+    }
+    if let Some(i) = t.find(".e") {
+        t.insert(i + 1, '0');
+    }
+    if t.ends_with('.') {
+        t.push('0');
+    }
+    t
+}
+
+/// PyYAML's `construct_yaml_int` for text that [`is_int`] accepted.
+pub fn construct_int(s: &str) -> Option<Resolved> {
+    let v: String = s.chars().filter(|&c| c != '_').collect();
+    let (neg, u) = strip_sign(&v);
+    let big = if u == "0" {
+        BigInt::from(0)
+    } else if let Some(r) = u.strip_prefix("0b") {
+        BigInt::parse_bytes(r.as_bytes(), 2)?
+    } else if let Some(r) = u.strip_prefix("0x") {
+        BigInt::parse_bytes(r.as_bytes(), 16)?
+    } else if u.starts_with('0') {
+        BigInt::parse_bytes(u.as_bytes(), 8)?
+    } else if u.contains(':') {
+        let mut value = BigInt::from(0);
+        for part in u.split(':') {
+            value = value * 60 + BigInt::parse_bytes(part.as_bytes(), 10)?;
+        }
+        value
+    } else {
+        BigInt::parse_bytes(u.as_bytes(), 10)?
+    };
+    let big = if neg { -big } else { big };
+    Some(match i64::try_from(&big) {
+        Ok(i) => Resolved::Int(i),
+        Err(_) => Resolved::BigInt(big),
+    })
+}
+
+/// PyYAML's timestamp regex: `YYYY-MM-DD`, or a date, `T`/`t`/blanks, `H:MM:SS`, an
+/// optional fraction and an optional zone (`Z` or `±H[:MM]`).
+pub fn is_timestamp(s: &str) -> bool {
+    parse_timestamp(s).is_some()
+}
+
+/// The parts of a timestamp.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timestamp {
+    /// Year, month, day.
+    pub date: (u32, u32, u32),
+    /// Hour, minute, second, microsecond, when a time is given.
+    pub time: Option<(u32, u32, u32, u32)>,
+    /// Offset from UTC in minutes, when a zone is given.
+    pub offset_minutes: Option<i32>,
+}
+
+impl Timestamp {
+    /// ISO 8601 as Python's `isoformat()` writes the value PyYAML builds.
+    pub fn isoformat(&self) -> String {
+        let (y, mo, d) = self.date;
+        let mut s = format!("{y:04}-{mo:02}-{d:02}");
+        if let Some((h, mi, sec, us)) = self.time {
+            s += &format!("T{h:02}:{mi:02}:{sec:02}");
+            if us != 0 {
+                s += &format!(".{us:06}");
+            }
+            if let Some(off) = self.offset_minutes {
+                let sign = if off < 0 { '-' } else { '+' };
+                let a = off.unsigned_abs();
+                s += &format!("{sign}{:02}:{:02}", a / 60, a % 60);
+            }
+        }
+        s
+    }
+}
+
+fn digits(s: &str, min: usize, max: usize) -> Option<u32> {
+    (s.len() >= min && s.len() <= max && all(s, |b| b.is_ascii_digit()))
+        .then(|| s.parse().ok())
+        .flatten()
+}
+
+/// Parses a timestamp the way PyYAML's regex and constructor do.
+pub fn parse_timestamp(s: &str) -> Option<Timestamp> {
+    let b = s.as_bytes();
+    if b.len() < 8 || b[4] != b'-' {
+        return None;
+    }
+    let year = digits(&s[..4], 4, 4)?;
+    let rest = &s[5..];
+    let m_end = rest.find('-')?;
+    let month = digits(&rest[..m_end], 1, 2)?;
+    let rest = &rest[m_end + 1..];
+    let d_end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let day = digits(&rest[..d_end], 1, 2)?;
+    let rest = &rest[d_end..];
+    if rest.is_empty() {
+        // A date alone needs two-digit month and day.
+        if s.len() != 10 {
+            return None;
+        }
+        return Some(Timestamp {
+            date: (year, month, day),
+            time: None,
+            offset_minutes: None,
+        });
+    }
+    let rest = if let Some(r) = rest.strip_prefix(['T', 't']) {
+        r
+    } else {
+        let r = rest.trim_start_matches([' ', '\t']);
+        if r.len() == rest.len() {
+            return None;
+        }
+        r
+    };
+    let h_end = rest.find(':')?;
+    let hour = digits(&rest[..h_end], 1, 2)?;
+    let rest = &rest[h_end + 1..];
+    let minute = digits(rest.get(..2)?, 2, 2)?;
+    let rest = rest.get(2..)?.strip_prefix(':')?;
+    let second = digits(rest.get(..2)?, 2, 2)?;
+    let mut rest = &rest[2..];
+    let mut micro = 0;
+    if let Some(r) = rest.strip_prefix('.') {
+        let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
+        let frac = &r[..end];
+        let mut f: String = frac.chars().take(6).collect();
+        while f.len() < 6 {
+            f.push('0');
+        }
+        micro = f.parse().ok()?;
+        rest = &r[end..];
+    }
+    let rest = rest.trim_start_matches([' ', '\t']);
+    let offset = if rest.is_empty() {
+        None
+    } else if rest == "Z" {
+        Some(0)
+    } else {
+        let (neg, r) = match rest.as_bytes()[0] {
+            b'-' => (true, &rest[1..]),
+            b'+' => (false, &rest[1..]),
+            _ => return None,
+        };
+        let (h, m) = match r.find(':') {
+            Some(i) => (digits(&r[..i], 1, 2)?, digits(&r[i + 1..], 2, 2)?),
+            None => (digits(r, 1, 2)?, 0),
+        };
+        let total = i32::try_from(h * 60 + m).ok()?;
+        Some(if neg { -total } else { total })
+    };
+    let ts = Timestamp {
+        date: (year, month, day),
+        time: Some((hour, minute, second, micro)),
+        offset_minutes: offset,
+    };
+    Some(ts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pyyaml_table() {
+        use Resolved::*;
+        let cases: &[(&str, Resolved)] = &[
+            ("yes", Bool(true)),
+            ("On", Bool(true)),
+            ("OFF", Bool(false)),
+            ("y", Str),
+            ("n", Str),
+            ("017", Int(15)),
+            ("0o17", Str),
+            ("0x1F", Int(31)),
+            ("0b101", Int(5)),
+            ("1_000", Int(1000)),
+            ("1:30", Int(90)),
+            ("-1:30", Int(-90)),
+            ("1:30.5", Float(90.5)),
+            ("1_0.5", Float(10.5)),
+            ("1e5", Str),
+            ("1.0e5", Str),
+            ("1.0e+5", Float(100000.0)),
+            (".5", Float(0.5)),
+            ("-.5", Str),
+            ("1.", Float(1.0)),
+            ("08", Str),
+            ("~", Null),
+            ("", Null),
+            ("null", Null),
+            ("2020-01-01", Timestamp),
+            ("2001-12-14t21:59:43.10-05:00", Timestamp),
+            ("<<", Merge),
+            ("=", Value),
+        ];
+        for (text, want) in cases {
+            assert_eq!(&resolve_plain(text), want, "{text:?}");
+        }
+        assert!(matches!(resolve_plain(".nan"), Float(f) if f.is_nan()));
+        assert_eq!(resolve_plain("-.inf"), Float(f64::NEG_INFINITY));
+        assert!(matches!(resolve_plain("12345678901234567890"), BigInt(_)));
+    }
+
+    #[test]
+    fn timestamps_as_python_isoformat() {
+        let t = parse_timestamp("2001-12-14t21:59:43.10-05:00").unwrap();
+        assert_eq!(t.isoformat(), "2001-12-14T21:59:43.100000-05:00");
+        assert_eq!(
+            parse_timestamp("2001-12-14 21:59:43.10")
+                .unwrap()
+                .isoformat(),
+            "2001-12-14T21:59:43.100000"
+        );
+        assert_eq!(
+            parse_timestamp("2002-12-14").unwrap().isoformat(),
+            "2002-12-14"
+        );
+        assert_eq!(parse_timestamp("2002-1-14"), None);
+    }
+}
