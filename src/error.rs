@@ -37,27 +37,17 @@ pub struct Location {
 impl Location {
     /// A location that names only a byte offset.
     pub fn at(offset: u64) -> Self {
-        Location {
-            offset: Some(offset),
-            ..Location::default()
-        }
+        Location { offset: Some(offset), ..Location::default() }
     }
 
     /// A location that names a block and the byte offset of its magic.
     pub fn block(block: usize, offset: u64) -> Self {
-        Location {
-            block: Some(block),
-            offset: Some(offset),
-            ..Location::default()
-        }
+        Location { block: Some(block), offset: Some(offset), ..Location::default() }
     }
 
     /// A location that names a tree path.
     pub fn path(path: impl Into<String>) -> Self {
-        Location {
-            path: Some(path.into()),
-            ..Location::default()
-        }
+        Location { path: Some(path.into()), ..Location::default() }
     }
 
     /// Sets the file, keeping the rest.
@@ -117,6 +107,9 @@ pub enum ErrorKind {
     /// An ndarray node is malformed or does not match its data.
     #[error(transparent)]
     Array(#[from] ArrayError),
+    /// An exploded file's external `source` was refused or could not be read.
+    #[error(transparent)]
+    External(#[from] crate::external::ExternalError),
     /// A limit from [`crate::Limits`] was exceeded.
     #[error(transparent)]
     Limit(#[from] LimitError),
@@ -136,9 +129,7 @@ pub struct Error {
 impl Error {
     /// An error of `kind` at `location`.
     pub fn new(kind: impl Into<ErrorKind>, location: Location) -> Self {
-        Error {
-            inner: Box::new((kind.into(), location)),
-        }
+        Error { inner: Box::new((kind.into(), location)) }
     }
 
     /// What went wrong.
@@ -164,6 +155,14 @@ impl Error {
         self
     }
 
+    /// Adds the file name when there is one and the location has none.
+    pub fn in_file_opt(self, file: Option<&std::path::Path>) -> Self {
+        match file {
+            Some(f) => self.in_file(f),
+            None => self,
+        }
+    }
+
     /// Sets the block number of the location.
     pub fn with_block(mut self, block: usize) -> Self {
         self.inner.1.block = Some(block);
@@ -181,10 +180,7 @@ impl Error {
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Error")
-            .field("kind", self.kind())
-            .field("location", self.location())
-            .finish()
+        f.debug_struct("Error").field("kind", self.kind()).field("location", self.location()).finish()
     }
 }
 

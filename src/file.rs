@@ -15,7 +15,12 @@ use crate::Limits;
 use crate::block::{self, BlockHeader, ChecksumStatus, Compression, Trailer};
 use crate::error::{Error, ErrorKind, Location, Result, Warning};
 use crate::index::{self, IndexStatus};
+use crate::ndarray::{ArrayError, ArrayMeta, NativeType, NdArray, Source, Storage};
 use crate::tree::header::{self, Header};
+use crate::tree::{NodeRef, Tree};
+use ::ndarray::{CowArray, IxDyn};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// The bytes of a file: a read-only memory map, or owned bytes.
 pub(crate) enum Bytes {
@@ -100,6 +105,10 @@ pub struct AsdfFile {
     index: IndexStatus,
     walk_error: Option<Error>,
     warnings: Vec<Warning>,
+    tree: Tree,
+    /// Lines before the tree, to turn tree lines into file lines.
+    tree_first_line: usize,
+    externals: Mutex<HashMap<PathBuf, Arc<AsdfFile>>>,
 }
 
 impl std::fmt::Debug for AsdfFile {
@@ -131,25 +140,35 @@ impl AsdfFile {
 
     fn from_parts(bytes: Bytes, path: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile> {
         let header = header::parse(&bytes).map_err(|(e, at)| Error::new(e, Location::at(at)))?;
-        let mut warnings: Vec<Warning> = header
-            .warnings
-            .iter()
-            .map(|(at, m)| Warning {
-                message: m.clone(),
-                location: Location::at(*at),
-            })
-            .collect();
+        let mut warnings: Vec<Warning> =
+            header.warnings.iter().map(|(at, m)| Warning { message: m.clone(), location: Location::at(*at) }).collect();
         if let Some(tree) = &header.tree {
-            Limits::check(
-                "max_tree_bytes",
-                tree.end - tree.start,
-                options.limits.max_tree_bytes,
-            )
-            .map_err(|e| Error::new(e, Location::at(tree.start)))?;
+            Limits::check("max_tree_bytes", tree.end - tree.start, options.limits.max_tree_bytes)
+                .map_err(|e| Error::new(e, Location::at(tree.start)))?;
         }
-        let (blocks, index, walk_error) =
-            find_blocks(&bytes, &header, &options.limits, &mut warnings);
+        let (blocks, index, walk_error) = find_blocks(&bytes, &header, &options.limits, &mut warnings);
         let decoded = (0..blocks.len()).map(|_| OnceLock::new()).collect();
+        let (tree, tree_first_line) = match &header.tree {
+            Some(r) => {
+                // The range lies inside the file: `header::parse` found it there.
+                let (s, e) = (usize::try_from(r.start).unwrap_or(0), usize::try_from(r.end).unwrap_or(0));
+                let first_line = memchr::memchr_iter(b'\n', &bytes[..s]).count();
+                let text = std::str::from_utf8(&bytes[s..e]).map_err(|err| {
+                    let at = r.start + err.valid_up_to() as u64;
+                    Error::new(
+                        crate::tree::TreeError::Syntax(format!("the tree is not UTF-8: {err}")),
+                        Location::at(at),
+                    )
+                })?;
+                let tree = Tree::parse(text, &options.limits).map_err(|(err, pos)| {
+                    let mut loc = Location::at(r.start);
+                    loc.line = pos.map(|(l, c)| (l + first_line, c));
+                    Error::new(err, loc)
+                })?;
+                (tree, first_line)
+            }
+            None => (Tree::empty(), 0),
+        };
         Ok(AsdfFile {
             path,
             bytes,
@@ -160,6 +179,9 @@ impl AsdfFile {
             index,
             walk_error,
             warnings,
+            tree,
+            tree_first_line,
+            externals: Mutex::new(HashMap::new()),
         })
     }
 
@@ -182,8 +204,134 @@ impl AsdfFile {
     pub fn tree_bytes(&self) -> Option<&[u8]> {
         let r = self.header.tree.as_ref()?;
         // The range was found inside the file by `header::parse`.
-        self.bytes
-            .get(usize::try_from(r.start).ok()?..usize::try_from(r.end).ok()?)
+        self.bytes.get(usize::try_from(r.start).ok()?..usize::try_from(r.end).ok()?)
+    }
+
+    /// The YAML tree.
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    /// The node at `path` (`sci/data`, `history/entries/0`), see [`Tree::get`].
+    pub fn get(&self, path: &str) -> Option<NodeRef<'_>> {
+        self.tree.get(path)
+    }
+
+    /// The file line (1-based) of a node.
+    pub fn line_of(&self, node: NodeRef<'_>) -> (usize, usize) {
+        (node.node().line as usize + self.tree_first_line, node.node().col as usize)
+    }
+
+    fn node_at(&self, path: &str) -> Result<NodeRef<'_>> {
+        self.get(path).ok_or_else(|| {
+            Error::new(ErrorKind::NotFound(format!("no node at '{path}'")), Location::path(path))
+                .in_file_opt(self.path.as_deref())
+        })
+    }
+
+    /// The ndarray at `path`, its layout resolved and checked, its data read (decoded if
+    /// compressed) but not copied.
+    ///
+    /// # Errors
+    /// A missing path, a node that is not a valid ndarray, a missing or damaged block,
+    /// a refused external source, a layout that needs bytes outside its block.
+    pub fn ndarray(&self, path: &str) -> Result<NdArray<'_>> {
+        let node = self.node_at(path)?;
+        self.ndarray_at(node).map_err(|e| e.at_path(path))
+    }
+
+    /// The ndarray of `node` (see [`AsdfFile::ndarray`]).
+    ///
+    /// # Errors
+    /// As [`AsdfFile::ndarray`].
+    pub fn ndarray_at(&self, node: NodeRef<'_>) -> Result<NdArray<'_>> {
+        let loc = || Location { line: Some(self.line_of(node)), file: self.path.clone(), ..Location::default() };
+        let arr = |e: ArrayError| Error::new(e, loc());
+        let meta = ArrayMeta::parse(node).map_err(arr)?;
+        let limits = &self.options.limits;
+        match &meta.source {
+            Source::Inline => {
+                let data = node.key("data").unwrap_or(node);
+                let (bytes, mask) = crate::ndarray::encode_inline(data, &meta).map_err(arr)?;
+                NdArray::new(&meta, Cow::Owned(bytes), Storage::Inline, mask, limits).map_err(arr)
+            }
+            Source::Block(i) => {
+                let n = self.resolve_block(*i).map_err(arr)?;
+                let data = self.block_data(n)?;
+                NdArray::new(&meta, Cow::Borrowed(data), Storage::Block(n), None, limits).map_err(arr)
+            }
+            Source::External(uri) => {
+                let ext = self.external(uri).map_err(|e| e.in_file_opt(self.path.as_deref()))?;
+                let data = match &ext {
+                    Some(f) => Cow::Owned(f.block_data(0)?.to_vec()),
+                    None => Cow::Borrowed(self.block_data(0)?),
+                };
+                NdArray::new(&meta, data, Storage::External(uri.clone()), None, limits).map_err(arr)
+            }
+        }
+    }
+
+    /// The ndarray at `path` as an `ndarray` array of `T`: a view with no copy when the
+    /// block is uncompressed, in the machine's byte order and aligned; an owned copy
+    /// otherwise.
+    ///
+    /// ```
+    /// let file = rasdf::AsdfFile::open("testdata/example.asdf")?;
+    /// let data = file.array::<f32>("sci/data")?;
+    /// assert_eq!(data.shape(), &[64, 64]);
+    /// assert!(file.array::<f64>("sci/data").is_err()); // float32, not float64
+    /// # Ok::<(), rasdf::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`AsdfFile::ndarray`], and [`ArrayError::TypeMismatch`] when the array does not
+    /// hold `T`.
+    pub fn array<T: NativeType>(&self, path: &str) -> Result<CowArray<'_, T, IxDyn>> {
+        self.ndarray(path)?
+            .into_cow::<T>()
+            .map_err(|e| Error::new(e, Location::path(path)).in_file_opt(self.path.as_deref()))
+    }
+
+    /// Paths of every ndarray node in the tree, in tree order.
+    pub fn ndarray_paths(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.tree.walk(|path, node| {
+            if node.is_asdf_tag("core/ndarray") {
+                out.push(path.to_string());
+            }
+        });
+        out
+    }
+
+    /// The block a `source` number names; negative numbers count from the end.
+    fn resolve_block(&self, i: i64) -> std::result::Result<usize, ArrayError> {
+        let n = self.blocks.len();
+        let idx = if i < 0 { i64::try_from(n).unwrap_or(i64::MAX).checked_add(i) } else { Some(i) };
+        idx.and_then(|k| usize::try_from(k).ok())
+            // A block past the last one read is reported by `block_data` (with the reason
+            // reading stopped, if it did).
+            .filter(|&k| k < n || (i >= 0 && self.walk_error.is_some()))
+            .ok_or(ArrayError::NoSuchBlock { index: i, blocks: n })
+    }
+
+    /// Opens (once) the external file `uri` names; `None` when it names this file.
+    fn external(&self, uri: &str) -> Result<Option<Arc<AsdfFile>>> {
+        let base = self
+            .path
+            .as_deref()
+            .map(|p| p.parent().map(Path::to_path_buf).unwrap_or_default())
+            .ok_or_else(|| Error::new(crate::external::ExternalError::NoBase(uri.into()), Location::default()))?;
+        let base = if base.as_os_str().is_empty() { PathBuf::from(".") } else { base };
+        let Some(path) = crate::external::resolve(&base, uri).map_err(|e| Error::new(e, Location::default()))? else {
+            return Ok(None);
+        };
+        let mut cache = self.externals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(f) = cache.get(&path) {
+            return Ok(Some(f.clone()));
+        }
+        let f = Arc::new(self.options.open(&path)?);
+        cache.insert(path, f.clone());
+        Ok(Some(f))
     }
 
     /// The limits in force.
@@ -220,20 +368,11 @@ impl AsdfFile {
                     self.blocks.len(),
                     e.kind()
                 )),
-                Location {
-                    block: Some(n),
-                    ..e.location().clone()
-                },
+                Location { block: Some(n), ..e.location().clone() },
             ),
             _ => Error::new(
-                ErrorKind::NotFound(format!(
-                    "block {n} does not exist; the file has {}",
-                    self.blocks.len()
-                )),
-                Location {
-                    block: Some(n),
-                    ..Location::default()
-                },
+                ErrorKind::NotFound(format!("block {n} does not exist; the file has {}", self.blocks.len())),
+                Location { block: Some(n), ..Location::default() },
             ),
         })
     }
@@ -244,8 +383,7 @@ impl AsdfFile {
     /// [`ErrorKind::NotFound`] for a block the file does not have.
     pub fn block_stored(&self, n: usize) -> Result<&[u8]> {
         let h = self.block_header(n)?;
-        h.stored_bytes(&self.bytes)
-            .map_err(|e| Error::new(e, Location::block(n, h.offset)))
+        h.stored_bytes(&self.bytes).map_err(|e| Error::new(e, Location::block(n, h.offset)))
     }
 
     /// The decoded bytes of block `n`: borrowed from the file when uncompressed, decoded
@@ -258,21 +396,16 @@ impl AsdfFile {
         let stored = self.block_stored(n)?;
         if h.compression == Compression::None {
             if self.options.verify_checksums {
-                block::verify_checksum(h, stored, || Ok(Cow::Borrowed(stored)))
-                    .map_err(|e| e.with_block(n))?;
+                block::verify_checksum(h, stored, || Ok(Cow::Borrowed(stored))).map_err(|e| e.with_block(n))?;
             }
             return Ok(stored);
         }
         if let Some(d) = self.decoded[n].get() {
             return Ok(d);
         }
-        let data = h
-            .decode(&self.bytes, &self.options.limits)
-            .map_err(|e| e.with_block(n))?
-            .into_owned();
+        let data = h.decode(&self.bytes, &self.options.limits).map_err(|e| e.with_block(n))?.into_owned();
         if self.options.verify_checksums {
-            block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&data)))
-                .map_err(|e| e.with_block(n))?;
+            block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&data))).map_err(|e| e.with_block(n))?;
         }
         Ok(self.decoded[n].get_or_init(|| data))
     }
@@ -288,11 +421,9 @@ impl AsdfFile {
                 let decoded = if h.compression == Compression::None {
                     Cow::Borrowed(stored)
                 } else {
-                    h.decode(&self.bytes, &self.options.limits)
-                        .map_err(|e| e.with_block(n))?
+                    h.decode(&self.bytes, &self.options.limits).map_err(|e| e.with_block(n))?
                 };
-                block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&decoded)))
-                    .map_err(|e| e.with_block(n))
+                block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&decoded))).map_err(|e| e.with_block(n))
             })
             .collect()
     }
@@ -307,13 +438,9 @@ fn find_blocks(
 ) -> (Vec<BlockHeader>, IndexStatus, Option<Error>) {
     let Some(first) = block::find_first_block(file, header.blocks_from) else {
         // No magic at all; a file cut inside the first block's magic ends with part of one.
-        let tail_at = file
-            .len()
-            .saturating_sub(3)
-            .max(usize::try_from(header.blocks_from).unwrap_or(usize::MAX));
-        let error = (tail_at..file.len()).find_map(|at| {
-            block::cut_magic(&file[at..]).map(|e| Error::new(e, Location::block(0, at as u64)))
-        });
+        let tail_at = file.len().saturating_sub(3).max(usize::try_from(header.blocks_from).unwrap_or(usize::MAX));
+        let error = (tail_at..file.len())
+            .find_map(|at| block::cut_magic(&file[at..]).map(|e| Error::new(e, Location::block(0, at as u64))));
         return (Vec::new(), IndexStatus::Missing, error);
     };
     let index_at = index::find(file, first, limits);
@@ -328,21 +455,14 @@ fn find_blocks(
             Err(e) => {
                 let walk = block::walk(file, first, limits);
                 warnings.push(Warning {
-                    message: format!(
-                        "block index not used ({e}); blocks found by reading their headers"
-                    ),
+                    message: format!("block index not used ({e}); blocks found by reading their headers"),
                     location: Location::at(at),
                 });
                 note_trailer(&walk.trailer, Some(at), warnings);
                 let mut error = walk.error;
                 // The index points at a block that walking did not reach, and that is not
                 // a valid block: the file is damaged there, not merely stale.
-                if let index::IndexError::BadEntry {
-                    entry,
-                    offset,
-                    reason,
-                } = &e
-                {
+                if let index::IndexError::BadEntry { entry, offset, reason } = &e {
                     if error.is_none()
                         && walk.blocks.len() <= *entry
                         && !walk.blocks.iter().any(|b| b.offset == *offset)

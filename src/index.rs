@@ -105,15 +105,10 @@ pub fn parse(file: &[u8], at: u64) -> Result<Vec<u64>, IndexError> {
             }
             Event::SequenceEnd if depth == 1 => depth = 0,
             Event::Scalar(v, _, _, _) if depth == 1 => {
-                let n = v
-                    .parse::<u64>()
-                    .map_err(|_| IndexError::Syntax(format!("'{v}' is not an offset")))?;
+                let n = v.parse::<u64>().map_err(|_| IndexError::Syntax(format!("'{v}' is not an offset")))?;
                 offsets.push(n);
             }
-            Event::StreamStart
-            | Event::StreamEnd
-            | Event::DocumentStart(_)
-            | Event::DocumentEnd => {}
+            Event::StreamStart | Event::StreamEnd | Event::DocumentStart(_) | Event::DocumentEnd => {}
             other => return Err(IndexError::Syntax(format!("unexpected {other:?}"))),
         }
     }
@@ -129,20 +124,12 @@ pub fn parse(file: &[u8], at: u64) -> Result<Vec<u64>, IndexError> {
 ///
 /// # Errors
 /// The first [`IndexError`] found.
-pub fn verify(
-    file: &[u8],
-    offsets: &[u64],
-    first_block: u64,
-    index_at: u64,
-) -> Result<Vec<BlockHeader>, IndexError> {
+pub fn verify(file: &[u8], offsets: &[u64], first_block: u64, index_at: u64) -> Result<Vec<BlockHeader>, IndexError> {
     let Some(&first) = offsets.first() else {
         return Err(IndexError::Empty);
     };
     if first != first_block {
-        return Err(IndexError::FirstMismatch {
-            expected: first_block,
-            found: first,
-        });
+        return Err(IndexError::FirstMismatch { expected: first_block, found: first });
     }
     let mut headers: Vec<BlockHeader> = Vec::with_capacity(offsets.len().min(1 << 20));
     for (entry, &offset) in offsets.iter().enumerate() {
@@ -154,11 +141,7 @@ pub fn verify(
                 return Err(IndexError::Overlap { entry, offset });
             }
         }
-        let h = BlockHeader::parse(file, offset).map_err(|reason| IndexError::BadEntry {
-            entry,
-            offset,
-            reason,
-        })?;
+        let h = BlockHeader::parse(file, offset).map_err(|reason| IndexError::BadEntry { entry, offset, reason })?;
         if h.is_streamed() {
             return Err(IndexError::Streamed { entry, offset });
         }
@@ -166,10 +149,7 @@ pub fn verify(
     }
     let block_end = headers.last().map_or(0, BlockHeader::end);
     if block_end != index_at {
-        return Err(IndexError::NotAfterLastBlock {
-            block_end,
-            index_at,
-        });
+        return Err(IndexError::NotAfterLastBlock { block_end, index_at });
     }
     Ok(headers)
 }
@@ -210,14 +190,8 @@ mod tests {
     fn parses_flow_and_block_styles_and_trailing_nuls() {
         let f = b"#ASDF BLOCK INDEX\n%YAML 1.1\n---\n- 10\n- 20\n...\n\0\0\0";
         assert_eq!(parse(f, 0).unwrap(), vec![10, 20]);
-        assert_eq!(
-            parse(b"#ASDF BLOCK INDEX\n--- [2043, 16340]\n...\n", 0).unwrap(),
-            vec![2043, 16340]
-        );
-        assert_eq!(
-            parse(b"#ASDF BLOCK INDEX\n--- []\n...\n", 0).unwrap(),
-            Vec::<u64>::new()
-        );
+        assert_eq!(parse(b"#ASDF BLOCK INDEX\n--- [2043, 16340]\n...\n", 0).unwrap(), vec![2043, 16340]);
+        assert_eq!(parse(b"#ASDF BLOCK INDEX\n--- []\n...\n", 0).unwrap(), Vec::<u64>::new());
         assert!(parse(b"#ASDF BLOCK INDEX\n][\n", 0).is_err());
         assert!(parse(b"#ASDF BLOCK INDEX\n- a\n- b\n", 0).is_err());
     }

@@ -21,6 +21,7 @@
 pub mod block;
 pub mod cli;
 pub mod error;
+pub mod external;
 pub mod file;
 pub mod index;
 pub mod limits;

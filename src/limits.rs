@@ -72,11 +72,7 @@ impl Limits {
 
     /// Fails when `value` is over `limit`; `what` names the field.
     pub(crate) fn check(what: &'static str, value: u64, limit: u64) -> Result<(), LimitError> {
-        if value > limit {
-            Err(LimitError { what, value, limit })
-        } else {
-            Ok(())
-        }
+        if value > limit { Err(LimitError { what, value, limit }) } else { Ok(()) }
     }
 }
 

@@ -14,11 +14,7 @@ use serde_json::Value;
 /// `Block(BadMagic` from `Block(BadMagic { found: .. })`.
 fn kind_name(e: &Error) -> String {
     let debug = format!("{:?}", e.kind());
-    debug
-        .split([' ', ')', '('])
-        .take(2)
-        .collect::<Vec<_>>()
-        .join("(")
+    debug.split([' ', ')', '(']).take(2).collect::<Vec<_>>().join("(")
 }
 
 /// The first error reading the whole file gives (at open, walking blocks, or decoding
@@ -32,10 +28,7 @@ fn first_error(path: &std::path::Path) -> Option<(String, Location, String)> {
     if let Some(e) = file.blocks_error() {
         return Some(parts(e));
     }
-    file.verify_blocks()
-        .into_iter()
-        .find_map(Result::err)
-        .map(|e| parts(&e))
+    file.verify_blocks().into_iter().find_map(Result::err).map(|e| parts(&e))
 }
 
 #[test]
@@ -50,35 +43,18 @@ fn every_bad_file_fails_as_expected() {
         if name == "expected.json" {
             continue;
         }
-        let e = expected.get(&name).unwrap_or_else(|| {
-            panic!("found new file {name} in testdata/bad: add it to expected.json")
-        });
-        let (kind, location, message) =
-            first_error(&path).unwrap_or_else(|| panic!("{name}: no error"));
+        let e = expected
+            .get(&name)
+            .unwrap_or_else(|| panic!("found new file {name} in testdata/bad: add it to expected.json"));
+        let (kind, location, message) = first_error(&path).unwrap_or_else(|| panic!("{name}: no error"));
         assert_eq!(kind, e["kind"].as_str().unwrap(), "{name}: {message}");
-        assert_eq!(
-            location.offset,
-            e["offset"].as_u64(),
-            "{name}: offset: {message}"
-        );
-        assert_eq!(
-            location.block,
-            e["block"].as_u64().map(|b| b as usize),
-            "{name}: block: {message}"
-        );
+        assert_eq!(location.offset, e["offset"].as_u64(), "{name}: offset: {message}");
+        assert_eq!(location.block, e["block"].as_u64().map(|b| b as usize), "{name}: block: {message}");
         let mut out = Vec::new();
-        assert_eq!(
-            check::run(&path, &OpenOptions::new(), &mut out).unwrap(),
-            Outcome::Failed,
-            "{name}"
-        );
+        assert_eq!(check::run(&path, &OpenOptions::new(), &mut out).unwrap(), Outcome::Failed, "{name}");
         seen += 1;
     }
-    assert_eq!(
-        seen,
-        expected.len(),
-        "expected.json lists files that are missing"
-    );
+    assert_eq!(seen, expected.len(), "expected.json lists files that are missing");
 }
 
 /// Cuts a good file at every structural boundary and inside every structure: each cut
@@ -99,33 +75,16 @@ fn truncated_at_every_boundary() {
     };
     for at in [0u64, 3, 5] {
         let (kind, loc, msg) = cut(at).unwrap();
-        assert_eq!(
-            (kind.as_str(), loc.offset),
-            ("Header(NotAsdf", Some(0)),
-            "cut at {at}: {msg}"
-        );
+        assert_eq!((kind.as_str(), loc.offset), ("Header(NotAsdf", Some(0)), "cut at {at}: {msg}");
     }
     let (kind, _, msg) = cut(9).unwrap();
     assert_eq!(kind, "Header(UnsupportedVersion", "{msg}");
     // A cut inside "%YAML" leaves a line that is not a comment, as the reference sees it.
     let (kind, loc, msg) = cut(tree.start + 3).unwrap();
-    assert_eq!(
-        (kind.as_str(), loc.offset),
-        ("Header(InvalidComment", Some(tree.start)),
-        "{msg}"
-    );
-    for at in [
-        tree.start + 5,
-        tree.start + 10,
-        (tree.start + tree.end) / 2,
-        tree.end - 2,
-    ] {
+    assert_eq!((kind.as_str(), loc.offset), ("Header(InvalidComment", Some(tree.start)), "{msg}");
+    for at in [tree.start + 5, tree.start + 10, (tree.start + tree.end) / 2, tree.end - 2] {
         let (kind, loc, msg) = cut(at).unwrap();
-        assert_eq!(
-            (kind.as_str(), loc.offset),
-            ("Header(NoTreeEnd", Some(tree.start)),
-            "cut at {at}: {msg}"
-        );
+        assert_eq!((kind.as_str(), loc.offset), ("Header(NoTreeEnd", Some(tree.start)), "cut at {at}: {msg}");
     }
     for (n, b) in blocks.iter().enumerate() {
         let data_end = b.data_offset() + b.used_size;
@@ -139,14 +98,9 @@ fn truncated_at_every_boundary() {
             b.offset + 54,
             data_end - 1,
         ] {
-            let (kind, loc, msg) =
-                cut(at).unwrap_or_else(|| panic!("cut at {at} in block {n}: no error"));
+            let (kind, loc, msg) = cut(at).unwrap_or_else(|| panic!("cut at {at} in block {n}: no error"));
             assert_eq!(kind, "Block(Truncated", "cut at {at}: {msg}");
-            assert_eq!(
-                (loc.block, loc.offset),
-                (Some(n), Some(b.offset)),
-                "cut at {at}: {msg}"
-            );
+            assert_eq!((loc.block, loc.offset), (Some(n), Some(b.offset)), "cut at {at}: {msg}");
         }
     }
     // Inside the index: the blocks are all there; the index is not used.

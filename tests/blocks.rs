@@ -17,33 +17,14 @@ use serde_json::Value;
 fn assert_blocks_match(path: &Path, expected: &Value) {
     let file = AsdfFile::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let expected = expected.as_array().unwrap();
-    assert_eq!(
-        file.blocks().len(),
-        expected.len(),
-        "{}: block count",
-        path.display()
-    );
+    assert_eq!(file.blocks().len(), expected.len(), "{}: block count", path.display());
     for (n, (b, e)) in file.blocks().iter().zip(expected).enumerate() {
         let what = format!("{} block {n}", path.display());
         assert_eq!(b.offset, e["offset"].as_u64().unwrap(), "{what}: offset");
-        assert_eq!(
-            b.compression.to_string(),
-            e["compression"].as_str().unwrap(),
-            "{what}: compression"
-        );
-        let data = file
-            .block_data(n)
-            .unwrap_or_else(|err| panic!("{what}: {err}"));
-        assert_eq!(
-            data.len() as u64,
-            e["data_size"].as_u64().unwrap(),
-            "{what}: data size"
-        );
-        assert_eq!(
-            common::md5_hex(data),
-            e["md5"].as_str().unwrap(),
-            "{what}: decoded bytes"
-        );
+        assert_eq!(b.compression.to_string(), e["compression"].as_str().unwrap(), "{what}: compression");
+        let data = file.block_data(n).unwrap_or_else(|err| panic!("{what}: {err}"));
+        assert_eq!(data.len() as u64, e["data_size"].as_u64().unwrap(), "{what}: data size");
+        assert_eq!(common::md5_hex(data), e["md5"].as_str().unwrap(), "{what}: decoded bytes");
     }
 }
 
@@ -55,10 +36,8 @@ fn check_outcome(path: &Path) -> (Outcome, String) {
 
 #[test]
 fn fixtures_decode_to_the_reference_bytes() {
-    let expected: BTreeMap<String, Value> = serde_json::from_str(
-        &std::fs::read_to_string(common::testdata("pyasdf/blocks.json")).unwrap(),
-    )
-    .unwrap();
+    let expected: BTreeMap<String, Value> =
+        serde_json::from_str(&std::fs::read_to_string(common::testdata("pyasdf/blocks.json")).unwrap()).unwrap();
     let mut seen = 0;
     for entry in std::fs::read_dir(common::testdata("pyasdf")).unwrap() {
         let path = entry.unwrap().path();
@@ -66,19 +45,13 @@ fn fixtures_decode_to_the_reference_bytes() {
         if !name.ends_with(".asdf") {
             continue;
         }
-        let e = expected
-            .get(&name)
-            .unwrap_or_else(|| panic!("{name} is not in blocks.json: regenerate it"));
+        let e = expected.get(&name).unwrap_or_else(|| panic!("{name} is not in blocks.json: regenerate it"));
         assert_blocks_match(&path, e);
         let (outcome, report) = check_outcome(&path);
         assert_eq!(outcome, Outcome::Ok, "{report}");
         seen += 1;
     }
-    assert_eq!(
-        seen,
-        expected.len(),
-        "blocks.json lists files that are missing"
-    );
+    assert_eq!(seen, expected.len(), "blocks.json lists files that are missing");
 }
 
 #[test]
@@ -88,55 +61,31 @@ fn fixture_specifics() {
     let f = open("uncompressed.asdf");
     assert_eq!(f.index_status(), &IndexStatus::Valid);
     assert_eq!(f.header().standard_version.as_deref(), Some("1.6.0"));
-    assert!(
-        f.verify_blocks()
-            .iter()
-            .all(|s| matches!(s, Ok(ChecksumStatus::MatchesStored)))
-    );
+    assert!(f.verify_blocks().iter().all(|s| matches!(s, Ok(ChecksumStatus::MatchesStored))));
 
-    for (name, codec) in [
-        ("zlib.asdf", Compression::Zlib),
-        ("bzp2.asdf", Compression::Bzp2),
-        ("lz4.asdf", Compression::Lz4),
-    ] {
+    for (name, codec) in
+        [("zlib.asdf", Compression::Zlib), ("bzp2.asdf", Compression::Bzp2), ("lz4.asdf", Compression::Lz4)]
+    {
         let f = open(name);
         assert!(f.blocks().iter().all(|b| b.compression == codec), "{name}");
         // asdf >= 5.3 hashes the stored (compressed) bytes.
-        assert!(
-            f.verify_blocks()
-                .iter()
-                .all(|s| matches!(s, Ok(ChecksumStatus::MatchesStored))),
-            "{name}"
-        );
+        assert!(f.verify_blocks().iter().all(|s| matches!(s, Ok(ChecksumStatus::MatchesStored))), "{name}");
     }
     let f = open("checksum_decoded.asdf");
-    assert!(
-        f.verify_blocks()
-            .iter()
-            .all(|s| matches!(s, Ok(ChecksumStatus::MatchesDecoded)))
-    );
+    assert!(f.verify_blocks().iter().all(|s| matches!(s, Ok(ChecksumStatus::MatchesDecoded))));
 
     let f = open("lz4_records.asdf");
     let stored = f.block_stored(0).unwrap();
     let first_record = u32::from_be_bytes(stored[..4].try_into().unwrap()) as usize;
-    assert!(
-        first_record + 4 < stored.len(),
-        "several lz4 records in one block"
-    );
+    assert!(first_record + 4 < stored.len(), "several lz4 records in one block");
 
     let f = open("padded.asdf");
     assert!(f.blocks().iter().all(|b| b.allocated_size > b.used_size));
     assert_eq!(f.index_status(), &IndexStatus::Valid);
 
     assert_eq!(open("no_index.asdf").index_status(), &IndexStatus::Missing);
-    assert!(matches!(
-        open("stale_index.asdf").index_status(),
-        IndexStatus::Invalid(IndexError::FirstMismatch { .. })
-    ));
-    assert_eq!(
-        open("index_trailing_nuls.asdf").index_status(),
-        &IndexStatus::Valid
-    );
+    assert!(matches!(open("stale_index.asdf").index_status(), IndexStatus::Invalid(IndexError::FirstMismatch { .. })));
+    assert_eq!(open("index_trailing_nuls.asdf").index_status(), &IndexStatus::Valid);
 
     let f = open("streamed.asdf");
     let last = f.blocks().last().unwrap();

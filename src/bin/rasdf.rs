@@ -8,11 +8,7 @@ use rasdf::OpenOptions;
 use rasdf::cli::{self, Outcome};
 
 #[derive(Parser)]
-#[command(
-    name = "rasdf",
-    version,
-    about = "Check, inspect and convert ASDF files"
-)]
+#[command(name = "rasdf", version, about = "Check, inspect and convert ASDF files")]
 struct Args {
     #[command(subcommand)]
     command: Command,

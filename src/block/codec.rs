@@ -91,15 +91,11 @@ impl fmt::Display for Compression {
 /// [`BlockError::UnknownCompression`], [`BlockError::Corrupt`],
 /// [`BlockError::DecodedTooLong`], [`BlockError::DecodedTooShort`].
 pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u8>, BlockError> {
-    let n = usize::try_from(data_size).map_err(|_| BlockError::Corrupt {
-        codec,
-        message: format!("data_size {data_size} does not fit in memory"),
-    })?;
+    let n = usize::try_from(data_size)
+        .map_err(|_| BlockError::Corrupt { codec, message: format!("data_size {data_size} does not fit in memory") })?;
     let mut out = Vec::new();
-    out.try_reserve_exact(n).map_err(|_| BlockError::Corrupt {
-        codec,
-        message: format!("cannot allocate data_size {data_size} bytes"),
-    })?;
+    out.try_reserve_exact(n)
+        .map_err(|_| BlockError::Corrupt { codec, message: format!("cannot allocate data_size {data_size} bytes") })?;
     out.resize(n, 0);
     decode_into(codec, stored, &mut out)?;
     Ok(out)
@@ -113,10 +109,7 @@ pub fn decode_into(codec: Compression, stored: &[u8], out: &mut [u8]) -> Result<
     match codec {
         Compression::None => {
             if stored.len() != out.len() {
-                return Err(BlockError::SizeMismatch {
-                    used: stored.len() as u64,
-                    data: out.len() as u64,
-                });
+                return Err(BlockError::SizeMismatch { used: stored.len() as u64, data: out.len() as u64 });
             }
             out.copy_from_slice(stored);
             Ok(())
@@ -141,11 +134,7 @@ fn drive(
     let mut probe = [0u8; 1];
     let expected = out.len() as u64;
     loop {
-        let target: &mut [u8] = if op < out.len() {
-            &mut out[op..]
-        } else {
-            &mut probe
-        };
+        let target: &mut [u8] = if op < out.len() { &mut out[op..] } else { &mut probe };
         let (consumed, produced, ended) =
             step(&input[ip..], target).map_err(|message| BlockError::Corrupt { codec, message })?;
         if op >= out.len() && produced > 0 {
@@ -158,19 +147,11 @@ fn drive(
         }
         if consumed == 0 && produced == 0 {
             // No progress: the input ran out before the stream's end.
-            return Err(BlockError::DecodedTooShort {
-                codec,
-                expected,
-                got: op as u64,
-            });
+            return Err(BlockError::DecodedTooShort { codec, expected, got: op as u64 });
         }
     }
     if op < out.len() {
-        return Err(BlockError::DecodedTooShort {
-            codec,
-            expected,
-            got: op as u64,
-        });
+        return Err(BlockError::DecodedTooShort { codec, expected, got: op as u64 });
     }
     Ok(())
 }
@@ -180,9 +161,7 @@ fn inflate(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
     let mut d = Decompress::new(true);
     drive(Compression::Zlib, input, out, |i, o| {
         let (ti, to) = (d.total_in(), d.total_out());
-        let status = d
-            .decompress(i, o, FlushDecompress::None)
-            .map_err(|e| e.to_string())?;
+        let status = d.decompress(i, o, FlushDecompress::None).map_err(|e| e.to_string())?;
         let consumed = usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX);
         let produced = usize::try_from(d.total_out() - to).unwrap_or(usize::MAX);
         Ok((consumed, produced, status == Status::StreamEnd))
@@ -214,15 +193,12 @@ fn lz4_records(input: &[u8], capacity: usize) -> Result<Vec<Lz4Record<'_>>, Bloc
     let mut pos = 0usize;
     let mut total = 0usize;
     while pos < input.len() {
-        let head = input
-            .get(pos..pos + 8)
-            .ok_or_else(|| corrupt(format!("record header cut off at stored byte {pos}")))?;
+        let head =
+            input.get(pos..pos + 8).ok_or_else(|| corrupt(format!("record header cut off at stored byte {pos}")))?;
         let chunk_len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
         let raw_len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
         if chunk_len < 4 {
-            return Err(corrupt(format!(
-                "record length {chunk_len} at stored byte {pos}"
-            )));
+            return Err(corrupt(format!("record length {chunk_len} at stored byte {pos}")));
         }
         let end = pos
             .checked_add(4 + chunk_len)
@@ -230,23 +206,13 @@ fn lz4_records(input: &[u8], capacity: usize) -> Result<Vec<Lz4Record<'_>>, Bloc
             .ok_or_else(|| corrupt(format!("record at stored byte {pos} runs past the end")))?;
         total = total.saturating_add(raw_len);
         if total > capacity {
-            return Err(BlockError::DecodedTooLong {
-                codec,
-                expected: capacity as u64,
-            });
+            return Err(BlockError::DecodedTooLong { codec, expected: capacity as u64 });
         }
-        records.push(Lz4Record {
-            block: &input[pos + 8..end],
-            raw_len,
-        });
+        records.push(Lz4Record { block: &input[pos + 8..end], raw_len });
         pos = end;
     }
     if total < capacity {
-        return Err(BlockError::DecodedTooShort {
-            codec,
-            expected: capacity as u64,
-            got: total as u64,
-        });
+        return Err(BlockError::DecodedTooShort { codec, expected: capacity as u64, got: total as u64 });
     }
     Ok(records)
 }
@@ -261,24 +227,17 @@ fn lz4_decode(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
         slices.push(head);
         rest = tail;
     }
-    records
-        .par_iter()
-        .zip(slices.into_par_iter())
-        .try_for_each(|(r, dst)| {
-            let n = lz4_flex::block::decompress_into(r.block, dst).map_err(|e| {
-                BlockError::Corrupt {
-                    codec: Compression::Lz4,
-                    message: e.to_string(),
-                }
-            })?;
-            if n != r.raw_len {
-                return Err(BlockError::Corrupt {
-                    codec: Compression::Lz4,
-                    message: format!("record decodes to {n} bytes, its header says {}", r.raw_len),
-                });
-            }
-            Ok(())
-        })
+    records.par_iter().zip(slices.into_par_iter()).try_for_each(|(r, dst)| {
+        let n = lz4_flex::block::decompress_into(r.block, dst)
+            .map_err(|e| BlockError::Corrupt { codec: Compression::Lz4, message: e.to_string() })?;
+        if n != r.raw_len {
+            return Err(BlockError::Corrupt {
+                codec: Compression::Lz4,
+                message: format!("record decodes to {n} bytes, its header says {}", r.raw_len),
+            });
+        }
+        Ok(())
+    })
 }
 
 /// Chunk size of the reference's lz4 writer (`compression_block_size`, 4 MiB).
@@ -293,22 +252,13 @@ pub fn encode(codec: Compression, data: &[u8]) -> Result<Vec<u8>, BlockError> {
     match codec {
         Compression::None => Ok(data.to_vec()),
         Compression::Zlib => {
-            let mut e = flate2::write::ZlibEncoder::new(
-                Vec::with_capacity(data.len() / 2),
-                flate2::Compression::new(6),
-            );
-            e.write_all(data)
-                .and_then(|_| e.finish())
-                .map_err(|err| io_corrupt(codec, err))
+            let mut e =
+                flate2::write::ZlibEncoder::new(Vec::with_capacity(data.len() / 2), flate2::Compression::new(6));
+            e.write_all(data).and_then(|_| e.finish()).map_err(|err| io_corrupt(codec, err))
         }
         Compression::Bzp2 => {
-            let mut e = bzip2::write::BzEncoder::new(
-                Vec::with_capacity(data.len() / 2),
-                bzip2::Compression::new(9),
-            );
-            e.write_all(data)
-                .and_then(|_| e.finish())
-                .map_err(|err| io_corrupt(codec, err))
+            let mut e = bzip2::write::BzEncoder::new(Vec::with_capacity(data.len() / 2), bzip2::Compression::new(9));
+            e.write_all(data).and_then(|_| e.finish()).map_err(|err| io_corrupt(codec, err))
         }
         Compression::Lz4 => {
             let parts: Vec<Vec<u8>> = data
@@ -331,10 +281,7 @@ pub fn encode(codec: Compression, data: &[u8]) -> Result<Vec<u8>, BlockError> {
 }
 
 fn io_corrupt(codec: Compression, e: std::io::Error) -> BlockError {
-    BlockError::Corrupt {
-        codec,
-        message: e.to_string(),
-    }
+    BlockError::Corrupt { codec, message: e.to_string() }
 }
 
 #[cfg(test)]
@@ -342,26 +289,15 @@ mod tests {
     use super::*;
 
     fn sample() -> Vec<u8> {
-        (0..10_000u32)
-            .flat_map(|i| (i % 251).to_le_bytes())
-            .collect()
+        (0..10_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect()
     }
 
     #[test]
     fn every_codec_round_trips() {
         let data = sample();
-        for codec in [
-            Compression::None,
-            Compression::Zlib,
-            Compression::Bzp2,
-            Compression::Lz4,
-        ] {
+        for codec in [Compression::None, Compression::Zlib, Compression::Bzp2, Compression::Lz4] {
             let enc = encode(codec, &data).unwrap();
-            assert_eq!(
-                decode(codec, &enc, data.len() as u64).unwrap(),
-                data,
-                "{codec}"
-            );
+            assert_eq!(decode(codec, &enc, data.len() as u64).unwrap(), data, "{codec}");
         }
     }
 
@@ -372,10 +308,7 @@ mod tests {
             assert_eq!(decode(codec, &enc, 0).unwrap(), Vec::<u8>::new(), "{codec}");
         }
         // The reference writes an empty zlib block as these 8 bytes, and lz4 as nothing.
-        assert_eq!(
-            encode(Compression::Zlib, &[]).unwrap(),
-            b"\x78\x9c\x03\x00\x00\x00\x00\x01"
-        );
+        assert_eq!(encode(Compression::Zlib, &[]).unwrap(), b"\x78\x9c\x03\x00\x00\x00\x00\x01");
         assert!(encode(Compression::Lz4, &[]).unwrap().is_empty());
     }
 
@@ -394,18 +327,9 @@ mod tests {
         for codec in [Compression::Zlib, Compression::Bzp2, Compression::Lz4] {
             let enc = encode(codec, &data).unwrap();
             let n = data.len() as u64;
+            assert!(matches!(decode(codec, &enc, n - 1), Err(BlockError::DecodedTooLong { .. })), "{codec}: too long");
             assert!(
-                matches!(
-                    decode(codec, &enc, n - 1),
-                    Err(BlockError::DecodedTooLong { .. })
-                ),
-                "{codec}: too long"
-            );
-            assert!(
-                matches!(
-                    decode(codec, &enc, n + 1),
-                    Err(BlockError::DecodedTooShort { .. })
-                ),
+                matches!(decode(codec, &enc, n + 1), Err(BlockError::DecodedTooShort { .. })),
                 "{codec}: too short"
             );
             let cut = &enc[..enc.len() / 2];
@@ -418,10 +342,7 @@ mod tests {
         let zeros = vec![0u8; 50 << 20];
         let enc = encode(Compression::Zlib, &zeros).unwrap();
         assert!(enc.len() < 100_000);
-        assert!(matches!(
-            decode(Compression::Zlib, &enc, 1024),
-            Err(BlockError::DecodedTooLong { .. })
-        ));
+        assert!(matches!(decode(Compression::Zlib, &enc, 1024), Err(BlockError::DecodedTooLong { .. })));
     }
 
     #[test]

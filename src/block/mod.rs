@@ -145,12 +145,10 @@ pub enum BlockError {
 /// Lower-case hex of some bytes.
 pub(crate) fn hex(bytes: &[u8]) -> String {
     use fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
 }
 
 /// One block header, as read from the file.
@@ -193,23 +191,15 @@ impl BlockHeader {
         let available = len.saturating_sub(offset);
         let start = usize::try_from(offset).ok().filter(|&s| s <= file.len());
         let rest = start.map_or(&[][..], |s| &file[s..]);
-        let truncated = |needed: u64| BlockError::Truncated {
-            what: "block header",
-            needed,
-            available,
-        };
+        let truncated = |needed: u64| BlockError::Truncated { what: "block header", needed, available };
         if rest.len() < 6 {
             if rest.len() >= 4 && rest[..4] != BLOCK_MAGIC {
-                return Err(BlockError::BadMagic {
-                    found: rest[..4].to_vec(),
-                });
+                return Err(BlockError::BadMagic { found: rest[..4].to_vec() });
             }
             return Err(truncated(6));
         }
         if rest[..4] != BLOCK_MAGIC {
-            return Err(BlockError::BadMagic {
-                found: rest[..4].to_vec(),
-            });
+            return Err(BlockError::BadMagic { found: rest[..4].to_vec() });
         }
         let header_size = u16::from_be_bytes([rest[4], rest[5]]);
         if header_size < MIN_HEADER_SIZE {
@@ -243,16 +233,10 @@ impl BlockHeader {
             return Ok(header);
         }
         if header.used_size > header.allocated_size {
-            return Err(BlockError::UsedExceedsAllocated {
-                used: header.used_size,
-                allocated: header.allocated_size,
-            });
+            return Err(BlockError::UsedExceedsAllocated { used: header.used_size, allocated: header.allocated_size });
         }
         if header.compression == Compression::None && header.used_size != header.data_size {
-            return Err(BlockError::SizeMismatch {
-                used: header.used_size,
-                data: header.data_size,
-            });
+            return Err(BlockError::SizeMismatch { used: header.used_size, data: header.data_size });
         }
         if header.used_size > data_available {
             return Err(BlockError::Truncated {
@@ -276,11 +260,7 @@ impl BlockHeader {
 
     /// Byte offset where the next block may start (after the allocated space).
     pub fn end(&self) -> u64 {
-        let space = if self.is_streamed() {
-            self.used_size
-        } else {
-            self.allocated_size
-        };
+        let space = if self.is_streamed() { self.used_size } else { self.allocated_size };
         self.data_offset().saturating_add(space)
     }
 
@@ -297,11 +277,7 @@ impl BlockHeader {
         let start = self.data_offset();
         let end = start.saturating_add(self.used_size);
         let available = (file.len() as u64).saturating_sub(start);
-        let truncated = BlockError::Truncated {
-            what: "block data",
-            needed: self.used_size,
-            available,
-        };
+        let truncated = BlockError::Truncated { what: "block data", needed: self.used_size, available };
         let (s, e) = (usize::try_from(start), usize::try_from(end));
         match (s, e) {
             (Ok(s), Ok(e)) if e <= file.len() => Ok(&file[s..e]),
@@ -320,10 +296,8 @@ impl BlockHeader {
         if self.compression == Compression::None {
             return Ok(Cow::Borrowed(stored));
         }
-        Limits::check("max_block_bytes", self.data_size, limits.max_block_bytes)
-            .map_err(|e| Error::new(e, loc()))?;
-        let out = codec::decode(self.compression, stored, self.data_size)
-            .map_err(|e| Error::new(e, loc()))?;
+        Limits::check("max_block_bytes", self.data_size, limits.max_block_bytes).map_err(|e| Error::new(e, loc()))?;
+        let out = codec::decode(self.compression, stored, self.data_size).map_err(|e| Error::new(e, loc()))?;
         Ok(Cow::Owned(out))
     }
 
@@ -387,11 +361,7 @@ pub fn verify_checksum<'a>(
         decoded_md5 = Some(d);
     }
     Err(Error::new(
-        BlockError::ChecksumMismatch {
-            expected: header.checksum,
-            stored: stored_md5,
-            decoded: decoded_md5,
-        },
+        BlockError::ChecksumMismatch { expected: header.checksum, stored: stored_md5, decoded: decoded_md5 },
         Location::at(header.offset),
     ))
 }
@@ -440,11 +410,7 @@ pub fn walk(file: &[u8], first: u64, limits: &Limits) -> Walk {
                 limit: limits.max_blocks as u64,
             };
             let error = Some(Error::new(e, Location::block(blocks.len(), pos)));
-            return Walk {
-                blocks,
-                trailer: Trailer::Clean,
-                error,
-            };
+            return Walk { blocks, trailer: Trailer::Clean, error };
         }
         match BlockHeader::parse(file, pos) {
             Ok(h) => {
@@ -454,66 +420,40 @@ pub fn walk(file: &[u8], first: u64, limits: &Limits) -> Walk {
                 pos = h.end();
                 blocks.push(h);
                 if streamed {
-                    return Walk {
-                        blocks,
-                        trailer: Trailer::Clean,
-                        error: None,
-                    };
+                    return Walk { blocks, trailer: Trailer::Clean, error: None };
                 }
             }
             Err(e) => {
                 let error = Some(Error::new(e, Location::block(blocks.len(), pos)));
-                return Walk {
-                    blocks,
-                    trailer: Trailer::Clean,
-                    error,
-                };
+                return Walk { blocks, trailer: Trailer::Clean, error };
             }
         }
         if pos >= len {
-            return Walk {
-                blocks,
-                trailer: Trailer::Clean,
-                error: None,
-            };
+            return Walk { blocks, trailer: Trailer::Clean, error: None };
         }
         let Some(rest) = usize::try_from(pos).ok().and_then(|p| file.get(p..)) else {
-            return Walk {
-                blocks,
-                trailer: Trailer::Clean,
-                error: None,
-            };
+            return Walk { blocks, trailer: Trailer::Clean, error: None };
         };
         if rest.starts_with(&BLOCK_MAGIC) {
             continue;
         }
         if let Some(e) = cut_magic(rest) {
             let error = Some(Error::new(e, Location::block(blocks.len(), pos)));
-            return Walk {
-                blocks,
-                trailer: Trailer::Clean,
-                error,
-            };
+            return Walk { blocks, trailer: Trailer::Clean, error };
         }
         let trailer = classify_trailer(rest, pos);
-        return Walk {
-            blocks,
-            trailer,
-            error: None,
-        };
+        return Walk { blocks, trailer, error: None };
     }
 }
 
 /// A file that ends with the first one to three bytes of a block magic was cut inside a
 /// block header.
 pub fn cut_magic(rest: &[u8]) -> Option<BlockError> {
-    (!rest.is_empty() && rest.len() < 4 && BLOCK_MAGIC.starts_with(rest)).then_some(
-        BlockError::Truncated {
-            what: "block header",
-            needed: 6,
-            available: rest.len() as u64,
-        },
-    )
+    (!rest.is_empty() && rest.len() < 4 && BLOCK_MAGIC.starts_with(rest)).then_some(BlockError::Truncated {
+        what: "block header",
+        needed: 6,
+        available: rest.len() as u64,
+    })
 }
 
 /// Classifies the bytes after the last block (reference notes 1.10): NULs or nothing

@@ -44,9 +44,7 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
         out,
         "{name}: ASDF {}, standard {}, {tree}, {} block{}",
         h.file_format_version,
-        h.standard_version
-            .as_deref()
-            .unwrap_or("1.0.0 (not stated)"),
+        h.standard_version.as_deref().unwrap_or("1.0.0 (not stated)"),
         file.blocks().len(),
         if file.blocks().len() == 1 { "" } else { "s" }
     )?;
@@ -83,27 +81,15 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
             writeln!(out, "block index: none (not expected)")?;
         }
         IndexStatus::Missing => {
-            writeln!(
-                out,
-                "warning: no block index; blocks were found by reading their headers"
-            )?;
+            writeln!(out, "warning: no block index; blocks were found by reading their headers")?;
             warnings += 1;
         }
         // Already among the file's warnings.
         IndexStatus::Invalid(_) => {}
     }
     let verdict = if errors > 0 { "damaged" } else { "sound" };
-    writeln!(
-        out,
-        "{name}: {verdict} ({errors} error{}, {warnings} warning{})",
-        plural(errors),
-        plural(warnings)
-    )?;
-    Ok(if errors > 0 {
-        Outcome::Failed
-    } else {
-        Outcome::Ok
-    })
+    writeln!(out, "{name}: {verdict} ({errors} error{}, {warnings} warning{})", plural(errors), plural(warnings))?;
+    Ok(if errors > 0 { Outcome::Failed } else { Outcome::Ok })
 }
 
 fn plural(n: usize) -> &'static str {

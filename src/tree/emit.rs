@@ -18,11 +18,7 @@ pub fn format_float(x: f64) -> String {
         return ".nan".into();
     }
     if x.is_infinite() {
-        return if x > 0.0 {
-            ".inf".into()
-        } else {
-            "-.inf".into()
-        };
+        return if x > 0.0 { ".inf".into() } else { "-.inf".into() };
     }
     let sci = format!("{x:e}");
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
@@ -54,12 +50,7 @@ pub fn format_float(x: f64) -> String {
         out += &digits[..1];
         out.push('.');
         out += if digits.len() > 1 { &digits[1..] } else { "0" };
-        let _ = write!(
-            out,
-            "e{}{:02}",
-            if exp < 0 { '-' } else { '+' },
-            exp.unsigned_abs()
-        );
+        let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.unsigned_abs());
     }
     out
 }
@@ -72,8 +63,7 @@ pub fn plain_safe(s: &str) -> bool {
     if resolve::resolve_plain(s) != Resolved::Str {
         return false;
     }
-    if !(first.is_alphanumeric() || matches!(first, '_' | '/' | '.' | '(' | '$' | '^' | '+' | '='))
-    {
+    if !(first.is_alphanumeric() || matches!(first, '_' | '/' | '.' | '(' | '$' | '^' | '+' | '=')) {
         return false;
     }
     if s.starts_with("...") || s.starts_with("---") {
@@ -90,22 +80,7 @@ pub fn plain_safe(s: &str) -> bool {
         (c.is_ascii_graphic()
             && !matches!(
                 c,
-                ',' | '['
-                    | ']'
-                    | '{'
-                    | '}'
-                    | '"'
-                    | '\''
-                    | '\\'
-                    | '`'
-                    | '#'
-                    | '|'
-                    | '>'
-                    | '&'
-                    | '*'
-                    | '!'
-                    | '%'
-                    | '@'
+                ',' | '[' | ']' | '{' | '}' | '"' | '\'' | '\\' | '`' | '#' | '|' | '>' | '&' | '*' | '!' | '%' | '@'
             ))
             || c == ' '
             || (!c.is_ascii() && c.is_alphanumeric())
@@ -131,10 +106,7 @@ pub fn quote(s: &str) -> String {
             c if (c as u32) < 0x20 || c as u32 == 0x7f || (0x80..0xa0).contains(&(c as u32)) => {
                 let _ = write!(out, "\\x{:02x}", c as u32);
             }
-            c if (0xd800..0xe000).contains(&(c as u32))
-                || c as u32 == 0xfffe
-                || c as u32 == 0xffff =>
-            {
+            c if (0xd800..0xe000).contains(&(c as u32)) || c as u32 == 0xfffe || c as u32 == 0xffff => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
             c => out.push(c),
@@ -147,11 +119,7 @@ pub fn quote(s: &str) -> String {
 /// The short form of a tag: `!core/ndarray-1.1.0`, `!!str`, or `!<uri>`.
 pub fn short_tag(tag: &str) -> String {
     if let Some(rest) = tag.strip_prefix(ASDF_TAG_PREFIX) {
-        if rest
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
-            && !rest.is_empty()
-        {
+        if rest.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c)) && !rest.is_empty() {
             return format!("!{rest}");
         }
     }
@@ -220,12 +188,7 @@ impl<'t> Emitter<'t> {
                 }
             }
         }
-        Emitter {
-            tree,
-            anchors,
-            emitted: vec![false; tree.len()],
-            out: String::new(),
-        }
+        Emitter { tree, anchors, emitted: vec![false; tree.len()], out: String::new() }
     }
 
     /// The document: `%YAML 1.1`, `%TAG ! tag:stsci.edu:asdf/`, `---`, the tree, `...`.
@@ -258,17 +221,12 @@ impl<'t> Emitter<'t> {
             }
             Value::Binary(b) => {
                 use base64::Engine;
-                format!(
-                    "!!binary {}",
-                    quote(&base64::engine::general_purpose::STANDARD.encode(b))
-                )
+                format!("!!binary {}", quote(&base64::engine::general_purpose::STANDARD.encode(b)))
             }
             Value::Str(s) => {
                 if node.tag.is_some() {
                     // A tagged scalar is read back as text whatever it looks like.
-                    if plain_safe(s)
-                        || (resolve::resolve_plain(s) != Resolved::Str && plain_safe_ts(s))
-                    {
+                    if plain_safe(s) || (resolve::resolve_plain(s) != Resolved::Str && plain_safe_ts(s)) {
                         s.clone()
                     } else {
                         quote(s)
@@ -300,11 +258,7 @@ impl<'t> Emitter<'t> {
     }
 
     fn is_flow_scalar(&self, id: NodeId) -> bool {
-        !self.anchors.contains_key(&id)
-            && !matches!(
-                self.tree.node(id).node().value,
-                Value::Seq(_) | Value::Map(_)
-            )
+        !self.anchors.contains_key(&id) && !matches!(self.tree.node(id).node().value, Value::Seq(_) | Value::Map(_))
     }
 
     /// Emits node `id` after whatever the line holds already (`key:`, `-`, `---`).
@@ -327,10 +281,7 @@ impl<'t> Emitter<'t> {
                 if items.is_empty() {
                     let _ = writeln!(self.out, " {head}[]");
                 } else if items.iter().all(|&i| self.is_flow_scalar(i)) {
-                    let parts: Vec<String> = items
-                        .iter()
-                        .map(|&i| self.scalar_text(i).unwrap_or_default())
-                        .collect();
+                    let parts: Vec<String> = items.iter().map(|&i| self.scalar_text(i).unwrap_or_default()).collect();
                     let _ = writeln!(self.out, " {head}[{}]", parts.join(", "));
                 } else {
                     let head = head.trim_end();
@@ -359,19 +310,12 @@ impl<'t> Emitter<'t> {
                     self.out += head;
                 }
                 self.out.push('\n');
-                let child_indent = if matches!(ctx, Ctx::Document) {
-                    0
-                } else {
-                    indent
-                };
+                let child_indent = if matches!(ctx, Ctx::Document) { 0 } else { indent };
                 let pad = " ".repeat(child_indent);
                 for &(k, v) in pairs {
                     self.out += &pad;
                     let key = match self.prefix(k) {
-                        Ok(p) => format!(
-                            "{p}{}",
-                            self.scalar_text(k).unwrap_or_else(|| "null".into())
-                        ),
+                        Ok(p) => format!("{p}{}", self.scalar_text(k).unwrap_or_else(|| "null".into())),
                         Err(alias) => format!("{alias} "),
                     };
                     self.out += &key;
@@ -390,8 +334,7 @@ impl<'t> Emitter<'t> {
 /// Timestamps and tagged texts are plain when they have no YAML syntax in them.
 fn plain_safe_ts(s: &str) -> bool {
     !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-+:. _()".contains(c))
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-+:. _()".contains(c))
         && !s.starts_with([' ', '-', ':'])
         && !s.ends_with([' ', ':'])
         && !s.contains(": ")
@@ -431,34 +374,12 @@ mod tests {
 
     #[test]
     fn ambiguous_strings_are_quoted() {
-        for s in [
-            "yes",
-            "null",
-            "1:30",
-            "0x1F",
-            "2020-01-01",
-            "=",
-            "",
-            " x",
-            "a: b",
-            "1.5",
-            "~",
-            "-",
-            "<<",
-            "#",
-            "a #b",
-        ] {
+        for s in
+            ["yes", "null", "1:30", "0x1F", "2020-01-01", "=", "", " x", "a: b", "1.5", "~", "-", "<<", "#", "a #b"]
+        {
             assert!(!plain_safe(s), "{s:?}");
         }
-        for s in [
-            "hello",
-            "F150W",
-            "1e5",
-            "y",
-            "tag:stsci.edu:asdf/core",
-            "a b",
-            "héllo",
-        ] {
+        for s in ["hello", "F150W", "1e5", "y", "tag:stsci.edu:asdf/core", "a b", "héllo"] {
             assert!(plain_safe(s), "{s:?}");
         }
     }
@@ -473,10 +394,7 @@ mod tests {
         assert_eq!(t2.get("a/2").unwrap().as_str(), Some("yes"));
         assert_eq!(t2.get("a").unwrap().id(), t2.get("b").unwrap().id());
         assert_eq!(t2.get("d/e").unwrap().as_str(), Some("multi\nline"));
-        assert_eq!(
-            t2.get("c").unwrap().tag(),
-            Some("tag:stsci.edu:asdf/core/complex-1.0.0")
-        );
+        assert_eq!(t2.get("c").unwrap().tag(), Some("tag:stsci.edu:asdf/core/complex-1.0.0"));
         assert_eq!(t2.get("g/1/0").unwrap().as_i64(), Some(3));
     }
 }

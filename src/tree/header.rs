@@ -53,16 +53,11 @@ impl Header {
 }
 
 /// Versions of the ASDF Standard whose schemas rasdf knows.
-pub const KNOWN_STANDARDS: &[&str] = &[
-    "1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0",
-];
+pub const KNOWN_STANDARDS: &[&str] = &["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0"];
 
 fn is_semver(v: &str) -> bool {
     let parts: Vec<&str> = v.split('.').collect();
-    parts.len() == 3
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Splits `s` at the first line break, returning (line without `\r?\n`, rest offset).
@@ -84,10 +79,7 @@ fn line_at(file: &[u8], from: usize) -> (&[u8], usize) {
 /// A [`HeaderError`] and the byte offset it applies to.
 pub fn parse(file: &[u8]) -> Result<Header, (HeaderError, u64)> {
     let (first, mut pos) = line_at(file, 0);
-    let tokens: Vec<&[u8]> = first
-        .split(|b| b.is_ascii_whitespace())
-        .filter(|t| !t.is_empty())
-        .collect();
+    let tokens: Vec<&[u8]> = first.split(|b| b.is_ascii_whitespace()).filter(|t| !t.is_empty()).collect();
     if tokens.len() != 2 || tokens[0] != b"#ASDF" {
         return Err((HeaderError::NotAsdf, 0));
     }
@@ -114,10 +106,7 @@ pub fn parse(file: &[u8]) -> Result<Header, (HeaderError, u64)> {
         pos = next;
         if line.iter().all(u8::is_ascii_whitespace) {
             // The reference rejects blank lines here; accepting them is harmless.
-            warnings.push((
-                line_start as u64,
-                "blank line between the header and the tree".into(),
-            ));
+            warnings.push((line_start as u64, "blank line between the header and the tree".into()));
             continue;
         }
         let Some(text) = line.strip_prefix(b"#") else {
@@ -130,20 +119,14 @@ pub fn parse(file: &[u8]) -> Result<Header, (HeaderError, u64)> {
                 if !KNOWN_STANDARDS.contains(&parts[1]) {
                     warnings.push((
                         line_start as u64,
-                        format!(
-                            "unknown ASDF Standard version {}; reading as the newest known",
-                            parts[1]
-                        ),
+                        format!("unknown ASDF Standard version {}; reading as the newest known", parts[1]),
                     ));
                 }
                 standard_version = Some(parts[1].to_string());
             } else {
                 warnings.push((
                     line_start as u64,
-                    format!(
-                        "unparsable ASDF Standard version '{}'; assuming 1.0.0",
-                        parts[1]
-                    ),
+                    format!("unparsable ASDF Standard version '{}'; assuming 1.0.0", parts[1]),
                 ));
             }
         }
@@ -223,22 +206,10 @@ mod tests {
 
     #[test]
     fn errors_with_offsets() {
-        assert_eq!(
-            parse(b"SIMPLE  = T").unwrap_err(),
-            (HeaderError::NotAsdf, 0)
-        );
-        assert_eq!(
-            parse(b"#ASDF 1.0.1\n").unwrap_err().0,
-            HeaderError::UnsupportedVersion("1.0.1".into())
-        );
-        assert_eq!(
-            parse(b"#ASDF 1.0.0\nhello\n%YAML 1.1").unwrap_err(),
-            (HeaderError::InvalidComment, 12)
-        );
-        assert_eq!(
-            parse(b"#ASDF 1.0.0\n%YAML 1.1\n--- {}\n").unwrap_err(),
-            (HeaderError::NoTreeEnd, 12)
-        );
+        assert_eq!(parse(b"SIMPLE  = T").unwrap_err(), (HeaderError::NotAsdf, 0));
+        assert_eq!(parse(b"#ASDF 1.0.1\n").unwrap_err().0, HeaderError::UnsupportedVersion("1.0.1".into()));
+        assert_eq!(parse(b"#ASDF 1.0.0\nhello\n%YAML 1.1").unwrap_err(), (HeaderError::InvalidComment, 12));
+        assert_eq!(parse(b"#ASDF 1.0.0\n%YAML 1.1\n--- {}\n").unwrap_err(), (HeaderError::NoTreeEnd, 12));
     }
 
     #[test]

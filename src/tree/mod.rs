@@ -143,10 +143,7 @@ impl Tree {
     /// # Panics
     /// When `id` is not from this tree.
     pub fn node(&self, id: NodeId) -> NodeRef<'_> {
-        assert!(
-            (id.0 as usize) < self.nodes.len(),
-            "NodeId from another tree"
-        );
+        assert!((id.0 as usize) < self.nodes.len(), "NodeId from another tree");
         NodeRef { tree: self, id }
     }
 
@@ -188,14 +185,6 @@ impl Tree {
         let id = NodeId(u32::try_from(self.nodes.len()).unwrap_or(u32::MAX));
         self.nodes.push(node);
         id
-    }
-
-    pub(crate) fn set_root(&mut self, id: NodeId) {
-        self.root = Some(id);
-    }
-
-    pub(crate) fn node_mut(&mut self, id: NodeId) -> &mut Node {
-        &mut self.nodes[id.0 as usize]
     }
 }
 
@@ -241,9 +230,7 @@ impl<'t> NodeRef<'t> {
 
     /// Whether the tag is the ASDF core tag `name` (any version), e.g. `core/ndarray`.
     pub fn is_asdf_tag(&self, name: &str) -> bool {
-        self.tag_name_version()
-            .and_then(|(n, _)| n.strip_prefix(ASDF_TAG_PREFIX))
-            .is_some_and(|n| n == name)
+        self.tag_name_version().and_then(|(n, _)| n.strip_prefix(ASDF_TAG_PREFIX)).is_some_and(|n| n == name)
     }
 
     /// The string, for a string node.
@@ -298,11 +285,9 @@ impl<'t> NodeRef<'t> {
     pub fn pairs(&self) -> Option<impl ExactSizeIterator<Item = (NodeRef<'t>, NodeRef<'t>)> + 't> {
         let tree = self.tree;
         match self.value() {
-            Value::Map(pairs) => Some(
-                pairs
-                    .iter()
-                    .map(move |&(k, v)| (NodeRef { tree, id: k }, NodeRef { tree, id: v })),
-            ),
+            Value::Map(pairs) => {
+                Some(pairs.iter().map(move |&(k, v)| (NodeRef { tree, id: k }, NodeRef { tree, id: v })))
+            }
             _ => None,
         }
     }
@@ -322,10 +307,7 @@ impl<'t> NodeRef<'t> {
     /// Item `i` of a sequence.
     pub fn index(&self, i: usize) -> Option<NodeRef<'t>> {
         match self.value() {
-            Value::Seq(items) => items.get(i).map(|&id| NodeRef {
-                tree: self.tree,
-                id,
-            }),
+            Value::Seq(items) => items.get(i).map(|&id| NodeRef { tree: self.tree, id }),
             _ => None,
         }
     }
@@ -338,10 +320,7 @@ impl<'t> NodeRef<'t> {
         for step in path.split('/').filter(|s| !s.is_empty()) {
             cur = match cur.value() {
                 Value::Map(pairs) => cur.key(step).or_else(|| {
-                    pairs
-                        .iter()
-                        .find(|(k, _)| self.tree.node(*k).key_text() == step)
-                        .map(|&(_, v)| self.tree.node(v))
+                    pairs.iter().find(|(k, _)| self.tree.node(*k).key_text() == step).map(|&(_, v)| self.tree.node(v))
                 })?,
                 Value::Seq(_) => cur.index(step.parse().ok()?)?,
                 _ => return None,
@@ -409,15 +388,8 @@ fn key_repr(v: &Value) -> Option<KeyRepr> {
 }
 
 enum Frame {
-    Seq {
-        id: NodeId,
-        items: Vec<NodeId>,
-    },
-    Map {
-        id: NodeId,
-        pairs: Vec<(NodeId, NodeId)>,
-        key: Option<NodeId>,
-    },
+    Seq { id: NodeId, items: Vec<NodeId> },
+    Map { id: NodeId, pairs: Vec<(NodeId, NodeId)>, key: Option<NodeId> },
 }
 
 struct Builder<'l> {
@@ -437,13 +409,7 @@ fn full_tag(tag: &saphyr_parser::Tag) -> String {
 
 impl<'l> Builder<'l> {
     fn new(limits: &'l Limits) -> Self {
-        Builder {
-            limits,
-            tree: Tree::default(),
-            anchors: HashMap::new(),
-            stack: Vec::new(),
-            merge_keys: Vec::new(),
-        }
+        Builder { limits, tree: Tree::default(), anchors: HashMap::new(), stack: Vec::new(), merge_keys: Vec::new() }
     }
 
     fn run(mut self, text: &str) -> Result<Tree, BuildError> {
@@ -452,10 +418,7 @@ impl<'l> Builder<'l> {
         while let Some(ev) = parser.next_event() {
             let (ev, span) = ev.map_err(|e| {
                 let m = e.marker();
-                (
-                    TreeError::Syntax(e.info().to_string()),
-                    Some((m.line(), m.col() + 1)),
-                )
+                (TreeError::Syntax(e.info().to_string()), Some((m.line(), m.col() + 1)))
             })?;
             let pos = (span.start.line(), span.start.col() + 1);
             let at = |e: TreeError| (e, Some(pos));
@@ -473,9 +436,10 @@ impl<'l> Builder<'l> {
                     }
                 }
                 Event::Alias(aid) => {
-                    let id = *self.anchors.get(&aid).ok_or_else(|| {
-                        at(TreeError::Syntax("alias to an unknown anchor".into()))
-                    })?;
+                    let id = *self
+                        .anchors
+                        .get(&aid)
+                        .ok_or_else(|| at(TreeError::Syntax("alias to an unknown anchor".into())))?;
                     self.attach(id).map_err(at)?;
                 }
                 Event::Scalar(text, style, aid, tag) => {
@@ -492,10 +456,7 @@ impl<'l> Builder<'l> {
                     if aid != 0 {
                         self.anchors.insert(aid, id);
                     }
-                    self.stack.push(Frame::Seq {
-                        id,
-                        items: Vec::new(),
-                    });
+                    self.stack.push(Frame::Seq { id, items: Vec::new() });
                 }
                 Event::MappingStart(aid, tag) => {
                     let tag = self.collection_tag(tag.as_deref());
@@ -503,11 +464,7 @@ impl<'l> Builder<'l> {
                     if aid != 0 {
                         self.anchors.insert(aid, id);
                     }
-                    self.stack.push(Frame::Map {
-                        id,
-                        pairs: Vec::new(),
-                        key: None,
-                    });
+                    self.stack.push(Frame::Map { id, pairs: Vec::new(), key: None });
                 }
                 Event::SequenceEnd => {
                     if let Some(Frame::Seq { id, items }) = self.stack.pop() {
@@ -537,33 +494,16 @@ impl<'l> Builder<'l> {
     }
 
     fn add(&mut self, node: Node) -> Result<NodeId, TreeError> {
-        Limits::check(
-            "max_nodes",
-            self.tree.nodes.len() as u64 + 1,
-            self.limits.max_nodes as u64,
-        )?;
+        Limits::check("max_nodes", self.tree.nodes.len() as u64 + 1, self.limits.max_nodes as u64)?;
         Ok(self.tree.push(node))
     }
 
-    fn open(
-        &mut self,
-        tag: Option<String>,
-        value: Value,
-        pos: (usize, usize),
-    ) -> Result<NodeId, TreeError> {
+    fn open(&mut self, tag: Option<String>, value: Value, pos: (usize, usize)) -> Result<NodeId, TreeError> {
         if self.stack.len() >= self.limits.max_depth {
             return Err(TreeError::TooDeep(self.limits.max_depth));
         }
-        let (line, col) = (
-            u32::try_from(pos.0).unwrap_or(u32::MAX),
-            u32::try_from(pos.1).unwrap_or(u32::MAX),
-        );
-        self.add(Node {
-            tag,
-            value,
-            line,
-            col,
-        })
+        let (line, col) = (u32::try_from(pos.0).unwrap_or(u32::MAX), u32::try_from(pos.1).unwrap_or(u32::MAX));
+        self.add(Node { tag, value, line, col })
     }
 
     /// Adds a finished node to the collection being built, or makes it the root.
@@ -577,10 +517,7 @@ impl<'l> Builder<'l> {
             Some(Frame::Seq { items, .. }) => items.push(id),
             Some(Frame::Map { pairs, key, .. }) => match key.take() {
                 None => {
-                    if matches!(
-                        self.tree.nodes[id.0 as usize].value,
-                        Value::Seq(_) | Value::Map(_)
-                    ) {
+                    if matches!(self.tree.nodes[id.0 as usize].value, Value::Seq(_) | Value::Map(_)) {
                         return Err(TreeError::UnhashableKey);
                     }
                     *key = Some(id);
@@ -598,16 +535,8 @@ impl<'l> Builder<'l> {
         tag: Option<&saphyr_parser::Tag>,
         pos: (usize, usize),
     ) -> Result<Node, TreeError> {
-        let (line, col) = (
-            u32::try_from(pos.0).unwrap_or(u32::MAX),
-            u32::try_from(pos.1).unwrap_or(u32::MAX),
-        );
-        let mk = |tag: Option<String>, value: Value| Node {
-            tag,
-            value,
-            line,
-            col,
-        };
+        let (line, col) = (u32::try_from(pos.0).unwrap_or(u32::MAX), u32::try_from(pos.1).unwrap_or(u32::MAX));
+        let mk = |tag: Option<String>, value: Value| Node { tag, value, line, col };
         let Some(tag) = tag else {
             if style != ScalarStyle::Plain {
                 return Ok(mk(None, Value::Str(text.to_string())));
@@ -622,23 +551,15 @@ impl<'l> Builder<'l> {
                 Resolved::Merge => {
                     // Marked so the mapping's end can find it; a merge key is a plain `<<`.
                     let n = mk(None, Value::Str(text.to_string()));
-                    self.merge_keys.push(NodeId(
-                        u32::try_from(self.tree.nodes.len()).unwrap_or(u32::MAX),
-                    ));
+                    self.merge_keys.push(NodeId(u32::try_from(self.tree.nodes.len()).unwrap_or(u32::MAX)));
                     n
                 }
-                Resolved::Value => mk(
-                    Some(format!("{YAML_TAG_PREFIX}value")),
-                    Value::Str(text.to_string()),
-                ),
+                Resolved::Value => mk(Some(format!("{YAML_TAG_PREFIX}value")), Value::Str(text.to_string())),
                 Resolved::Str => mk(None, Value::Str(text.to_string())),
             });
         };
         let full = full_tag(tag);
-        let bad = || TreeError::BadScalar {
-            tag: full.clone(),
-            text: text.to_string(),
-        };
+        let bad = || TreeError::BadScalar { tag: full.clone(), text: text.to_string() };
         let Some(core) = full.strip_prefix(YAML_TAG_PREFIX) else {
             // `!` alone: a plain string. Any other tag: the text, tagged (the reference
             // keeps unknown tagged scalars as strings).
@@ -651,10 +572,7 @@ impl<'l> Builder<'l> {
             "str" => Value::Str(text.to_string()),
             "null" => Value::Null,
             "bool" => Value::Bool(resolve::resolve_bool(text).ok_or_else(bad)?),
-            "int" => match resolve::construct_int(text)
-                .filter(|_| resolve::is_int(text))
-                .ok_or_else(bad)?
-            {
+            "int" => match resolve::construct_int(text).filter(|_| resolve::is_int(text)).ok_or_else(bad)? {
                 Resolved::Int(i) => Value::Int(i),
                 Resolved::BigInt(i) => Value::BigInt(Box::new(i)),
                 _ => return Err(bad()),
@@ -672,11 +590,7 @@ impl<'l> Builder<'l> {
             "binary" => {
                 use base64::Engine;
                 let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-                Value::Binary(
-                    base64::engine::general_purpose::STANDARD
-                        .decode(clean)
-                        .map_err(|_| bad())?,
-                )
+                Value::Binary(base64::engine::general_purpose::STANDARD.decode(clean).map_err(|_| bad())?)
             }
             "timestamp" => {
                 resolve::parse_timestamp(text).ok_or_else(bad)?;
@@ -697,9 +611,7 @@ impl<'l> Builder<'l> {
                     match &self.tree.nodes[item.0 as usize].value {
                         Value::Map(p) if p.len() == 1 => pairs.push(p[0]),
                         _ => {
-                            return Err(TreeError::Unexpected(
-                                "!!omap items must be one-pair mappings".into(),
-                            ));
+                            return Err(TreeError::Unexpected("!!omap items must be one-pair mappings".into()));
                         }
                     }
                 }
@@ -711,21 +623,11 @@ impl<'l> Builder<'l> {
                     let p = match &self.tree.nodes[item.0 as usize].value {
                         Value::Map(p) if p.len() == 1 => p[0],
                         _ => {
-                            return Err(TreeError::Unexpected(
-                                "!!pairs items must be one-pair mappings".into(),
-                            ));
+                            return Err(TreeError::Unexpected("!!pairs items must be one-pair mappings".into()));
                         }
                     };
-                    let (line, col) = (
-                        self.tree.nodes[item.0 as usize].line,
-                        self.tree.nodes[item.0 as usize].col,
-                    );
-                    out.push(self.add(Node {
-                        tag: None,
-                        value: Value::Seq(vec![p.0, p.1]),
-                        line,
-                        col,
-                    })?);
+                    let (line, col) = (self.tree.nodes[item.0 as usize].line, self.tree.nodes[item.0 as usize].col);
+                    out.push(self.add(Node { tag: None, value: Value::Seq(vec![p.0, p.1]), line, col })?);
                 }
                 let n = &mut self.tree.nodes[id.0 as usize];
                 n.tag = None;
@@ -739,8 +641,7 @@ impl<'l> Builder<'l> {
     fn finish_map(&mut self, id: NodeId, pairs: Vec<(NodeId, NodeId)>) -> Result<(), TreeError> {
         let mut merged: Vec<(NodeId, NodeId)> = Vec::new();
         let mut own: Vec<(NodeId, NodeId)> = Vec::with_capacity(pairs.len());
-        let has_merge =
-            !self.merge_keys.is_empty() && pairs.iter().any(|(k, _)| self.merge_keys.contains(k));
+        let has_merge = !self.merge_keys.is_empty() && pairs.iter().any(|(k, _)| self.merge_keys.contains(k));
         if has_merge {
             for (k, v) in pairs {
                 if !self.merge_keys.contains(&k) {
@@ -815,10 +716,7 @@ mod tests {
         assert_eq!(root.key("a").unwrap().as_str(), Some("1e5"));
         assert_eq!(root.key("c").unwrap().as_i64(), Some(12));
         let d = root.key("d").unwrap();
-        assert_eq!(
-            (d.tag(), d.as_str()),
-            (Some("tag:x.org:y-1.0"), Some("017"))
-        );
+        assert_eq!((d.tag(), d.as_str()), (Some("tag:x.org:y-1.0"), Some("017")));
     }
 
     #[test]
@@ -837,11 +735,7 @@ mod tests {
     fn merge_keys_and_duplicates() {
         let t = parse("base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\nd: {k: 1, k: 2}\n");
         let m = t.get("m").unwrap();
-        let got: Vec<(String, i64)> = m
-            .pairs()
-            .unwrap()
-            .map(|(k, v)| (k.key_text(), v.as_i64().unwrap()))
-            .collect();
+        let got: Vec<(String, i64)> = m.pairs().unwrap().map(|(k, v)| (k.key_text(), v.as_i64().unwrap())).collect();
         assert_eq!(got, [("x".to_string(), 1), ("y".to_string(), 3)]);
         assert_eq!(t.get("d/k").unwrap().as_i64(), Some(2));
         assert_eq!(t.get("d").unwrap().pairs().unwrap().len(), 1);
@@ -849,20 +743,12 @@ mod tests {
 
     #[test]
     fn depth_limit() {
-        let limits = Limits {
-            max_depth: 100,
-            ..Limits::default()
-        };
+        let limits = Limits { max_depth: 100, ..Limits::default() };
         let err = Tree::parse(&"[".repeat(150), &limits).unwrap_err();
         assert_eq!(err.0, TreeError::TooDeep(100));
         // Far deeper than any limit: an error, not a stack overflow.
         assert!(Tree::parse(&"[".repeat(200_000), &Limits::default()).is_err());
-        let block: String = (0..2000)
-            .map(|i| format!("{}a:\n", " ".repeat(i)))
-            .collect();
-        assert_eq!(
-            Tree::parse(&block, &Limits::default()).unwrap_err().0,
-            TreeError::TooDeep(1000)
-        );
+        let block: String = (0..2000).map(|i| format!("{}a:\n", " ".repeat(i))).collect();
+        assert_eq!(Tree::parse(&block, &Limits::default()).unwrap_err().0, TreeError::TooDeep(1000));
     }
 }

@@ -121,10 +121,7 @@ pub fn is_int(s: &str) -> bool {
     }
     let mut parts = u.split(':');
     let head = parts.next().unwrap_or("");
-    let head_ok = head
-        .as_bytes()
-        .first()
-        .is_some_and(|b| (b'1'..=b'9').contains(b))
+    let head_ok = head.as_bytes().first().is_some_and(|b| (b'1'..=b'9').contains(b))
         && all(head, |b| b.is_ascii_digit() || b == b'_');
     if !head_ok {
         return false;
@@ -187,11 +184,7 @@ pub fn is_float(s: &str) -> bool {
 
 /// PyYAML's `construct_yaml_float` for text that [`is_float`] accepted.
 pub fn construct_float(s: &str) -> Option<f64> {
-    let v: String = s
-        .chars()
-        .filter(|&c| c != '_')
-        .collect::<String>()
-        .to_ascii_lowercase();
+    let v: String = s.chars().filter(|&c| c != '_').collect::<String>().to_ascii_lowercase();
     let (neg, u) = strip_sign(&v);
     let sign = if neg { -1.0 } else { 1.0 };
     if u == ".inf" {
@@ -291,9 +284,7 @@ impl Timestamp {
 }
 
 fn digits(s: &str, min: usize, max: usize) -> Option<u32> {
-    (s.len() >= min && s.len() <= max && all(s, |b| b.is_ascii_digit()))
-        .then(|| s.parse().ok())
-        .flatten()
+    (s.len() >= min && s.len() <= max && all(s, |b| b.is_ascii_digit())).then(|| s.parse().ok()).flatten()
 }
 
 /// Parses a timestamp the way PyYAML's regex and constructor do.
@@ -307,9 +298,7 @@ pub fn parse_timestamp(s: &str) -> Option<Timestamp> {
     let m_end = rest.find('-')?;
     let month = digits(&rest[..m_end], 1, 2)?;
     let rest = &rest[m_end + 1..];
-    let d_end = rest
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(rest.len());
+    let d_end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
     let day = digits(&rest[..d_end], 1, 2)?;
     let rest = &rest[d_end..];
     if rest.is_empty() {
@@ -317,11 +306,7 @@ pub fn parse_timestamp(s: &str) -> Option<Timestamp> {
         if s.len() != 10 {
             return None;
         }
-        return Some(Timestamp {
-            date: (year, month, day),
-            time: None,
-            offset_minutes: None,
-        });
+        return Some(Timestamp { date: (year, month, day), time: None, offset_minutes: None });
     }
     let rest = if let Some(r) = rest.strip_prefix(['T', 't']) {
         r
@@ -368,11 +353,7 @@ pub fn parse_timestamp(s: &str) -> Option<Timestamp> {
         let total = i32::try_from(h * 60 + m).ok()?;
         Some(if neg { -total } else { total })
     };
-    let ts = Timestamp {
-        date: (year, month, day),
-        time: Some((hour, minute, second, micro)),
-        offset_minutes: offset,
-    };
+    let ts = Timestamp { date: (year, month, day), time: Some((hour, minute, second, micro)), offset_minutes: offset };
     Some(ts)
 }
 
@@ -425,16 +406,8 @@ mod tests {
     fn timestamps_as_python_isoformat() {
         let t = parse_timestamp("2001-12-14t21:59:43.10-05:00").unwrap();
         assert_eq!(t.isoformat(), "2001-12-14T21:59:43.100000-05:00");
-        assert_eq!(
-            parse_timestamp("2001-12-14 21:59:43.10")
-                .unwrap()
-                .isoformat(),
-            "2001-12-14T21:59:43.100000"
-        );
-        assert_eq!(
-            parse_timestamp("2002-12-14").unwrap().isoformat(),
-            "2002-12-14"
-        );
+        assert_eq!(parse_timestamp("2001-12-14 21:59:43.10").unwrap().isoformat(), "2001-12-14T21:59:43.100000");
+        assert_eq!(parse_timestamp("2002-12-14").unwrap().isoformat(), "2002-12-14");
         assert_eq!(parse_timestamp("2002-1-14"), None);
     }
 }

@@ -2,9 +2,7 @@
 
 use std::fmt;
 
-use serde::de::{
-    self, DeserializeOwned, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor,
-};
+use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 
 use super::{NodeRef, Value};
 
@@ -19,11 +17,7 @@ pub struct DeError {
 
 impl fmt::Display for DeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "at {}: {}", self.path, self.message)
-        }
+        if self.path.is_empty() { f.write_str(&self.message) } else { write!(f, "at {}: {}", self.path, self.message) }
     }
 }
 
@@ -31,10 +25,7 @@ impl std::error::Error for DeError {}
 
 impl de::Error for DeError {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        DeError {
-            message: msg.to_string(),
-            path: String::new(),
-        }
+        DeError { message: msg.to_string(), path: String::new() }
     }
 }
 
@@ -42,11 +33,7 @@ impl de::Error for DeError {
 const MAX_DEPTH: usize = 512;
 
 pub(super) fn from_node<T: DeserializeOwned>(node: NodeRef<'_>) -> Result<T, DeError> {
-    T::deserialize(NodeDe {
-        node,
-        depth: 0,
-        path: String::new(),
-    })
+    T::deserialize(NodeDe { node, depth: 0, path: String::new() })
 }
 
 struct NodeDe<'t> {
@@ -57,10 +44,7 @@ struct NodeDe<'t> {
 
 impl NodeDe<'_> {
     fn err(&self, msg: impl fmt::Display) -> DeError {
-        DeError {
-            message: msg.to_string(),
-            path: self.path.clone(),
-        }
+        DeError { message: msg.to_string(), path: self.path.clone() }
     }
 
     fn check_depth(&self) -> Result<(), DeError> {
@@ -90,13 +74,7 @@ impl<'de, 't> de::Deserializer<'de> for NodeDe<'t> {
             Value::Binary(b) => visitor.visit_bytes(b),
             Value::Seq(items) => {
                 self.check_depth()?;
-                visitor.visit_seq(Seq {
-                    items: items.iter(),
-                    tree,
-                    depth: self.depth + 1,
-                    path: path.clone(),
-                    i: 0,
-                })
+                visitor.visit_seq(Seq { items: items.iter(), tree, depth: self.depth + 1, path: path.clone(), i: 0 })
             }
             Value::Map(pairs) => {
                 self.check_depth()?;
@@ -118,11 +96,7 @@ impl<'de, 't> de::Deserializer<'de> for NodeDe<'t> {
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        if self.node.is_null() {
-            visitor.visit_none()
-        } else {
-            visitor.visit_some(self)
-        }
+        if self.node.is_null() { visitor.visit_none() } else { visitor.visit_some(self) }
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -137,11 +111,7 @@ impl<'de, 't> de::Deserializer<'de> for NodeDe<'t> {
         }
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, DeError> {
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, DeError> {
         visitor.visit_newtype_struct(self)
     }
 
@@ -162,27 +132,16 @@ struct Seq<'t, I> {
 
 impl<'de, 't, I: Iterator<Item = &'t super::NodeId>> SeqAccess<'de> for Seq<'t, I> {
     type Error = DeError;
-    fn next_element_seed<T: DeserializeSeed<'de>>(
-        &mut self,
-        seed: T,
-    ) -> Result<Option<T::Value>, DeError> {
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, DeError> {
         let Some(&id) = self.items.next() else {
             return Ok(None);
         };
         let path = format!("{}/{}", self.path, self.i);
         self.i += 1;
         if self.depth > MAX_DEPTH {
-            return Err(DeError {
-                message: "nested too deeply (or recursive through an alias)".into(),
-                path,
-            });
+            return Err(DeError { message: "nested too deeply (or recursive through an alias)".into(), path });
         }
-        seed.deserialize(NodeDe {
-            node: self.tree.node(id),
-            depth: self.depth,
-            path,
-        })
-        .map(Some)
+        seed.deserialize(NodeDe { node: self.tree.node(id), depth: self.depth, path }).map(Some)
     }
 }
 
@@ -194,44 +153,27 @@ struct Map<'t, I> {
     value: Option<(super::NodeId, String)>,
 }
 
-impl<'de, 't, I: Iterator<Item = &'t (super::NodeId, super::NodeId)>> MapAccess<'de>
-    for Map<'t, I>
-{
+impl<'de, 't, I: Iterator<Item = &'t (super::NodeId, super::NodeId)>> MapAccess<'de> for Map<'t, I> {
     type Error = DeError;
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, DeError> {
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, DeError> {
         let Some(&(k, v)) = self.pairs.next() else {
             return Ok(None);
         };
         let key = self.tree.node(k);
         let path = format!("{}/{}", self.path, key.key_text());
         self.value = Some((v, path.clone()));
-        seed.deserialize(NodeDe {
-            node: key,
-            depth: self.depth,
-            path,
-        })
-        .map(Some)
+        seed.deserialize(NodeDe { node: key, depth: self.depth, path }).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, DeError> {
-        let (v, path) = self.value.take().ok_or_else(|| DeError {
-            message: "value without key".into(),
-            path: self.path.clone(),
-        })?;
+        let (v, path) = self
+            .value
+            .take()
+            .ok_or_else(|| DeError { message: "value without key".into(), path: self.path.clone() })?;
         if self.depth > MAX_DEPTH {
-            return Err(DeError {
-                message: "nested too deeply (or recursive through an alias)".into(),
-                path,
-            });
+            return Err(DeError { message: "nested too deeply (or recursive through an alias)".into(), path });
         }
-        seed.deserialize(NodeDe {
-            node: self.tree.node(v),
-            depth: self.depth,
-            path,
-        })
+        seed.deserialize(NodeDe { node: self.tree.node(v), depth: self.depth, path })
     }
 }
 
@@ -249,20 +191,9 @@ mod tests {
 
     #[test]
     fn deserializes_structs_and_reports_paths() {
-        let t = Tree::parse(
-            "sw: {name: asdf, version: 4.1.0}\nn: [1, 2, x]\n",
-            &Limits::default(),
-        )
-        .unwrap();
+        let t = Tree::parse("sw: {name: asdf, version: 4.1.0}\nn: [1, 2, x]\n", &Limits::default()).unwrap();
         let sw: Software = t.get("sw").unwrap().deserialize().unwrap();
-        assert_eq!(
-            sw,
-            Software {
-                name: "asdf".into(),
-                version: "4.1.0".into(),
-                homepage: None
-            }
-        );
+        assert_eq!(sw, Software { name: "asdf".into(), version: "4.1.0".into(), homepage: None });
         let err = t.get("n").unwrap().deserialize::<Vec<i32>>().unwrap_err();
         assert_eq!(err.path, "/2");
     }
@@ -270,12 +201,7 @@ mod tests {
     #[test]
     fn recursion_is_an_error() {
         let t = Tree::parse("a: &r [1, *r]\n", &Limits::default()).unwrap();
-        assert!(
-            t.get("a")
-                .unwrap()
-                .deserialize::<serde_json_like::Any>()
-                .is_err()
-        );
+        assert!(t.get("a").unwrap().deserialize::<serde_json_like::Any>().is_err());
     }
 
     mod serde_json_like {

@@ -16,9 +16,7 @@ pub fn testdata(rel: &str) -> PathBuf {
 
 /// The shared folder beside the repository (`RASDF_SHARED` overrides), if present.
 pub fn shared() -> Option<PathBuf> {
-    let p = std::env::var_os("RASDF_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("../shared"));
+    let p = std::env::var_os("RASDF_SHARED").map(PathBuf::from).unwrap_or_else(|| root().join("../shared"));
     p.join("reference_files").is_dir().then_some(p)
 }
 
@@ -47,9 +45,7 @@ pub fn reference_files() -> Vec<PathBuf> {
 /// The Python of the venv with the pinned reference library (`RASDF_PYTHON`), if set.
 /// Tests that need it print why they skip when it is not.
 pub fn python() -> Option<PathBuf> {
-    let found = std::env::var_os("RASDF_PYTHON")
-        .map(PathBuf::from)
-        .filter(|p| p.exists());
+    let found = std::env::var_os("RASDF_PYTHON").map(PathBuf::from).filter(|p| p.exists());
     if found.is_none() && std::env::var_os("RASDF_REQUIRE_PYTHON").is_some() {
         panic!("RASDF_REQUIRE_PYTHON is set but RASDF_PYTHON does not name a Python");
     }
@@ -59,28 +55,15 @@ pub fn python() -> Option<PathBuf> {
 /// Runs `tests/python/<script>` with `args` under the venv's Python; returns stdout.
 pub fn run_python(script: &str, args: &[&Path]) -> Option<String> {
     let Some(py) = python() else {
-        eprintln!(
-            "skipped: RASDF_PYTHON is not set (run through .ci/run to cross-test with the reference library)"
-        );
+        eprintln!("skipped: RASDF_PYTHON is not set (run through .ci/run to cross-test with the reference library)");
         return None;
     };
-    let out = Command::new(py)
-        .arg(root().join("tests/python").join(script))
-        .args(args)
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "{script} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new(py).arg(root().join("tests/python").join(script)).args(args).output().expect("run python");
+    assert!(out.status.success(), "{script} failed: {}", String::from_utf8_lossy(&out.stderr));
     Some(String::from_utf8(out.stdout).unwrap())
 }
 
 /// MD5 hex.
 pub fn md5_hex(data: &[u8]) -> String {
-    rasdf::block::md5(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    rasdf::block::md5(data).iter().map(|b| format!("{b:02x}")).collect()
 }
