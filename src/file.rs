@@ -15,7 +15,7 @@ use crate::Limits;
 use crate::block::{self, BlockHeader, ChecksumStatus, Compression, Trailer};
 use crate::error::{Error, ErrorKind, Location, Result, Warning};
 use crate::index::{self, IndexStatus};
-use crate::ndarray::{ArrayError, ArrayMeta, NativeType, NdArray, Source, Storage};
+use crate::ndarray::{ArrayError, ArrayMeta, Element, NativeType, NdArray, Source, Storage};
 use crate::tree::header::{self, Header};
 use crate::tree::{NodeRef, Tree};
 use ::ndarray::{CowArray, IxDyn};
@@ -290,6 +290,74 @@ impl AsdfFile {
         self.ndarray(path)?
             .into_cow::<T>()
             .map_err(|e| Error::new(e, Location::path(path)).in_file_opt(self.path.as_deref()))
+    }
+
+    /// The mask of the ndarray `array` read from `node`, in C order: the `null`s of
+    /// inline data, or the node's `mask`: an array (non-zero is masked), `nan` (NaN
+    /// elements), or a number (elements equal to it; floats within numpy's `isclose`
+    /// tolerance, as the reference's `masked_values`). `None` when nothing is masked.
+    ///
+    /// # Errors
+    /// A `mask` array that cannot be read or does not match the array's size.
+    pub fn mask_at(&self, node: NodeRef<'_>, array: &NdArray<'_>) -> Result<Option<Vec<bool>>> {
+        if let Some(m) = array.inline_mask() {
+            return Ok(Some(m.to_vec()));
+        }
+        let Some(mask) = node.key("mask") else { return Ok(None) };
+        let n = array.len();
+        let out: Vec<bool> = if mask.is_asdf_tag("core/ndarray") {
+            let m = self.ndarray_at(mask)?;
+            let mut v = Vec::with_capacity(m.len());
+            for e in m.elements() {
+                v.push(e.as_f64().is_some_and(|x| x != 0.0));
+            }
+            if v.len() != n {
+                let e = ArrayError::Invalid(format!("mask has {} elements, the array {n}", v.len()));
+                return Err(Error::new(e, Location { line: Some(self.line_of(mask)), ..Location::default() }));
+            }
+            v
+        } else if let Some(value) = mask.as_f64() {
+            let float = matches!(array.datatype, crate::ndarray::Datatype::Scalar(t) if t.name().starts_with("float"));
+            let mut v = Vec::with_capacity(n);
+            let test = |x: f64| {
+                if value.is_nan() {
+                    x.is_nan()
+                } else if float {
+                    (x - value).abs() <= 1e-8 + 1e-5 * value.abs()
+                } else {
+                    x == value
+                }
+            };
+            if array.for_each_f64(|x| v.push(test(x))).is_err() {
+                return Ok(None);
+            }
+            v
+        } else {
+            return Ok(None);
+        };
+        Ok(Some(out))
+    }
+
+    /// The value of a core/integer node: uint32 words, least significant first, and a
+    /// sign.
+    ///
+    /// # Errors
+    /// A malformed node.
+    pub fn integer_at(&self, node: NodeRef<'_>) -> Result<num_bigint::BigInt> {
+        let loc = || Location { line: Some(self.line_of(node)), ..Location::default() };
+        let bad = |m: &str| Error::new(crate::tree::TreeError::Unexpected(format!("core/integer: {m}")), loc());
+        let words = node.key("words").ok_or_else(|| bad("no words"))?;
+        let a = self.ndarray_at(words)?;
+        let mut value = num_bigint::BigInt::from(0);
+        for e in a.elements().iter().rev() {
+            let Element::UInt(w) = e else { return Err(bad("words must be uint32")) };
+            value = (value << 32) + num_bigint::BigInt::from(*w);
+        }
+        match node.key("sign").and_then(|s| s.as_str()) {
+            Some("-") => Ok(-value),
+            Some("+") | None => Ok(value),
+            Some(s) => Err(bad(&format!("sign '{s}'"))),
+        }
     }
 
     /// Paths of every ndarray node in the tree, in tree order.

@@ -283,8 +283,6 @@ pub enum Element {
     Record(Vec<Element>),
     /// A subarray field's elements, nested by its shape.
     List(Vec<Element>),
-    /// A masked (missing) element of inline data.
-    Masked,
 }
 
 impl Element {

@@ -343,18 +343,10 @@ impl<'f> NdArray<'f> {
         }
     }
 
-    /// Every element, in C order, as values.
+    /// Every element, in C order, as values (masked entries of inline data as stored: 0).
     pub fn elements(&self) -> Vec<Element> {
-        let mask = self.inline_mask.as_deref();
         self.byte_offsets()
-            .enumerate()
-            .map(|(i, at)| {
-                if mask.is_some_and(|m| m.get(i).copied().unwrap_or(false)) {
-                    Element::Masked
-                } else {
-                    datatype::decode_element(&self.datatype, &self.data[at..], self.byteorder)
-                }
-            })
+            .map(|at| datatype::decode_element(&self.datatype, &self.data[at..], self.byteorder))
             .collect()
     }
 

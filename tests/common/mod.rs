@@ -67,3 +67,4 @@ pub fn run_python(script: &str, args: &[&Path]) -> Option<String> {
 pub fn md5_hex(data: &[u8]) -> String {
     rasdf::block::md5(data).iter().map(|b| format!("{b:02x}")).collect()
 }
+pub mod dump;

@@ -1,0 +1,108 @@
+//! The canonical JSON form of a file's tree and array values, the same form as
+//! tests/python/dump_tree.py prints for the reference library.
+
+use rasdf::AsdfFile;
+use rasdf::ndarray::{Datatype, Element};
+use rasdf::tree::{NodeRef, Value};
+use serde_json::{Value as J, json};
+
+fn fl(x: f64) -> J {
+    if x.is_nan() {
+        json!({"$float": "nan"})
+    } else if x.is_infinite() {
+        json!({"$float": if x > 0.0 { "inf" } else { "-inf" }})
+    } else {
+        json!({"$float": x})
+    }
+}
+
+fn datatype(d: &Datatype) -> J {
+    match d {
+        Datatype::Scalar(s) => json!(s.name()),
+        Datatype::Ascii(n) => json!(["ascii", n]),
+        Datatype::Ucs4(n) => json!(["ucs4", n]),
+        Datatype::Record(fields) => J::Array(
+            fields
+                .iter()
+                .map(|f| json!({"name": f.name.clone().unwrap_or_default(), "datatype": datatype(&f.datatype), "shape": f.shape}))
+                .collect(),
+        ),
+    }
+}
+
+fn element(e: &Element) -> J {
+    match e {
+        Element::Bool(b) => json!(b),
+        Element::Int(i) => json!({"$int": i.to_string()}),
+        Element::UInt(u) => json!({"$int": u.to_string()}),
+        Element::Float(f) => fl(*f),
+        Element::Complex(r, i) => json!({"$complex": [fl(*r), fl(*i)]}),
+        Element::Bytes(b) => json!({"$bytes": b.iter().map(|c| format!("{c:02x}")).collect::<String>()}),
+        Element::Str(s) => json!(s),
+        Element::Record(v) | Element::List(v) => J::Array(v.iter().map(element).collect()),
+    }
+}
+
+/// Tags the reference converts to plain Python dicts (their tag is not kept).
+fn converted_to_dict(node: NodeRef<'_>) -> bool {
+    ["core/asdf", "core/software", "core/history_entry", "core/extension_metadata"].iter().any(|t| node.is_asdf_tag(t))
+}
+
+pub fn dump_file(f: &AsdfFile) -> J {
+    match f.tree().root() {
+        Some(root) => dump(f, root, &mut Vec::new()),
+        None => json!({"$map": []}),
+    }
+}
+
+fn dump(f: &AsdfFile, node: NodeRef<'_>, stack: &mut Vec<u32>) -> J {
+    let collection = matches!(node.value(), Value::Seq(_) | Value::Map(_));
+    if collection && stack.contains(&node.id().0) {
+        return json!({"$cycle": true});
+    }
+    if node.is_asdf_tag("core/ndarray") {
+        let a = f.ndarray_at(node).unwrap_or_else(|e| panic!("{e}"));
+        let mask = f.mask_at(node, &a).unwrap_or_else(|e| panic!("{e}"));
+        return json!({"$ndarray": {
+            "datatype": datatype(&a.datatype),
+            "shape": a.shape,
+            "values": a.elements().iter().map(element).collect::<Vec<_>>(),
+            "mask": mask,
+        }});
+    }
+    if node.is_asdf_tag("core/complex") {
+        let (r, i) = rasdf::ndarray::parse_complex(node.as_str().unwrap()).unwrap();
+        return json!({"$complex": [fl(r), fl(i)]});
+    }
+    if node.is_asdf_tag("core/integer") {
+        return json!({"$int": f.integer_at(node).unwrap_or_else(|e| panic!("{e}")).to_string()});
+    }
+    if collection {
+        stack.push(node.id().0);
+    }
+    let plain = plain(f, node, stack);
+    if collection {
+        stack.pop();
+    }
+    match node.tag() {
+        Some(t) if !converted_to_dict(node) => json!({"$tag": t, "value": plain}),
+        _ => plain,
+    }
+}
+
+fn plain(f: &AsdfFile, node: NodeRef<'_>, stack: &mut Vec<u32>) -> J {
+    match node.value() {
+        Value::Null => J::Null,
+        Value::Bool(b) => json!(b),
+        Value::Int(i) => json!({"$int": i.to_string()}),
+        Value::BigInt(i) => json!({"$int": i.to_string()}),
+        Value::Float(x) => fl(*x),
+        Value::Str(s) => json!(s),
+        Value::Binary(b) => json!({"$bytes": b.iter().map(|c| format!("{c:02x}")).collect::<String>()}),
+        Value::Timestamp(t) => json!({"$timestamp": rasdf::tree::resolve::parse_timestamp(t).unwrap().isoformat()}),
+        Value::Seq(_) => J::Array(node.items().unwrap().map(|n| dump(f, n, stack)).collect()),
+        Value::Map(_) => {
+            json!({"$map": node.pairs().unwrap().map(|(k, v)| json!([dump(f, k, stack), dump(f, v, stack)])).collect::<Vec<_>>()})
+        }
+    }
+}
