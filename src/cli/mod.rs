@@ -2,6 +2,8 @@
 //! `impl Write`, so tests call them in process. The binaries only parse arguments.
 
 pub mod check;
+pub mod info;
+pub mod to_yaml;
 
 /// What a command tells its caller to exit with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,4 +22,29 @@ impl Outcome {
             Outcome::Failed => 1,
         }
     }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so
+/// that `path` holds either its old content or all of the new, never part of it.
+///
+/// # Errors
+/// I/O errors; the temporary file is removed on failure.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.rasdf-tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }

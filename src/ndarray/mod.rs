@@ -9,6 +9,7 @@
 
 pub mod datatype;
 mod inline;
+pub mod stats;
 
 use std::borrow::Cow;
 

@@ -181,7 +181,18 @@ impl Tree {
         }
     }
 
-    pub(crate) fn push(&mut self, node: Node) -> NodeId {
+    /// Sets the root node.
+    pub fn set_root(&mut self, id: NodeId) {
+        self.root = Some(id);
+    }
+
+    /// Replaces the content of node `id`.
+    pub fn set_value(&mut self, id: NodeId, value: Value) {
+        self.nodes[id.0 as usize].value = value;
+    }
+
+    /// Adds a node (not yet attached anywhere) and returns its handle.
+    pub fn push(&mut self, node: Node) -> NodeId {
         let id = NodeId(u32::try_from(self.nodes.len()).unwrap_or(u32::MAX));
         self.nodes.push(node);
         id
