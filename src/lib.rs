@@ -27,6 +27,7 @@ pub mod index;
 pub mod limits;
 pub mod ndarray;
 pub mod tree;
+pub mod write;
 
 pub use error::{Error, ErrorKind, Location, Result, Warning};
 pub use file::{AsdfFile, OpenOptions};

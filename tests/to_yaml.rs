@@ -39,10 +39,10 @@ fn to_yaml_reads_back_to_the_same_values() {
     let mut outputs = Vec::new();
     for (n, input) in files.iter().enumerate() {
         let out = convert(&dir, input, n);
-        let before = common::dump::dump_file(&AsdfFile::open(input).unwrap());
+        let before = common::dump::without_library(common::dump::dump_file(&AsdfFile::open(input).unwrap()));
         let after_file = AsdfFile::open(&out).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
         assert!(after_file.blocks().is_empty());
-        let after = common::dump::dump_file(&after_file);
+        let after = common::dump::without_library(common::dump::dump_file(&after_file));
         assert_eq!(before, after, "{}", input.display());
         outputs.push((out, before));
     }
@@ -57,7 +57,7 @@ fn to_yaml_reads_back_to_the_same_values() {
         let reference_cannot = ["zero_d", "records", "records_2d"];
         let mut bad = Vec::new();
         for (out, before) in &outputs {
-            let got = &reference[&out.to_string_lossy().to_string()];
+            let got = &common::dump::without_library(reference[&out.to_string_lossy().to_string()].clone());
             let (Some(b), Some(g)) = (before["$map"].as_array(), got["$map"].as_array()) else {
                 if got != before {
                     bad.push(out.display().to_string());

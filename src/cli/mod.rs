@@ -1,8 +1,10 @@
 //! The command-line tools as library functions: each writes its report to an
 //! `impl Write`, so tests call them in process. The binaries only parse arguments.
 
+pub mod args;
 pub mod check;
 pub mod info;
+pub mod rewrite;
 pub mod to_yaml;
 
 /// What a command tells its caller to exit with.
@@ -31,6 +33,17 @@ impl Outcome {
 /// I/O errors; the temporary file is removed on failure.
 pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
+    write_atomically_with(path, |f| f.write_all(bytes))
+}
+
+/// Like [`write_atomically`], with `fill` writing the content to the temporary file.
+///
+/// # Errors
+/// I/O errors; the temporary file is removed on failure.
+pub fn write_atomically_with(
+    path: &std::path::Path,
+    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => std::path::PathBuf::from("."),
@@ -39,7 +52,7 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
     let tmp = dir.join(format!(".{name}.rasdf-tmp-{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        fill(&mut f)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();

@@ -314,6 +314,28 @@ impl<'f> NdArray<'f> {
         })
     }
 
+    /// An array over `data` with a layout already checked against it (by
+    /// [`NdArray::new`] on the same data, or built by the writer).
+    pub(crate) fn from_layout(
+        datatype: &Datatype,
+        byteorder: ByteOrder,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+        data: &'f [u8],
+    ) -> Self {
+        NdArray {
+            datatype: datatype.clone(),
+            byteorder,
+            shape: shape.to_vec(),
+            strides: strides.to_vec(),
+            offset,
+            storage: Storage::Inline,
+            data: Cow::Borrowed(data),
+            inline_mask: None,
+        }
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.shape.iter().product()
@@ -553,6 +575,8 @@ pub trait NativeType: Copy + Send + Sync + 'static {
     const ZERO_COPY: bool = true;
     /// Decodes one element from the start of `b`.
     fn decode(b: &[u8], order: ByteOrder) -> Self;
+    /// Appends the element's bytes in the machine's order.
+    fn encode(self, out: &mut Vec<u8>);
     /// As a float (complex: the real part).
     fn to_f64(self) -> f64;
 }
@@ -572,6 +596,9 @@ macro_rules! native {
             #[allow(clippy::cast_precision_loss, clippy::cast_lossless)]
             fn to_f64(self) -> f64 {
                 self as f64
+            }
+            fn encode(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_ne_bytes());
             }
         }
     };
@@ -593,6 +620,9 @@ impl NativeType for half::f16 {
     fn decode(b: &[u8], order: ByteOrder) -> Self {
         half::f16::from_bits(u16::decode(b, order))
     }
+    fn encode(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_bits().to_ne_bytes());
+    }
     fn to_f64(self) -> f64 {
         half::f16::to_f64(self)
     }
@@ -604,6 +634,9 @@ impl NativeType for bool {
     fn decode(b: &[u8], _: ByteOrder) -> Self {
         b[0] != 0
     }
+    fn encode(self, out: &mut Vec<u8>) {
+        out.push(u8::from(self));
+    }
     fn to_f64(self) -> f64 {
         if self { 1.0 } else { 0.0 }
     }
@@ -614,6 +647,10 @@ impl NativeType for num_complex::Complex<f32> {
     fn decode(b: &[u8], order: ByteOrder) -> Self {
         num_complex::Complex::new(f32::decode(b, order), f32::decode(&b[4..], order))
     }
+    fn encode(self, out: &mut Vec<u8>) {
+        self.re.encode(out);
+        self.im.encode(out);
+    }
     fn to_f64(self) -> f64 {
         f64::from(self.re)
     }
@@ -623,6 +660,10 @@ impl NativeType for num_complex::Complex<f64> {
     const SCALAR: ScalarType = ScalarType::Complex128;
     fn decode(b: &[u8], order: ByteOrder) -> Self {
         num_complex::Complex::new(f64::decode(b, order), f64::decode(&b[8..], order))
+    }
+    fn encode(self, out: &mut Vec<u8>) {
+        self.re.encode(out);
+        self.im.encode(out);
     }
     fn to_f64(self) -> f64 {
         self.re

@@ -186,6 +186,11 @@ impl Tree {
         self.root = Some(id);
     }
 
+    /// Replaces the tag of node `id`.
+    pub fn set_tag(&mut self, id: NodeId, tag: Option<String>) {
+        self.nodes[id.0 as usize].tag = tag;
+    }
+
     /// Replaces the content of node `id`.
     pub fn set_value(&mut self, id: NodeId, value: Value) {
         self.nodes[id.0 as usize].value = value;

@@ -106,3 +106,13 @@ fn plain(f: &AsdfFile, node: NodeRef<'_>, stack: &mut Vec<u32>) -> J {
         }
     }
 }
+
+/// A dump without the root's `asdf_library` (every writer sets its own) and with the
+/// root's keys in sorted order (writers put `asdf_library` and `history` first).
+pub fn without_library(mut j: J) -> J {
+    if let Some(pairs) = j.get_mut("$map").and_then(J::as_array_mut) {
+        pairs.retain(|p| p[0] != json!("asdf_library"));
+        pairs.sort_by_key(|p| p[0].to_string());
+    }
+    j
+}

@@ -1,0 +1,6 @@
+//! `asdf-implode IN [-o OUT]`: every array of an exploded file back in one file.
+
+fn main() -> std::process::ExitCode {
+    let stdout = std::io::stdout();
+    std::process::ExitCode::from(rasdf::cli::args::main(std::env::args_os().collect(), &mut stdout.lock()))
+}

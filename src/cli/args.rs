@@ -1,0 +1,173 @@
+//! The command line of `rasdf` (and `asdf-explode`, `asdf-implode`): argument parsing
+//! over the library functions of [`crate::cli`]. [`main`] returns the exit code.
+
+use std::path::PathBuf;
+
+use crate::cli::rewrite::{self, rewrite};
+use crate::cli::{self, Outcome};
+use crate::write::ArrayStorage;
+use crate::{AsdfFile, OpenOptions};
+use clap::{Parser, Subcommand};
+
+/// The command line.
+#[derive(Parser)]
+#[command(name = "rasdf", version, about = "Check, inspect and convert ASDF files")]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Walk and decode every block, verify checksums and the block index.
+    Check {
+        /// The ASDF file.
+        file: PathBuf,
+    },
+    /// Show the tree, with arrays' shape, datatype and storage.
+    Info {
+        /// The ASDF file.
+        file: PathBuf,
+        /// Most tree lines to show (0: all).
+        #[arg(long, default_value_t = 24)]
+        max_rows: usize,
+        /// Cut lines at this many characters (0: never).
+        #[arg(long, default_value_t = 120)]
+        max_cols: usize,
+        /// Do not show scalar values.
+        #[arg(long)]
+        no_show_values: bool,
+        /// Also read every array and show its min, max, mean and NaN count.
+        #[arg(long)]
+        stats: bool,
+    },
+    /// Rewrite the file with every array in a block of its own file, optionally
+    /// compressed (like asdftool defragment).
+    Defragment {
+        /// The ASDF file.
+        file: PathBuf,
+        /// Output file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Compress every block.
+        #[arg(short, long, value_parser = ["zlib", "bzp2", "lz4", "none"])]
+        compress: Option<String>,
+        /// Write only what each view shows, not its whole base array.
+        #[arg(long)]
+        views_only: bool,
+    },
+    /// Split the file: every array in a file of its own beside the output (like
+    /// asdftool explode).
+    Explode {
+        /// The ASDF file.
+        file: PathBuf,
+        /// Output file (default: FILE_exploded.asdf).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Join an exploded file: every array back in a block of one file (like asdftool
+    /// implode).
+    Implode {
+        /// The ASDF file.
+        file: PathBuf,
+        /// Output file (default: FILE_all.asdf).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Write the file as YAML only, every array inline (like asdftool to_yaml).
+    ToYaml {
+        /// The ASDF file.
+        file: PathBuf,
+        /// Output file (default: FILE with the extension .yaml).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+}
+
+fn open(file: &PathBuf) -> Result<AsdfFile, u8> {
+    OpenOptions::new().open(file).map_err(|e| {
+        eprintln!("rasdf: {e}");
+        Outcome::Failed.code()
+    })
+}
+
+fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
+    let io = |e: std::io::Error| {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            0
+        } else {
+            eprintln!("rasdf: {e}");
+            Outcome::Failed.code()
+        }
+    };
+    match args.command {
+        Command::Check { file } => cli::check::run(&file, &OpenOptions::new(), out).map_err(io),
+        Command::Info { file, max_rows, max_cols, no_show_values, stats } => {
+            let f = open(&file)?;
+            let options = cli::info::InfoOptions {
+                max_rows: (max_rows > 0).then_some(max_rows),
+                max_cols: (max_cols > 0).then_some(max_cols),
+                show_values: !no_show_values,
+                stats,
+            };
+            cli::info::report(&f, &options, out).map_err(io)
+        }
+        Command::Defragment { file, output, compress, views_only } => {
+            let compression = compress.as_deref().and_then(crate::block::Compression::from_name);
+            report(rewrite(&file, &output, ArrayStorage::Internal, compression, views_only))
+        }
+        Command::Explode { file, output } => {
+            let output = output.unwrap_or_else(|| rewrite::default_output(&file, "_exploded"));
+            report(rewrite(&file, &output, ArrayStorage::External, None, false))
+        }
+        Command::Implode { file, output } => {
+            let output = output.unwrap_or_else(|| rewrite::default_output(&file, "_all"));
+            report(rewrite(&file, &output, ArrayStorage::Internal, None, false))
+        }
+        Command::ToYaml { file, output } => {
+            let f = open(&file)?;
+            let output = output.unwrap_or_else(|| file.with_extension("yaml"));
+            match cli::to_yaml::write(&f, &output) {
+                Ok(()) => Ok(Outcome::Ok),
+                Err(e) => {
+                    eprintln!("rasdf: {e}");
+                    Ok(Outcome::Failed)
+                }
+            }
+        }
+    }
+}
+
+fn report(result: crate::Result<()>) -> Result<Outcome, u8> {
+    match result {
+        Ok(()) => Ok(Outcome::Ok),
+        Err(e) => {
+            eprintln!("rasdf: {e}");
+            Ok(Outcome::Failed)
+        }
+    }
+}
+
+/// Runs the command line `argv` (program name first), writing reports to `out`;
+/// returns the exit code: 0 ok, 1 error, 2 usage. Called as `asdf-explode` or
+/// `asdf-implode`, the program name picks the subcommand.
+pub fn main(argv: Vec<std::ffi::OsString>, out: &mut impl std::io::Write) -> u8 {
+    let mut argv = argv;
+    let name = argv.first().and_then(|a| PathBuf::from(a).file_stem().map(|s| s.to_string_lossy().into_owned()));
+    if let Some(sub) = name.as_deref().and_then(|n| n.strip_prefix("asdf-")) {
+        if sub == "explode" || sub == "implode" {
+            argv.insert(1, sub.into());
+        }
+    }
+    let args = match Args::try_parse_from(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    match run(args, out) {
+        Ok(outcome) => outcome.code(),
+        Err(code) => code,
+    }
+}

@@ -1,0 +1,46 @@
+//! `defragment`, `explode` and `implode`: rewrite a file with its arrays stored anew.
+
+use std::path::{Path, PathBuf};
+
+use crate::block::Compression;
+use crate::error::Result;
+use crate::write::{ArrayStorage, Document, WriteOptions};
+use crate::{AsdfFile, OpenOptions};
+
+/// `<dir>/<stem><suffix>.asdf` for `input`.
+pub fn default_output(input: &Path, suffix: &str) -> PathBuf {
+    let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    input.with_file_name(format!("{stem}{suffix}.asdf"))
+}
+
+/// Rewrites `input` to `output` with every array stored as `storage` and, when given,
+/// compressed with `compression`. External files go beside `output`.
+///
+/// # Errors
+/// Reading the input, writing the output.
+pub fn rewrite(
+    input: &Path,
+    output: &Path,
+    storage: ArrayStorage,
+    compression: Option<Compression>,
+    views_only: bool,
+) -> Result<()> {
+    let file = OpenOptions::new().open(input)?;
+    rewrite_file(&file, output, storage, compression, views_only)
+}
+
+/// [`rewrite`] from an open file.
+///
+/// # Errors
+/// As [`rewrite`].
+pub fn rewrite_file(
+    file: &AsdfFile,
+    output: &Path,
+    storage: ArrayStorage,
+    compression: Option<Compression>,
+    views_only: bool,
+) -> Result<()> {
+    let doc = Document::from_file(file)?;
+    let options = WriteOptions { storage: Some(storage), compression, views_only, ..WriteOptions::default() };
+    doc.write_to_path(output, &options)
+}

@@ -1,0 +1,885 @@
+//! Writing ASDF files: the tree, the blocks (compressed as asked, MD5 of the stored
+//! bytes), the block index, external (exploded) files; always through a temporary file
+//! in the same folder and a rename, so a path holds its old content or all of the new.
+//!
+//! ```no_run
+//! use rasdf::write::{Document, WriteOptions};
+//! use rasdf::block::Compression;
+//!
+//! let mut doc = Document::new();
+//! doc.set("meta/telescope", "JWST")?;
+//! doc.set("meta/exposure", 120.5)?;
+//! let image = ndarray::Array2::<f32>::zeros((64, 64));
+//! doc.set_array("sci/data", image.view(), Compression::Zlib)?;
+//! doc.write_to_path("out.asdf", &WriteOptions::default())?;
+//! # Ok::<(), rasdf::Error>(())
+//! ```
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::block::{self, BlockHeader, Compression};
+use crate::error::{Error, ErrorKind, Location, Result};
+use crate::ndarray::{ByteOrder, Datatype, Element, NativeType, NdArray, Storage as InputStorage, c_strides};
+use crate::tree::emit::Emitter;
+use crate::tree::{ASDF_TAG_PREFIX, Node, NodeId, NodeRef, Tree, Value};
+use crate::{AsdfFile, index};
+
+/// Where an array's data goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrayStorage {
+    /// A block of the file.
+    Internal,
+    /// Nested lists in the tree.
+    Inline,
+    /// A file of its own beside the main one (`<stem>0000.asdf`).
+    External,
+}
+
+/// How to write. Defaults: each array's own compression and storage, no padding, a
+/// block index, checksums, ASDF Standard 1.6.0.
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    /// Compress every block with this (overrides each array's).
+    pub compression: Option<Compression>,
+    /// Store every array this way (overrides each array's).
+    pub storage: Option<ArrayStorage>,
+    /// Reserve room after the tree and each block, as the reference's `pad_blocks`.
+    pub pad_blocks: bool,
+    /// Write the block index.
+    pub include_index: bool,
+    /// Write MD5 checksums (of the stored bytes).
+    pub checksums: bool,
+    /// Write only the part of the base a view selects (instead of the whole base).
+    pub views_only: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            compression: None,
+            storage: None,
+            pad_blocks: false,
+            include_index: true,
+            checksums: true,
+            views_only: false,
+        }
+    }
+}
+
+/// An array's data before writing: a base buffer and a layout in it.
+#[derive(Debug, Clone)]
+struct PendingArray {
+    base: usize,
+    datatype: Datatype,
+    byteorder: ByteOrder,
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+    offset: usize,
+    storage: ArrayStorage,
+    /// `null`s of inline data, kept when written inline again.
+    inline_mask: Option<Vec<bool>>,
+}
+
+#[derive(Debug, Clone)]
+struct Base<'f> {
+    data: Cow<'f, [u8]>,
+    compression: Compression,
+}
+
+/// A tree and its arrays, ready to write.
+#[derive(Debug, Clone)]
+pub struct Document<'f> {
+    tree: Tree,
+    arrays: HashMap<NodeId, PendingArray>,
+    bases: Vec<Base<'f>>,
+    standard: String,
+}
+
+impl Default for Document<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn node(value: Value) -> Node {
+    Node { tag: None, value, line: 0, col: 0 }
+}
+
+fn tagged(tag: &str, value: Value) -> Node {
+    Node { tag: Some(format!("{ASDF_TAG_PREFIX}{tag}")), value, line: 0, col: 0 }
+}
+
+fn usage(msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Usage(msg.into()), Location::default())
+}
+
+/// Values [`Document::set`] takes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    /// null
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(String),
+}
+
+macro_rules! scalar_from {
+    ($($t:ty => $v:ident $(as $c:ty)?),*) => {$(
+        impl From<$t> for Scalar {
+            fn from(x: $t) -> Self { Scalar::$v(x $(as $c)?.into()) }
+        }
+    )*};
+}
+scalar_from!(bool => Bool, i64 => Int, i32 => Int, u32 => Int, f64 => Float, f32 => Float, String => Str, &str => Str);
+
+impl<'f> Document<'f> {
+    /// An empty document (an empty root mapping).
+    pub fn new() -> Self {
+        let mut tree = Tree::empty();
+        let root = tree.push(tagged("core/asdf-1.1.0", Value::Map(Vec::new())));
+        tree.set_root(root);
+        Document { tree, arrays: HashMap::new(), bases: Vec::new(), standard: "1.6.0".into() }
+    }
+
+    /// The tree being built.
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    fn text(&mut self, s: &str) -> NodeId {
+        self.tree.push(node(Value::Str(s.into())))
+    }
+
+    /// The mapping at `path`, made (with the mappings above it) when missing.
+    fn mapping_at(&mut self, path: &[&str]) -> Result<NodeId> {
+        let mut cur = self.tree.root().map(|r| r.id()).ok_or_else(|| usage("the document has no root"))?;
+        for step in path {
+            let found = self.tree.node(cur).key(step).map(|n| n.id());
+            cur = match found {
+                Some(id) => id,
+                None => {
+                    let k = self.text(step);
+                    let v = self.tree.push(node(Value::Map(Vec::new())));
+                    self.attach(cur, k, v)?;
+                    v
+                }
+            };
+            if self.tree.node(cur).pairs().is_none() {
+                return Err(usage(format!("'{step}' is not a mapping")));
+            }
+        }
+        Ok(cur)
+    }
+
+    fn attach(&mut self, map: NodeId, key: NodeId, value: NodeId) -> Result<()> {
+        let Value::Map(mut pairs) = self.tree.node(map).value().clone() else {
+            return Err(usage("not a mapping"));
+        };
+        let name = self.tree.node(key).key_text();
+        match pairs.iter_mut().find(|(k, _)| self.tree.node(*k).key_text() == name) {
+            Some(p) => p.1 = value,
+            None => pairs.push((key, value)),
+        }
+        self.tree.set_value(map, Value::Map(pairs));
+        Ok(())
+    }
+
+    fn set_node(&mut self, path: &str, value: NodeId) -> Result<()> {
+        let steps: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        let (last, parents) = steps.split_last().ok_or_else(|| usage("an empty path"))?;
+        let map = self.mapping_at(parents)?;
+        let key = self.text(last);
+        self.attach(map, key, value)
+    }
+
+    /// Sets a scalar at `path` (`a/b/c`; missing mappings are made).
+    ///
+    /// # Errors
+    /// A path step that is not a mapping.
+    pub fn set(&mut self, path: &str, value: impl Into<Scalar>) -> Result<()> {
+        let v = match value.into() {
+            Scalar::Null => Value::Null,
+            Scalar::Bool(b) => Value::Bool(b),
+            Scalar::Int(i) => Value::Int(i),
+            Scalar::Float(f) => Value::Float(f),
+            Scalar::Str(s) => Value::Str(s),
+        };
+        let id = self.tree.push(node(v));
+        self.set_node(path, id)
+    }
+
+    /// Sets any serde-serializable value at `path` (structs become mappings, in field
+    /// order).
+    ///
+    /// # Errors
+    /// A value serde cannot express in YAML (a map with non-scalar keys).
+    pub fn set_serialize<T: serde::Serialize>(&mut self, path: &str, value: &T) -> Result<()> {
+        let json = serde_json::to_value(value).map_err(|e| usage(e.to_string()))?;
+        let id = json_node(&mut self.tree, &json);
+        self.set_node(path, id)
+    }
+
+    /// Sets an array at `path`: its elements are copied in C order (any layout is
+    /// accepted; views are written as what they show).
+    ///
+    /// # Errors
+    /// A path step that is not a mapping.
+    pub fn set_array<T: NativeType, D: ::ndarray::Dimension>(
+        &mut self,
+        path: &str,
+        array: ::ndarray::ArrayView<'_, T, D>,
+        compression: Compression,
+    ) -> Result<()> {
+        let size = T::SCALAR.size();
+        let mut bytes = Vec::with_capacity(array.len() * size);
+        for &x in array.iter() {
+            T::encode(x, &mut bytes);
+        }
+        let shape = array.shape().to_vec();
+        self.bases.push(Base { data: Cow::Owned(bytes), compression });
+        let id = self.tree.push(tagged("core/ndarray-1.1.0", Value::Map(Vec::new())));
+        self.arrays.insert(
+            id,
+            PendingArray {
+                base: self.bases.len() - 1,
+                datatype: Datatype::Scalar(T::SCALAR),
+                byteorder: ByteOrder::NATIVE,
+                strides: c_strides(&shape, size),
+                shape,
+                offset: 0,
+                storage: ArrayStorage::Internal,
+                inline_mask: None,
+            },
+        );
+        self.set_node(path, id)
+    }
+
+    /// A document with `file`'s tree and arrays: arrays in one block keep sharing it
+    /// (views keep their offset and strides), and keep their compression and storage.
+    ///
+    /// # Errors
+    /// Any error reading an array.
+    pub fn from_file(file: &'f AsdfFile) -> Result<Document<'f>> {
+        let mut doc = Document {
+            tree: Tree::empty(),
+            arrays: HashMap::new(),
+            bases: Vec::new(),
+            standard: file.header().standard_version.clone().unwrap_or_else(|| "1.6.0".into()),
+        };
+        let mut block_base: HashMap<usize, usize> = HashMap::new();
+        let mut map: HashMap<NodeId, NodeId> = HashMap::new();
+        let Some(root) = file.tree().root() else {
+            return Ok(Document::new());
+        };
+        let mut work: Vec<(NodeRef<'f>, NodeId)> = Vec::new();
+        let new_root = doc.copy_child(root, &mut map, &mut work);
+        doc.tree.set_root(new_root);
+        while let Some((o, n)) = work.pop() {
+            if o.is_asdf_tag("core/ndarray") {
+                let a = file.ndarray_at(o)?;
+                let storage = match a.storage {
+                    InputStorage::Inline => ArrayStorage::Inline,
+                    InputStorage::External(_) => ArrayStorage::External,
+                    InputStorage::Block(_) => ArrayStorage::Internal,
+                };
+                let base = match a.storage {
+                    InputStorage::Block(b) => match block_base.get(&b) {
+                        Some(&base) => base,
+                        None => {
+                            let compression = file.blocks()[b].compression;
+                            doc.bases.push(Base { data: Cow::Borrowed(file.block_data(b)?), compression });
+                            block_base.insert(b, doc.bases.len() - 1);
+                            doc.bases.len() - 1
+                        }
+                    },
+                    _ => {
+                        doc.bases.push(Base { data: Cow::Owned(a.data().to_vec()), compression: Compression::None });
+                        doc.bases.len() - 1
+                    }
+                };
+                let inline_mask = a.inline_mask().map(<[bool]>::to_vec);
+                doc.arrays.insert(n, pending(&a, base, storage, inline_mask));
+                // Keys other than the layout's stay (a mask, unknown extras).
+                let mut pairs = Vec::new();
+                for (k, v) in o.pairs().into_iter().flatten() {
+                    if !matches!(
+                        k.as_str(),
+                        Some("source" | "data" | "datatype" | "byteorder" | "shape" | "offset" | "strides")
+                    ) {
+                        let kk = doc.copy_child(k, &mut map, &mut work);
+                        let vv = doc.copy_child(v, &mut map, &mut work);
+                        pairs.push((kk, vv));
+                    }
+                }
+                doc.tree.set_value(n, Value::Map(pairs));
+                continue;
+            }
+            let value = match o.value() {
+                Value::Seq(_) => Value::Seq(
+                    o.items().into_iter().flatten().map(|c| doc.copy_child(c, &mut map, &mut work)).collect(),
+                ),
+                Value::Map(_) => {
+                    let mut v = Vec::new();
+                    for (k, c) in o.pairs().into_iter().flatten() {
+                        let kk = doc.copy_child(k, &mut map, &mut work);
+                        let vv = doc.copy_child(c, &mut map, &mut work);
+                        v.push((kk, vv));
+                    }
+                    Value::Map(v)
+                }
+                other => other.clone(),
+            };
+            doc.tree.set_value(n, value);
+        }
+        Ok(doc)
+    }
+
+    fn copy_child<'t>(
+        &mut self,
+        c: NodeRef<'t>,
+        map: &mut HashMap<NodeId, NodeId>,
+        work: &mut Vec<(NodeRef<'t>, NodeId)>,
+    ) -> NodeId {
+        if let Some(&id) = map.get(&c.id()) {
+            return id;
+        }
+        let id = self.tree.push(Node { tag: c.tag().map(str::to_string), value: Value::Null, line: 0, col: 0 });
+        map.insert(c.id(), id);
+        work.push((c, id));
+        id
+    }
+
+    /// Serializes the document to `out`, with external files (if any) written beside
+    /// `main_path`.
+    ///
+    /// # Errors
+    /// I/O errors; an external array with no `main_path` to name its file after.
+    pub fn write(&self, out: &mut impl Write, main_path: Option<&Path>, options: &WriteOptions) -> Result<()> {
+        let plan = self.plan(options)?;
+        let tree = self.output_tree(&plan, main_path)?;
+        let mut text = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", self.standard).into_bytes();
+        text.extend_from_slice(Emitter::new(&tree).document().as_bytes());
+        let pad = |len: usize| if options.pad_blocks { padding(len) } else { 0 };
+        let tree_pad = if plan.internal.is_empty() { 0 } else { pad(text.len()) };
+        text.resize(text.len() + tree_pad, 0);
+        out.write_all(&text)?;
+        // Compress and hash blocks in parallel, then write them in order.
+        let blocks: Vec<(BlockHeader, Cow<'_, [u8]>)> = plan
+            .internal
+            .par_iter()
+            .map(|&(base, comp)| encode_block(self.block_bytes(base, &plan), comp, options.checksums))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Error::new(e, Location::default()))?;
+        let mut offset = text.len() as u64;
+        let mut offsets = Vec::with_capacity(blocks.len());
+        for (mut h, stored) in blocks {
+            let extra = pad(stored.len());
+            h.allocated_size = h.used_size + extra as u64;
+            offsets.push(offset);
+            out.write_all(&h.to_bytes())?;
+            out.write_all(&stored)?;
+            out.write_all(&vec![0u8; extra])?;
+            offset += block::HEADER_LEN as u64 + h.allocated_size;
+        }
+        if options.include_index && !offsets.is_empty() {
+            out.write_all(&index::write(&offsets))?;
+        }
+        if !plan.external.is_empty() {
+            let main =
+                main_path.ok_or_else(|| usage("external arrays need the main file's path to name their files"))?;
+            for (n, &(base, comp)) in plan.external.iter().enumerate() {
+                let path = external_path(main, n);
+                let mut sub = Document::new();
+                sub.standard.clone_from(&self.standard);
+                sub.bases.push(Base { data: Cow::Borrowed(self.block_bytes(base, &plan)), compression: comp });
+                let sub_opts = WriteOptions { storage: Some(ArrayStorage::Internal), ..options.clone() };
+                sub.write_raw_block_file(&path, &sub_opts)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes an external block file: a minimal tree and one block.
+    fn write_raw_block_file(&self, path: &Path, options: &WriteOptions) -> Result<()> {
+        let mut tree = self.tree.clone();
+        let root = tree.root().map(|r| r.id()).ok_or_else(|| usage("no root"))?;
+        let lib = software(&mut tree);
+        let k = tree.push(node(Value::Str("asdf_library".into())));
+        tree.set_value(root, Value::Map(vec![(k, lib)]));
+        let mut text = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", self.standard).into_bytes();
+        text.extend_from_slice(Emitter::new(&tree).document().as_bytes());
+        let base = &self.bases[0];
+        let (mut h, stored) = encode_block(&base.data, base.compression, options.checksums)
+            .map_err(|e| Error::new(e, Location::default()))?;
+        h.allocated_size = h.used_size;
+        let offset = text.len() as u64;
+        text.extend_from_slice(&h.to_bytes());
+        text.extend_from_slice(&stored);
+        if options.include_index {
+            text.extend_from_slice(&index::write(&[offset]));
+        }
+        crate::cli::write_atomically(path, &text).map_err(|e| Error::from(e).in_file(path))
+    }
+
+    /// Writes the document to `path` through a temporary file and a rename.
+    ///
+    /// # Errors
+    /// As [`Document::write`].
+    pub fn write_to_path(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<()> {
+        let path = path.as_ref();
+        let mut buf = CrashTestWriter::new(Vec::new());
+        self.write(&mut buf, Some(path), options).map_err(|e| e.in_file(path))?;
+        crate::cli::write_atomically_with(path, |f| buf.replay(f)).map_err(|e| Error::from(e).in_file(path))
+    }
+
+    fn block_bytes<'a>(&'a self, base: usize, plan: &'a Plan) -> &'a [u8] {
+        match &plan.view_data[base] {
+            Some(v) => v,
+            None => &self.bases[base].data,
+        }
+    }
+}
+
+/// Reference notes 5.2: the padding `pad_blocks=True` adds to `len` bytes (4096-byte
+/// filesystem blocks, factor 1.1).
+fn padding(len: usize) -> usize {
+    let bs = 4096usize;
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let blocks = ((len as f64 * 1.1) / bs as f64).ceil() as usize + 1;
+    (blocks * bs).saturating_sub(len)
+}
+
+/// Nodes for a JSON value (what serde produced), object keys in order.
+fn json_node(tree: &mut Tree, v: &serde_json::Value) -> NodeId {
+    use serde_json::Value as J;
+    let value = match v {
+        J::Null => Value::Null,
+        J::Bool(b) => Value::Bool(*b),
+        J::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => Value::Int(i),
+            (None, Some(u), _) => Value::BigInt(Box::new(u.into())),
+            (_, _, f) => Value::Float(f.unwrap_or(f64::NAN)),
+        },
+        J::String(s) => Value::Str(s.clone()),
+        J::Array(a) => Value::Seq(a.iter().map(|x| json_node(tree, x)).collect()),
+        J::Object(o) => Value::Map(
+            o.iter()
+                .map(|(k, x)| {
+                    let k = tree.push(node(Value::Str(k.clone())));
+                    (k, json_node(tree, x))
+                })
+                .collect(),
+        ),
+    };
+    tree.push(node(value))
+}
+
+/// `<stem>NNNN.asdf` beside `main`, as the reference names external block files.
+pub fn external_path(main: &Path, n: usize) -> PathBuf {
+    let stem = main.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    main.with_file_name(format!("{stem}{n:04}.asdf"))
+}
+
+fn encode_block(
+    data: &[u8],
+    comp: Compression,
+    checksums: bool,
+) -> std::result::Result<(BlockHeader, Cow<'_, [u8]>), block::BlockError> {
+    let stored: Cow<'_, [u8]> =
+        if comp == Compression::None { Cow::Borrowed(data) } else { Cow::Owned(block::codec::encode(comp, data)?) };
+    let h = BlockHeader {
+        offset: 0,
+        header_size: block::MIN_HEADER_SIZE,
+        flags: 0,
+        compression: comp,
+        allocated_size: stored.len() as u64,
+        used_size: stored.len() as u64,
+        data_size: data.len() as u64,
+        checksum: if checksums { block::md5(&stored) } else { [0; 16] },
+    };
+    Ok((h, stored))
+}
+
+fn pending(a: &NdArray<'_>, base: usize, storage: ArrayStorage, inline_mask: Option<Vec<bool>>) -> PendingArray {
+    PendingArray {
+        base,
+        datatype: a.datatype.clone(),
+        byteorder: a.byteorder,
+        shape: a.shape.clone(),
+        strides: a.strides.clone(),
+        offset: a.offset,
+        storage,
+        inline_mask,
+    }
+}
+
+/// `core/software-1.0.0` naming rasdf.
+fn software(tree: &mut Tree) -> NodeId {
+    let mut pairs = Vec::new();
+    for (k, v) in [
+        ("author", "The rasdf developers"),
+        ("homepage", "https://crates.io/crates/rasdf"),
+        ("name", "rasdf"),
+        ("version", env!("CARGO_PKG_VERSION")),
+    ] {
+        let k = tree.push(node(Value::Str(k.into())));
+        let v = tree.push(node(Value::Str(v.into())));
+        pairs.push((k, v));
+    }
+    tree.push(tagged("core/software-1.0.0", Value::Map(pairs)))
+}
+
+/// Where each array goes: block numbers for internal bases, file numbers for external
+/// ones, and view copies when only views are written.
+struct Plan {
+    /// (base, compression) in block order.
+    internal: Vec<(usize, Compression)>,
+    external: Vec<(usize, Compression)>,
+    /// base -> block number or external file number.
+    slot: HashMap<usize, usize>,
+    /// Per base: the view's own bytes when `views_only` made a copy.
+    view_data: Vec<Option<Vec<u8>>>,
+    /// Per array node: (storage, base, layout) after overrides.
+    arrays: HashMap<NodeId, PendingArray>,
+}
+
+impl Document<'_> {
+    fn plan(&self, options: &WriteOptions) -> Result<Plan> {
+        let mut plan = Plan {
+            internal: Vec::new(),
+            external: Vec::new(),
+            slot: HashMap::new(),
+            view_data: vec![None; self.bases.len()],
+            arrays: HashMap::new(),
+        };
+        // Array nodes in tree order (preorder, as the reference numbers blocks).
+        let mut order = Vec::new();
+        self.tree.walk(|_, n| {
+            if self.arrays.contains_key(&n.id()) {
+                order.push(n.id());
+            }
+        });
+        let mut extra_bases: Vec<Vec<u8>> = Vec::new();
+        for id in order {
+            let mut a = self.arrays[&id].clone();
+            if let Some(s) = options.storage {
+                a.storage = s;
+            }
+            let whole = self.bases[a.base].data.len();
+            let contiguous = a.strides == c_strides(&a.shape, a.datatype.size()) && a.offset == 0;
+            let covers = contiguous && a.shape.iter().product::<usize>() * a.datatype.size() == whole;
+            if options.views_only && !covers && a.storage != ArrayStorage::Inline {
+                // Copy just what the view shows into a base of its own.
+                let view = NdArray::from_layout(
+                    &a.datatype,
+                    a.byteorder,
+                    &a.shape,
+                    &a.strides,
+                    a.offset,
+                    &self.bases[a.base].data,
+                );
+                let mut bytes = Vec::with_capacity(view.len() * a.datatype.size());
+                for at in view.byte_offsets() {
+                    bytes.extend_from_slice(&self.bases[a.base].data[at..at + a.datatype.size()]);
+                }
+                extra_bases.push(bytes);
+                a.strides = c_strides(&a.shape, a.datatype.size());
+                a.offset = 0;
+                a.base = self.bases.len() + extra_bases.len() - 1;
+            }
+            if a.storage != ArrayStorage::Inline && !plan.slot.contains_key(&a.base) {
+                let comp = options.compression.unwrap_or_else(|| self.base_compression(a.base));
+                let list = if a.storage == ArrayStorage::External { &mut plan.external } else { &mut plan.internal };
+                plan.slot.insert(a.base, list.len());
+                list.push((a.base, comp));
+            }
+            plan.arrays.insert(id, a);
+        }
+        plan.view_data.extend(extra_bases.into_iter().map(Some));
+        Ok(plan)
+    }
+
+    fn base_compression(&self, base: usize) -> Compression {
+        self.bases.get(base).map_or(Compression::None, |b| b.compression)
+    }
+
+    /// The tree to emit: ndarray nodes filled in, asdf_library set, big ints as
+    /// core/integer, key order as the schemas' propertyOrder asks.
+    fn output_tree(&self, plan: &Plan, main: Option<&Path>) -> Result<Tree> {
+        let mut tree = self.tree.clone();
+        // Inline array data keeps its ints as literals (the reference reads them back).
+        let mut literal_ranges = Vec::new();
+        for (&id, a) in &plan.arrays {
+            let old_pairs = match tree.node(id).value() {
+                Value::Map(p) => p.clone(),
+                _ => Vec::new(),
+            };
+            let mut pairs = Vec::new();
+            let mut put = |tree: &mut Tree, k: &str, v: NodeId| {
+                let k = tree.push(node(Value::Str(k.into())));
+                pairs.push((k, v));
+            };
+            let extra: Vec<(NodeId, NodeId)> =
+                old_pairs.iter().copied().filter(|(k, _)| tree.node(*k).as_str() != Some("mask")).collect();
+            let mask = old_pairs.iter().copied().find(|(k, _)| tree.node(*k).as_str() == Some("mask"));
+            let data_bytes = self.block_or_base(a, plan);
+            match a.storage {
+                ArrayStorage::Inline => {
+                    let arr =
+                        NdArray::from_layout(&a.datatype, a.byteorder, &a.shape, &a.strides, a.offset, data_bytes);
+                    let first = tree.len();
+                    let data = inline_data(&mut tree, &arr, a.inline_mask.as_deref());
+                    literal_ranges.push(first..tree.len());
+                    put(&mut tree, "data", data);
+                }
+                ArrayStorage::Internal | ArrayStorage::External => {
+                    let slot = plan.slot[&a.base];
+                    let source = if a.storage == ArrayStorage::External {
+                        let main =
+                            main.ok_or_else(|| usage("external arrays need the main file's path to name their files"))?;
+                        let p = external_path(main, slot);
+                        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                        tree.push(node(Value::Str(name)))
+                    } else {
+                        tree.push(node(Value::Int(i64::try_from(slot).unwrap_or(i64::MAX))))
+                    };
+                    put(&mut tree, "source", source);
+                }
+            }
+            if let Some((_, m)) = mask {
+                put(&mut tree, "mask", m);
+            }
+            let dt = datatype_node(&mut tree, &a.datatype);
+            put(&mut tree, "datatype", dt);
+            if a.storage != ArrayStorage::Inline {
+                // One-byte types are written `big`, as the reference does.
+                let order = if a.datatype.size() == 1 || matches!(a.datatype, Datatype::Ascii(_)) {
+                    ByteOrder::Big
+                } else {
+                    a.byteorder
+                };
+                let bo = tree.push(node(Value::Str(order.name().into())));
+                put(&mut tree, "byteorder", bo);
+            }
+            let dims =
+                a.shape.iter().map(|&d| tree.push(node(Value::Int(i64::try_from(d).unwrap_or(i64::MAX))))).collect();
+            let shape = tree.push(node(Value::Seq(dims)));
+            put(&mut tree, "shape", shape);
+            if a.storage != ArrayStorage::Inline {
+                if a.offset != 0 {
+                    let o = tree.push(node(Value::Int(i64::try_from(a.offset).unwrap_or(i64::MAX))));
+                    put(&mut tree, "offset", o);
+                }
+                if a.strides != c_strides(&a.shape, a.datatype.size()) && a.shape.iter().all(|&d| d > 0) {
+                    let s = a.strides.iter().map(|&s| tree.push(node(Value::Int(s as i64)))).collect();
+                    let s = tree.push(node(Value::Seq(s)));
+                    put(&mut tree, "strides", s);
+                }
+            }
+            pairs.extend(extra);
+            tree.set_value(id, Value::Map(pairs));
+        }
+        let root = tree.root().map(|r| r.id()).ok_or_else(|| usage("no root"))?;
+        let lib = software(&mut tree);
+        let Value::Map(root_pairs) = tree.node(root).value().clone() else {
+            return Err(usage("the root must be a mapping"));
+        };
+        let lib_key = tree.push(node(Value::Str("asdf_library".into())));
+        let mut pairs = vec![(lib_key, lib)];
+        let history: Vec<_> =
+            root_pairs.iter().copied().filter(|(k, _)| tree.node(*k).as_str() == Some("history")).collect();
+        pairs.extend(history);
+        pairs.extend(
+            root_pairs.into_iter().filter(|(k, _)| !matches!(tree.node(*k).as_str(), Some("asdf_library" | "history"))),
+        );
+        tree.set_value(root, Value::Map(pairs));
+        big_ints_to_integer_tags(&mut tree, &literal_ranges);
+        Ok(tree)
+    }
+
+    fn block_or_base<'a>(&'a self, a: &PendingArray, plan: &'a Plan) -> &'a [u8] {
+        self.block_bytes(a.base, plan)
+    }
+}
+
+/// Ints outside the ASDF literal range [-(2^63 - 2), 2^63 - 1] become core/integer.
+fn big_ints_to_integer_tags(tree: &mut Tree, skip: &[std::ops::Range<usize>]) {
+    let ids: Vec<NodeId> = (0..tree.len())
+        .filter(|i| !skip.iter().any(|r| r.contains(i)))
+        .map(|i| NodeId(u32::try_from(i).unwrap_or(u32::MAX)))
+        .filter(|&id| match tree.node(id).value() {
+            Value::BigInt(_) => true,
+            Value::Int(i) => *i < -(i64::MAX - 1),
+            _ => false,
+        })
+        .collect();
+    for id in ids {
+        let v: num_bigint::BigInt = match tree.node(id).value() {
+            Value::BigInt(b) => (**b).clone(),
+            Value::Int(i) => (*i).into(),
+            _ => continue,
+        };
+        let (sign, mag) = v.into_parts();
+        let words = mag.to_u32_digits();
+        let word_nodes = words.iter().map(|&w| tree.push(node(Value::Int(i64::from(w))))).collect();
+        let data = tree.push(node(Value::Seq(word_nodes)));
+        let k_data = tree.push(node(Value::Str("data".into())));
+        let dt = tree.push(node(Value::Str("uint32".into())));
+        let k_dt = tree.push(node(Value::Str("datatype".into())));
+        let n = tree.push(node(Value::Int(i64::try_from(words.len()).unwrap_or(0))));
+        let shape = tree.push(node(Value::Seq(vec![n])));
+        let k_shape = tree.push(node(Value::Str("shape".into())));
+        let arr =
+            tree.push(tagged("core/ndarray-1.1.0", Value::Map(vec![(k_data, data), (k_dt, dt), (k_shape, shape)])));
+        let k_words = tree.push(node(Value::Str("words".into())));
+        let s = tree.push(node(Value::Str(if sign == num_bigint::Sign::Minus { "-" } else { "+" }.into())));
+        let k_sign = tree.push(node(Value::Str("sign".into())));
+        let text =
+            tree.push(node(Value::Str(format!("{}{mag}", if sign == num_bigint::Sign::Minus { "-" } else { "" }))));
+        let k_text = tree.push(node(Value::Str("string".into())));
+        tree.set_value(id, Value::Map(vec![(k_words, arr), (k_sign, s), (k_text, text)]));
+        tree.set_tag(id, Some(format!("{ASDF_TAG_PREFIX}core/integer-1.1.0")));
+    }
+}
+
+/// Nodes for a datatype.
+pub(crate) fn datatype_node(tree: &mut Tree, d: &Datatype) -> NodeId {
+    match d {
+        Datatype::Scalar(s) => tree.push(node(Value::Str(s.name().into()))),
+        Datatype::Ascii(n) | Datatype::Ucs4(n) => {
+            let kind =
+                tree.push(node(Value::Str(if matches!(d, Datatype::Ascii(_)) { "ascii" } else { "ucs4" }.into())));
+            let len = tree.push(node(Value::Int(i64::try_from(*n).unwrap_or(i64::MAX))));
+            tree.push(node(Value::Seq(vec![kind, len])))
+        }
+        Datatype::Record(fields) => {
+            let mut items = Vec::with_capacity(fields.len());
+            for f in fields {
+                let mut pairs = Vec::new();
+                if let Some(name) = &f.name {
+                    let (k, v) =
+                        (tree.push(node(Value::Str("name".into()))), tree.push(node(Value::Str(name.clone()))));
+                    pairs.push((k, v));
+                }
+                let k = tree.push(node(Value::Str("datatype".into())));
+                let v = datatype_node(tree, &f.datatype);
+                pairs.push((k, v));
+                if f.datatype.size() > 1 && !matches!(f.datatype, Datatype::Ascii(_) | Datatype::Record(_)) {
+                    let k = tree.push(node(Value::Str("byteorder".into())));
+                    let v = tree.push(node(Value::Str(f.byteorder.name().into())));
+                    pairs.push((k, v));
+                }
+                if !f.shape.is_empty() {
+                    let k = tree.push(node(Value::Str("shape".into())));
+                    let dims = f
+                        .shape
+                        .iter()
+                        .map(|&d| tree.push(node(Value::Int(i64::try_from(d).unwrap_or(i64::MAX)))))
+                        .collect();
+                    let v = tree.push(node(Value::Seq(dims)));
+                    pairs.push((k, v));
+                }
+                items.push(tree.push(node(Value::Map(pairs))));
+            }
+            tree.push(node(Value::Seq(items)))
+        }
+    }
+}
+
+/// Nested lists of `a`'s elements (`null` where `mask` says), `[x]` for a 0-d array.
+pub(crate) fn inline_data(tree: &mut Tree, a: &NdArray<'_>, mask: Option<&[bool]>) -> NodeId {
+    let leaves: Vec<NodeId> = a
+        .elements()
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            if mask.is_some_and(|m| m.get(i) == Some(&true)) {
+                tree.push(node(Value::Null))
+            } else {
+                element_node(tree, e)
+            }
+        })
+        .collect();
+    if a.shape.is_empty() {
+        // `data: [x]` with `shape: []`: a bare `data: 5` would read as a block number.
+        return tree.push(node(Value::Seq(leaves)));
+    }
+    nest(tree, &mut leaves.into_iter(), &a.shape)
+}
+
+fn nest(tree: &mut Tree, it: &mut impl Iterator<Item = NodeId>, shape: &[usize]) -> NodeId {
+    let items: Vec<NodeId> = if shape.len() == 1 {
+        it.take(shape[0]).collect()
+    } else {
+        (0..shape[0]).map(|_| nest(tree, it, &shape[1..])).collect()
+    };
+    tree.push(node(Value::Seq(items)))
+}
+
+/// The node for one element.
+pub(crate) fn element_node(tree: &mut Tree, e: &Element) -> NodeId {
+    match e {
+        Element::Bool(b) => tree.push(node(Value::Bool(*b))),
+        Element::Int(i) => tree.push(node(Value::Int(*i))),
+        Element::UInt(u) => match i64::try_from(*u) {
+            Ok(i) => tree.push(node(Value::Int(i))),
+            Err(_) => tree.push(node(Value::BigInt(Box::new((*u).into())))),
+        },
+        Element::Float(f) => tree.push(node(Value::Float(*f))),
+        Element::Complex(r, i) => {
+            tree.push(tagged("core/complex-1.0.0", Value::Str(crate::cli::to_yaml::complex_repr(*r, *i))))
+        }
+        Element::Bytes(b) => tree.push(node(Value::Str(String::from_utf8_lossy(b).into_owned()))),
+        Element::Str(s) => tree.push(node(Value::Str(s.clone()))),
+        Element::Record(v) | Element::List(v) => {
+            let items = v.iter().map(|x| element_node(tree, x)).collect();
+            tree.push(node(Value::Seq(items)))
+        }
+    }
+}
+
+/// A writer that, for crash tests only, aborts the process after
+/// `RASDF_TEST_CRASH_AFTER_BYTES` bytes reach the file.
+pub(crate) struct CrashTestWriter<W> {
+    inner: W,
+}
+
+impl<W> CrashTestWriter<W> {
+    fn new(inner: W) -> Self {
+        CrashTestWriter { inner }
+    }
+}
+
+impl CrashTestWriter<Vec<u8>> {
+    /// Copies the buffered bytes to `f`, aborting midway when the crash test asks.
+    fn replay(&self, f: &mut std::fs::File) -> std::io::Result<()> {
+        let limit = std::env::var("RASDF_TEST_CRASH_AFTER_BYTES").ok().and_then(|v| v.parse::<usize>().ok());
+        match limit {
+            Some(n) if n < self.inner.len() => {
+                f.write_all(&self.inner[..n])?;
+                f.sync_all()?;
+                std::process::abort();
+            }
+            _ => f.write_all(&self.inner),
+        }
+    }
+}
+
+impl<W: Write> Write for CrashTestWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
