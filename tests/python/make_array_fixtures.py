@@ -99,6 +99,23 @@ def main(out):
     base = np.arange(48, dtype="<i2").reshape(6, 8)
     fortran = np.asfortranarray(np.arange(12, dtype="<f4").reshape(3, 4))
     masked = np.ma.array(np.arange(6.0), mask=[0, 1, 0, 0, 1, 0])
+    # asdf 6 copies views by default; save_base makes views share their base's block,
+    # with offset and strides (how files from older writers look).
+    with asdf.config_context() as cfg:
+        cfg.default_array_save_base = True
+        write(
+            "shared_views.asdf",
+            {
+                "base": base,
+                "slice": base[1:4, 2:6],
+                "reversed": base[:, ::-1],
+                "stepped": base[::2, ::3],
+                "column": base[:, 3],
+                "transposed": base.T,
+                "fortran": fortran,
+                "fortran_row": fortran[1],
+            },
+        )
     write(
         "views_masks.asdf",
         {

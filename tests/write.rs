@@ -1,0 +1,217 @@
+#![allow(clippy::cast_possible_truncation)] // test code on 64-bit hosts
+//! Everything rasdf writes reads back (in rasdf and in the reference library) to the
+//! values written: rewrites of every fixture with each codec and storage, views only,
+//! the builder API, and writes killed part-way.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rasdf::AsdfFile;
+use rasdf::block::Compression;
+use rasdf::cli::rewrite::rewrite;
+use rasdf::write::{ArrayStorage, Document, WriteOptions};
+use serde_json::Value;
+
+fn inputs() -> Vec<PathBuf> {
+    let mut files = common::reference_files();
+    files.retain(|p| !p.file_name().unwrap().to_string_lossy().starts_with("exploded0"));
+    for sub in ["pyasdf", "pyasdf/arrays"] {
+        for e in std::fs::read_dir(common::testdata(sub)).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            // Streamed blocks are rewritten as ordinary ones; no_tree has no tree to keep.
+            if name.ends_with(".asdf") && !name.starts_with("exploded0") {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
+fn dump(path: &Path) -> Value {
+    let f = AsdfFile::open(path).unwrap_or_else(|e| panic!("{e}"));
+    common::dump::without_library(common::dump::dump_file(&f))
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rasdf-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn rewrites_read_back_the_same_in_rasdf_and_the_reference() {
+    let dir = temp_dir("rewrite");
+    let modes: [(&str, ArrayStorage, Option<Compression>, bool); 7] = [
+        ("plain", ArrayStorage::Internal, Some(Compression::None), false),
+        ("zlib", ArrayStorage::Internal, Some(Compression::Zlib), false),
+        ("bzp2", ArrayStorage::Internal, Some(Compression::Bzp2), false),
+        ("lz4", ArrayStorage::Internal, Some(Compression::Lz4), false),
+        ("keep", ArrayStorage::Internal, None, false),
+        ("exploded", ArrayStorage::External, None, false),
+        ("views", ArrayStorage::Internal, None, true),
+    ];
+    let mut outputs = Vec::new();
+    for (n, input) in inputs().iter().enumerate() {
+        let before = dump(input);
+        for (mode, storage, comp, views_only) in modes {
+            let sub = dir.join(format!("{n}_{mode}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            let out = sub.join(input.file_name().unwrap());
+            rewrite(input, &out, storage, comp, views_only)
+                .unwrap_or_else(|e| panic!("{}: {mode}: {e}", input.display()));
+            let f = AsdfFile::open(&out).unwrap();
+            let mut report = Vec::new();
+            assert_eq!(
+                rasdf::cli::check::report(&f, "out", &mut report).unwrap(),
+                rasdf::cli::Outcome::Ok,
+                "{}",
+                String::from_utf8_lossy(&report)
+            );
+            if let Some(c) = comp {
+                assert!(f.blocks().iter().all(|b| b.compression == c), "{mode}");
+            }
+            if storage == ArrayStorage::External {
+                assert!(f.blocks().is_empty(), "exploded: no blocks in the main file");
+            }
+            let after = dump(&out);
+            assert_eq!(before, after, "{}: {mode}", input.display());
+            outputs.push((out, before.clone()));
+        }
+    }
+    let args: Vec<&Path> = outputs.iter().map(|(p, _)| p.as_path()).collect();
+    if let Some(json) = common::run_python("dump_tree.py", &args) {
+        let reference: std::collections::BTreeMap<String, Value> = serde_json::from_str(&json).unwrap();
+        for (out, before) in &outputs {
+            let got = common::dump::without_library(reference[&out.to_string_lossy().to_string()].clone());
+            assert_eq!(&got, before, "the reference reads {} differently", out.display());
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn views_only_writes_less() {
+    let dir = temp_dir("views");
+    let input = common::testdata("pyasdf/arrays/shared_views.asdf");
+    let (whole, part) = (dir.join("whole.asdf"), dir.join("part.asdf"));
+    rewrite(&input, &whole, ArrayStorage::Internal, None, false).unwrap();
+    rewrite(&input, &part, ArrayStorage::Internal, None, true).unwrap();
+    let (w, p) = (AsdfFile::open(&whole).unwrap(), AsdfFile::open(&part).unwrap());
+    assert_eq!(w.blocks().len(), 2, "views share their base's block");
+    assert!(p.blocks().len() > w.blocks().len(), "each view got its own block");
+    let slice = p.ndarray("slice").unwrap();
+    assert_eq!(slice.data().len(), slice.len() * 2, "a view's block holds only the view");
+    assert_eq!(dump(&whole), dump(&part));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[derive(serde::Serialize)]
+struct Meta {
+    telescope: String,
+    exposure: f64,
+    filters: Vec<String>,
+    tricky: Vec<String>,
+    nothing: Option<i32>,
+}
+
+#[test]
+fn builder_api_writes_what_the_reference_reads() {
+    use ndarray::{Array2, Array3, s};
+    let dir = temp_dir("builder");
+    let path = dir.join("built.asdf");
+    let mut doc = Document::new();
+    doc.set("meta/name", "built by rasdf").unwrap();
+    doc.set("meta/count", 3i64).unwrap();
+    doc.set("meta/big", i64::MAX).unwrap();
+    doc.set_serialize(
+        "meta/struct",
+        &Meta {
+            telescope: "JWST".into(),
+            exposure: 1e20,
+            filters: vec!["F150W".into(), "yes".into()],
+            tricky: vec!["1:30".into(), "null".into(), "0x1F".into(), "multi\nline".into(), "é".into(), "".into()],
+            nothing: None,
+        },
+    )
+    .unwrap();
+    let image = Array2::from_shape_fn((5, 7), |(i, j)| (i * 7 + j) as f32 * 0.5);
+    let cube = Array3::from_shape_fn((2, 3, 4), |(i, j, k)| (i * 100 + j * 10 + k) as i64);
+    let transposed = image.t();
+    let cut = image.slice(s![1..4, ..;2]);
+    doc.set_array("sci/image", image.view(), Compression::Zlib).unwrap();
+    doc.set_array("sci/cube", cube.view(), Compression::Lz4).unwrap();
+    doc.set_array("sci/transposed", transposed, Compression::None).unwrap();
+    doc.set_array("sci/cut", cut, Compression::Bzp2).unwrap();
+    doc.write_to_path(&path, &WriteOptions::default()).unwrap();
+
+    let f = AsdfFile::open(&path).unwrap();
+    assert_eq!(f.array::<f32>("sci/image").unwrap(), image.clone().into_dyn());
+    assert_eq!(f.array::<i64>("sci/cube").unwrap(), cube.into_dyn());
+    assert_eq!(f.array::<f32>("sci/transposed").unwrap(), transposed.into_dyn());
+    assert_eq!(f.array::<f32>("sci/cut").unwrap(), cut.into_dyn());
+    assert_eq!(f.get("meta/struct/tricky/0").unwrap().as_str(), Some("1:30"));
+    assert_eq!(f.get("asdf_library/name").unwrap().as_str(), Some("rasdf"));
+    let ours = common::dump::dump_file(&f);
+    if let Some(json) = common::run_python("dump_tree.py", &[path.as_path()]) {
+        let reference: std::collections::BTreeMap<String, Value> = serde_json::from_str(&json).unwrap();
+        assert_eq!(reference[&path.to_string_lossy().to_string()], ours);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A write killed at any point leaves the target as it was; an in-place rewrite killed
+/// at any point leaves the old file, readable.
+#[test]
+fn killed_writes_never_leave_a_half_written_file() {
+    let dir = temp_dir("kill");
+    let input = common::testdata("pyasdf/arrays/views_masks.asdf");
+    let target = dir.join("target.asdf");
+    std::fs::copy(common::testdata("example.asdf"), &target).unwrap();
+    let old = std::fs::read(&target).unwrap();
+    let full = {
+        let probe = dir.join("probe.asdf");
+        rewrite(&input, &probe, ArrayStorage::Internal, Some(Compression::Zlib), false).unwrap();
+        std::fs::metadata(&probe).unwrap().len() as usize
+    };
+    let exe = env!("CARGO_BIN_EXE_rasdf");
+    let points: Vec<usize> = (0..full).step_by((full / 25).max(1)).chain([1, full - 1]).collect();
+    for &n in &points {
+        let status = Command::new(exe)
+            .args(["defragment", input.to_str().unwrap(), "-o", target.to_str().unwrap(), "-c", "zlib"])
+            .env("RASDF_TEST_CRASH_AFTER_BYTES", n.to_string())
+            .status()
+            .unwrap();
+        assert!(!status.success(), "the write at {n} bytes was not killed");
+        assert_eq!(std::fs::read(&target).unwrap(), old, "killed after {n} bytes: target changed");
+    }
+    // In place: the file is its own input.
+    let in_place_len = {
+        let probe = dir.join("probe2.asdf");
+        rewrite(&target, &probe, ArrayStorage::Internal, Some(Compression::Lz4), false).unwrap();
+        std::fs::metadata(&probe).unwrap().len() as usize
+    };
+    for n in (0..in_place_len).step_by((in_place_len / 25).max(1)).chain([in_place_len - 1]) {
+        let status = Command::new(exe)
+            .args(["defragment", target.to_str().unwrap(), "-o", target.to_str().unwrap(), "-c", "lz4"])
+            .env("RASDF_TEST_CRASH_AFTER_BYTES", n.to_string())
+            .status()
+            .unwrap();
+        assert!(!status.success(), "the in-place write at {n} bytes was not killed");
+        assert_eq!(std::fs::read(&target).unwrap(), old, "killed after {n} bytes: the file changed");
+        let f = AsdfFile::open(&target).unwrap();
+        assert!(f.verify_blocks().iter().all(Result::is_ok));
+    }
+    let status = Command::new(exe)
+        .args(["defragment", target.to_str().unwrap(), "-o", target.to_str().unwrap(), "-c", "lz4"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let f = AsdfFile::open(&target).unwrap();
+    assert!(f.blocks().iter().all(|b| b.compression == Compression::Lz4));
+    assert_eq!(f.array::<f32>("sci/data").unwrap().shape(), &[64, 64]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
