@@ -98,6 +98,8 @@ pub struct Document<'f> {
     arrays: HashMap<NodeId, PendingArray>,
     bases: Vec<Base<'f>>,
     standard: String,
+    /// The streamed array: its node, element type and row shape.
+    stream: Option<(NodeId, crate::ndarray::ScalarType, Vec<usize>)>,
 }
 
 impl Default for Document<'_> {
@@ -148,7 +150,7 @@ impl<'f> Document<'f> {
         let mut tree = Tree::empty();
         let root = tree.push(tagged("core/asdf-1.1.0", Value::Map(Vec::new())));
         tree.set_root(root);
-        Document { tree, arrays: HashMap::new(), bases: Vec::new(), standard: "1.6.0".into() }
+        Document { tree, arrays: HashMap::new(), bases: Vec::new(), standard: "1.6.0".into(), stream: None }
     }
 
     /// The tree being built.
@@ -275,6 +277,7 @@ impl<'f> Document<'f> {
             arrays: HashMap::new(),
             bases: Vec::new(),
             standard: file.header().standard_version.clone().unwrap_or_else(|| "1.6.0".into()),
+            stream: None,
         };
         let mut block_base: HashMap<usize, usize> = HashMap::new();
         let mut map: HashMap<NodeId, NodeId> = HashMap::new();
@@ -391,7 +394,20 @@ impl<'f> Document<'f> {
             out.write_all(&vec![0u8; extra])?;
             offset += block::HEADER_LEN as u64 + h.allocated_size;
         }
-        if options.include_index && !offsets.is_empty() {
+        if self.stream.is_some() {
+            // Reference notes 1.11: flags 1, no compression, sizes and checksum zero.
+            let h = BlockHeader {
+                offset: 0,
+                header_size: block::MIN_HEADER_SIZE,
+                flags: block::FLAG_STREAMED,
+                compression: Compression::None,
+                allocated_size: 0,
+                used_size: 0,
+                data_size: 0,
+                checksum: [0; 16],
+            };
+            out.write_all(&h.to_bytes())?;
+        } else if options.include_index && !offsets.is_empty() {
             out.write_all(&index::write(&offsets))?;
         }
         if !plan.external.is_empty() {
@@ -437,9 +453,66 @@ impl<'f> Document<'f> {
     /// As [`Document::write`].
     pub fn write_to_path(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<()> {
         let path = path.as_ref();
-        let mut buf = CrashTestWriter::new(Vec::new());
-        self.write(&mut buf, Some(path), options).map_err(|e| e.in_file(path))?;
-        crate::cli::write_atomically_with(path, |f| buf.replay(f)).map_err(|e| Error::from(e).in_file(path))
+        if self.stream.is_some() {
+            return Err(usage("a document with a stream is written with write_streamed"));
+        }
+        let mut failure = None;
+        let result = crate::cli::write_atomically_with(path, |f| {
+            let mut w = CrashTestWriter::new(std::io::BufWriter::with_capacity(1 << 20, f));
+            match self.write(&mut w, Some(path), options) {
+                Ok(()) => w.flush(),
+                Err(e) => {
+                    failure = Some(e);
+                    Err(std::io::Error::other("write failed"))
+                }
+            }
+        });
+        match (result, failure) {
+            (_, Some(e)) => Err(e.in_file(path)),
+            (Err(e), None) => Err(Error::from(e).in_file(path)),
+            (Ok(()), None) => Ok(()),
+        }
+    }
+
+    /// Declares a streamed array at `path`: rows of `row_shape` elements of `datatype`,
+    /// appended after the file is written (see [`Document::write_streamed`]).
+    ///
+    /// # Errors
+    /// A path step that is not a mapping.
+    pub fn set_stream(&mut self, path: &str, datatype: crate::ndarray::ScalarType, row_shape: &[usize]) -> Result<()> {
+        let id = self.tree.push(tagged("core/ndarray-1.1.0", Value::Map(Vec::new())));
+        self.stream = Some((id, datatype, row_shape.to_vec()));
+        self.set_node(path, id)
+    }
+
+    /// Writes the document to a temporary file beside `path`, its last block streamed;
+    /// append rows to the returned writer, then [`StreamWriter::finish`] renames it into
+    /// place.
+    ///
+    /// # Errors
+    /// No stream declared; I/O errors.
+    pub fn write_streamed(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<StreamWriter> {
+        let path = path.as_ref();
+        let (_, dt, row) = self.stream.as_ref().ok_or_else(|| usage("no stream declared (set_stream)"))?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.rasdf-tmp-{}", std::process::id()));
+        let f = std::fs::File::create(&tmp).map_err(|e| Error::from(e).in_file(&tmp))?;
+        let mut w = StreamWriter {
+            file: Some(std::io::BufWriter::with_capacity(1 << 20, f)),
+            tmp,
+            path: path.to_path_buf(),
+            row_bytes: dt.size() * row.iter().product::<usize>(),
+            rows: 0,
+        };
+        let options = WriteOptions { include_index: false, ..options.clone() };
+        if let Some(f) = w.file.as_mut() {
+            self.write(f, Some(path), &options)?;
+        }
+        Ok(w)
     }
 
     fn block_bytes<'a>(&'a self, base: usize, plan: &'a Plan) -> &'a [u8] {
@@ -689,6 +762,22 @@ impl Document<'_> {
             pairs.extend(extra);
             tree.set_value(id, Value::Map(pairs));
         }
+        if let Some((id, dt, row)) = &self.stream {
+            let mut pairs = Vec::new();
+            let mut put = |tree: &mut Tree, k: &str, v: Value| {
+                let k = tree.push(node(Value::Str(k.into())));
+                let v = tree.push(node(v));
+                pairs.push((k, v));
+            };
+            put(&mut tree, "source", Value::Int(-1));
+            put(&mut tree, "datatype", Value::Str(dt.name().into()));
+            let order = if dt.size() == 1 { ByteOrder::Big } else { ByteOrder::NATIVE };
+            put(&mut tree, "byteorder", Value::Str(order.name().into()));
+            let mut dims = vec![tree.push(node(Value::Str("*".into())))];
+            dims.extend(row.iter().map(|&d| tree.push(node(Value::Int(i64::try_from(d).unwrap_or(i64::MAX))))));
+            put(&mut tree, "shape", Value::Seq(dims));
+            tree.set_value(*id, Value::Map(pairs));
+        }
         let root = tree.root().map(|r| r.id()).ok_or_else(|| usage("no root"))?;
         let lib = software(&mut tree);
         let Value::Map(root_pairs) = tree.node(root).value().clone() else {
@@ -849,37 +938,100 @@ pub(crate) fn element_node(tree: &mut Tree, e: &Element) -> NodeId {
 }
 
 /// A writer that, for crash tests only, aborts the process after
-/// `RASDF_TEST_CRASH_AFTER_BYTES` bytes reach the file.
-pub(crate) struct CrashTestWriter<W> {
+/// `RASDF_TEST_CRASH_AFTER_BYTES` bytes have been written through it.
+pub(crate) struct CrashTestWriter<W: Write> {
     inner: W,
+    written: usize,
+    limit: Option<usize>,
 }
 
-impl<W> CrashTestWriter<W> {
+impl<W: Write> CrashTestWriter<W> {
     fn new(inner: W) -> Self {
-        CrashTestWriter { inner }
-    }
-}
-
-impl CrashTestWriter<Vec<u8>> {
-    /// Copies the buffered bytes to `f`, aborting midway when the crash test asks.
-    fn replay(&self, f: &mut std::fs::File) -> std::io::Result<()> {
         let limit = std::env::var("RASDF_TEST_CRASH_AFTER_BYTES").ok().and_then(|v| v.parse::<usize>().ok());
-        match limit {
-            Some(n) if n < self.inner.len() => {
-                f.write_all(&self.inner[..n])?;
-                f.sync_all()?;
-                std::process::abort();
-            }
-            _ => f.write_all(&self.inner),
-        }
+        CrashTestWriter { inner, written: 0, limit }
     }
 }
 
 impl<W: Write> Write for CrashTestWriter<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.inner.write(buf)
+        if let Some(limit) = self.limit {
+            if self.written + buf.len() > limit {
+                let keep = limit - self.written;
+                self.inner.write_all(&buf[..keep])?;
+                self.inner.flush()?;
+                std::process::abort();
+            }
+        }
+        let n = self.inner.write(buf)?;
+        self.written += n;
+        Ok(n)
     }
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
+    }
+}
+
+/// Rows appended to a streamed block; [`StreamWriter::finish`] puts the file in place.
+/// Dropped without `finish`, the file is not written and the target is unchanged.
+pub struct StreamWriter {
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    tmp: PathBuf,
+    path: PathBuf,
+    row_bytes: usize,
+    rows: u64,
+}
+
+impl StreamWriter {
+    /// Appends whole rows (a multiple of the row size, in the machine's byte order).
+    ///
+    /// # Errors
+    /// A partial row; I/O errors.
+    pub fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        if self.row_bytes == 0 || bytes.len() % self.row_bytes != 0 {
+            return Err(usage(format!("{} bytes is not a whole number of {}-byte rows", bytes.len(), self.row_bytes)));
+        }
+        let f = self.file.as_mut().ok_or_else(|| usage("the stream is finished"))?;
+        f.write_all(bytes)?;
+        self.rows += (bytes.len() / self.row_bytes) as u64;
+        Ok(())
+    }
+
+    /// Appends the rows of a typed array (its first axis).
+    ///
+    /// # Errors
+    /// As [`StreamWriter::append`].
+    pub fn append_array<T: NativeType, D: ::ndarray::Dimension>(
+        &mut self,
+        rows: ::ndarray::ArrayView<'_, T, D>,
+    ) -> Result<()> {
+        let mut bytes = Vec::with_capacity(rows.len() * T::SCALAR.size());
+        for &x in rows.iter() {
+            x.encode(&mut bytes);
+        }
+        self.append(&bytes)
+    }
+
+    /// Rows appended so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Flushes, syncs and renames the file into place.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn finish(mut self) -> Result<()> {
+        let f = self.file.take().ok_or_else(|| usage("the stream is finished"))?;
+        let f = f.into_inner().map_err(|e| Error::from(e.into_error()))?;
+        f.sync_all()?;
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| Error::from(e).in_file(&self.path))
+    }
+}
+
+impl Drop for StreamWriter {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
     }
 }

@@ -215,3 +215,34 @@ fn killed_writes_never_leave_a_half_written_file() {
     assert_eq!(f.array::<f32>("sci/data").unwrap().shape(), &[64, 64]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn streamed_rows_read_back_in_rasdf_and_the_reference() {
+    use ndarray::Array2;
+    let dir = temp_dir("stream");
+    let path = dir.join("stream.asdf");
+    let mut doc = Document::new();
+    doc.set("meta/what", "a stream").unwrap();
+    doc.set_array("fixed", ndarray::arr1(&[1i32, 2, 3]).view(), Compression::Zlib).unwrap();
+    doc.set_stream("rows", rasdf::ndarray::ScalarType::Float64, &[3]).unwrap();
+    // Dropped without finish: nothing is written.
+    drop(doc.write_streamed(&path, &WriteOptions::default()).unwrap());
+    assert!(!path.exists());
+    let mut w = doc.write_streamed(&path, &WriteOptions::default()).unwrap();
+    let rows = Array2::from_shape_fn((5, 3), |(i, j)| (i * 3 + j) as f64 / 4.0);
+    w.append_array(rows.slice(ndarray::s![..2, ..])).unwrap();
+    w.append_array(rows.slice(ndarray::s![2.., ..])).unwrap();
+    assert!(w.append(&[0u8; 7]).is_err(), "a partial row is refused");
+    assert_eq!(w.rows(), 5);
+    w.finish().unwrap();
+    let f = AsdfFile::open(&path).unwrap();
+    assert!(f.blocks().last().unwrap().is_streamed());
+    assert_eq!(f.array::<f64>("rows").unwrap(), rows.into_dyn());
+    assert_eq!(f.array::<i32>("fixed").unwrap().as_slice().unwrap(), &[1, 2, 3]);
+    let ours = common::dump::dump_file(&f);
+    if let Some(json) = common::run_python("dump_tree.py", &[path.as_path()]) {
+        let reference: std::collections::BTreeMap<String, Value> = serde_json::from_str(&json).unwrap();
+        assert_eq!(reference[&path.to_string_lossy().to_string()], ours);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
