@@ -204,6 +204,27 @@ impl<'f> Document<'f> {
         self.attach(map, key, value)
     }
 
+    /// Removes the node at `path` (and its array, if it is one).
+    ///
+    /// # Errors
+    /// No such node.
+    pub fn remove(&mut self, path: &str) -> Result<()> {
+        let steps: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        let (last, parents) = steps.split_last().ok_or_else(|| usage("an empty path"))?;
+        let parent = self.tree.get(&parents.join("/")).ok_or_else(|| usage(format!("no node at '{path}'")))?;
+        let (pid, Value::Map(pairs)) = (parent.id(), parent.value().clone()) else {
+            return Err(usage(format!("no node at '{path}'")));
+        };
+        let before = pairs.len();
+        let kept: Vec<(NodeId, NodeId)> =
+            pairs.into_iter().filter(|(k, _)| self.tree.node(*k).key_text() != *last).collect();
+        if kept.len() == before {
+            return Err(usage(format!("no node at '{path}'")));
+        }
+        self.tree.set_value(pid, Value::Map(kept));
+        Ok(())
+    }
+
     /// Sets a scalar at `path` (`a/b/c`; missing mappings are made).
     ///
     /// # Errors

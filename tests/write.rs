@@ -246,3 +246,124 @@ fn streamed_rows_read_back_in_rasdf_and_the_reference() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A small deterministic generator (xorshift) for random trees.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn random_string(r: &mut Rng) -> String {
+    const WORDS: &[&str] = &[
+        "yes",
+        "No",
+        "on",
+        "null",
+        "~",
+        "1:30",
+        "0x1F",
+        "017",
+        "1e5",
+        "2020-01-01",
+        "=",
+        "<<",
+        "-",
+        "...",
+        "---",
+        "a: b",
+        "# c",
+        "'",
+        "\"",
+        "\\",
+        "\n",
+        "\t",
+        " ",
+        "é",
+        "中",
+        "😀",
+        "x",
+        "1.5",
+        ".inf",
+        "true",
+        "[",
+        "]",
+        "{",
+        ",",
+        "&a",
+        "*a",
+        "!t",
+        "%",
+        "@",
+        "`",
+        "|",
+        ">",
+        "?",
+        "\u{7f}",
+        "\u{85}",
+        "\u{2028}",
+        "0",
+        "-1",
+        "+2",
+    ];
+    (0..r.below(4)).map(|_| WORDS[r.below(WORDS.len() as u64) as usize]).collect()
+}
+
+fn random_value(r: &mut Rng, depth: u32) -> serde_json::Value {
+    use serde_json::json;
+    let kind = if depth > 3 { r.below(6) } else { r.below(8) };
+    match kind {
+        0 => serde_json::Value::Null,
+        1 => json!(r.below(2) == 0),
+        2 => json!((r.next() as i64) >> r.below(63)),
+        3 => {
+            let specials = [0.1, -0.0, 1e20, 1e-7, 3.0, 1.7976931348623157e308, 5e-324, 123456.789];
+            json!(if r.below(2) == 0 { specials[r.below(8) as usize] } else { (r.next() as f64) / 7.0 })
+        }
+        4 | 5 => json!(random_string(r)),
+        6 => serde_json::Value::Array((0..r.below(6)).map(|_| random_value(r, depth + 1)).collect()),
+        _ => {
+            let mut m = serde_json::Map::new();
+            for _ in 0..r.below(7) {
+                m.insert(random_string(r), random_value(r, depth + 1));
+            }
+            serde_json::Value::Object(m)
+        }
+    }
+}
+
+/// Random trees written by rasdf read back the same in rasdf and in the reference.
+#[test]
+fn random_trees_round_trip_through_the_reference() {
+    let dir = temp_dir("random");
+    let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut outputs = Vec::new();
+    for n in 0..120 {
+        let mut doc = Document::new();
+        for k in 0..12 {
+            let v = random_value(&mut r, 0);
+            doc.set_serialize(&format!("value{k}"), &v).unwrap();
+        }
+        let path = dir.join(format!("random{n}.asdf"));
+        doc.write_to_path(&path, &WriteOptions::default()).unwrap();
+        let f = AsdfFile::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        outputs.push((path.clone(), common::dump::dump_file(&f)));
+    }
+    let args: Vec<&Path> = outputs.iter().map(|(p, _)| p.as_path()).collect();
+    if let Some(json) = common::run_python("dump_tree.py", &args) {
+        let reference: std::collections::BTreeMap<String, Value> = serde_json::from_str(&json).unwrap();
+        for (path, ours) in &outputs {
+            assert_eq!(&reference[&path.to_string_lossy().to_string()], ours, "{}", path.display());
+        }
+    }
+    let total: u64 = outputs.iter().map(|(p, _)| std::fs::metadata(p).unwrap().len()).sum();
+    assert!(total > 120 * 600, "the random trees are not trivial ({total} bytes)");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
