@@ -17,8 +17,9 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
@@ -89,6 +90,43 @@ struct PendingArray {
 struct Base<'f> {
     data: Cow<'f, [u8]>,
     compression: Compression,
+    /// Data that arrives in chunks at write time (arrays larger than memory).
+    chunks: Option<Chunks>,
+}
+
+/// A chunk iterator, consumed by the first write, and the bytes it must yield.
+#[derive(Clone)]
+struct Chunks {
+    source: Arc<Mutex<Option<ChunkIter>>>,
+    len: u64,
+}
+
+type ChunkIter = Box<dyn Iterator<Item = Vec<u8>> + Send>;
+
+impl std::fmt::Debug for Chunks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Chunks({} bytes)", self.len)
+    }
+}
+
+/// Passes bytes through, counting them and hashing them.
+struct HashCount<'w, W: Write> {
+    inner: &'w mut W,
+    md5: md5::Md5,
+    n: u64,
+}
+
+impl<W: Write> Write for HashCount<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use md5::Digest;
+        let n = self.inner.write(buf)?;
+        self.md5.update(&buf[..n]);
+        self.n += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// A tree and its arrays, ready to write.
@@ -269,7 +307,7 @@ impl<'f> Document<'f> {
             T::encode(x, &mut bytes);
         }
         let shape = array.shape().to_vec();
-        self.bases.push(Base { data: Cow::Owned(bytes), compression });
+        self.bases.push(Base { data: Cow::Owned(bytes), compression, chunks: None });
         let id = self.tree.push(tagged("core/ndarray-1.1.0", Value::Map(Vec::new())));
         self.arrays.insert(
             id,
@@ -321,13 +359,21 @@ impl<'f> Document<'f> {
                         Some(&base) => base,
                         None => {
                             let compression = file.blocks()[b].compression;
-                            doc.bases.push(Base { data: Cow::Borrowed(file.block_data(b)?), compression });
+                            doc.bases.push(Base {
+                                data: Cow::Borrowed(file.block_data(b)?),
+                                compression,
+                                chunks: None,
+                            });
                             block_base.insert(b, doc.bases.len() - 1);
                             doc.bases.len() - 1
                         }
                     },
                     _ => {
-                        doc.bases.push(Base { data: Cow::Owned(a.data().to_vec()), compression: Compression::None });
+                        doc.bases.push(Base {
+                            data: Cow::Owned(a.data().to_vec()),
+                            compression: Compression::None,
+                            chunks: None,
+                        });
                         doc.bases.len() - 1
                     }
                 };
@@ -388,7 +434,7 @@ impl<'f> Document<'f> {
     ///
     /// # Errors
     /// I/O errors; an external array with no `main_path` to name its file after.
-    pub fn write(&self, out: &mut impl Write, main_path: Option<&Path>, options: &WriteOptions) -> Result<()> {
+    pub fn write<W: Write + Seek>(&self, out: &mut W, main_path: Option<&Path>, options: &WriteOptions) -> Result<()> {
         let plan = self.plan(options)?;
         let tree = self.output_tree(&plan, main_path)?;
         let mut text = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", self.standard).into_bytes();
@@ -397,23 +443,33 @@ impl<'f> Document<'f> {
         let tree_pad = if plan.internal.is_empty() { 0 } else { pad(text.len()) };
         text.resize(text.len() + tree_pad, 0);
         out.write_all(&text)?;
-        // Compress and hash blocks in parallel, then write them in order.
-        let blocks: Vec<(BlockHeader, Cow<'_, [u8]>)> = plan
+        // Compress and hash blocks in parallel, then write them in order; chunked data
+        // is compressed and hashed as it arrives, and its header patched afterwards.
+        let blocks: Vec<Option<(BlockHeader, Cow<'_, [u8]>)>> = plan
             .internal
             .par_iter()
-            .map(|&(base, comp)| encode_block(self.block_bytes(base, &plan), comp, options.checksums))
+            .map(|&(base, comp)| match self.bases.get(base).and_then(|b| b.chunks.as_ref()) {
+                Some(_) => Ok(None),
+                None => encode_block(self.block_bytes(base, &plan), comp, options.checksums).map(Some),
+            })
             .collect::<std::result::Result<_, _>>()
             .map_err(|e| Error::new(e, Location::default()))?;
         let mut offset = text.len() as u64;
         let mut offsets = Vec::with_capacity(blocks.len());
-        for (mut h, stored) in blocks {
-            let extra = pad(stored.len());
-            h.allocated_size = h.used_size + extra as u64;
+        for (prepared, &(base, comp)) in blocks.into_iter().zip(&plan.internal) {
             offsets.push(offset);
-            out.write_all(&h.to_bytes())?;
-            out.write_all(&stored)?;
-            out.write_all(&vec![0u8; extra])?;
-            offset += block::HEADER_LEN as u64 + h.allocated_size;
+            let allocated = match prepared {
+                Some((mut h, stored)) => {
+                    let extra = pad(stored.len());
+                    h.allocated_size = h.used_size + extra as u64;
+                    out.write_all(&h.to_bytes())?;
+                    out.write_all(&stored)?;
+                    out.write_all(&vec![0u8; extra])?;
+                    h.allocated_size
+                }
+                None => self.write_chunked(out, base, comp, options)?,
+            };
+            offset += block::HEADER_LEN as u64 + allocated;
         }
         if self.stream.is_some() {
             // Reference notes 1.11: flags 1, no compression, sizes and checksum zero.
@@ -438,12 +494,146 @@ impl<'f> Document<'f> {
                 let path = external_path(main, n);
                 let mut sub = Document::new();
                 sub.standard.clone_from(&self.standard);
-                sub.bases.push(Base { data: Cow::Borrowed(self.block_bytes(base, &plan)), compression: comp });
+                sub.bases.push(Base {
+                    data: Cow::Borrowed(self.block_bytes(base, &plan)),
+                    compression: comp,
+                    chunks: None,
+                });
                 let sub_opts = WriteOptions { storage: Some(ArrayStorage::Internal), ..options.clone() };
                 sub.write_raw_block_file(&path, &sub_opts)?;
             }
         }
         Ok(())
+    }
+
+    /// Writes the block of a chunked base; returns its allocated size.
+    fn write_chunked<W: Write + Seek>(
+        &self,
+        out: &mut W,
+        base: usize,
+        comp: Compression,
+        options: &WriteOptions,
+    ) -> Result<u64> {
+        let chunks = self.bases[base].chunks.as_ref().ok_or_else(|| usage("not a chunked array"))?;
+        let iter = chunks.source.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let iter = iter.ok_or_else(|| usage("a chunked array can be written once: its chunks are used up"))?;
+        let start = out.stream_position()?;
+        out.write_all(&[0u8; block::HEADER_LEN])?;
+        let mut hw = HashCount { inner: out, md5: <md5::Md5 as md5::Digest>::new(), n: 0 };
+        let mut total = 0u64;
+        let io = |e: std::io::Error| Error::from(e);
+        match comp {
+            Compression::None => {
+                for c in iter {
+                    total += c.len() as u64;
+                    hw.write_all(&c)?;
+                }
+            }
+            Compression::Zlib => {
+                let mut e = flate2::write::ZlibEncoder::new(&mut hw, flate2::Compression::new(6));
+                for c in iter {
+                    total += c.len() as u64;
+                    e.write_all(&c)?;
+                }
+                e.finish().map_err(io)?;
+            }
+            Compression::Bzp2 => {
+                let mut e = bzip2::write::BzEncoder::new(&mut hw, bzip2::Compression::new(9));
+                for c in iter {
+                    total += c.len() as u64;
+                    e.write_all(&c)?;
+                }
+                e.finish().map_err(io)?;
+            }
+            Compression::Lz4 => {
+                let mut pending: Vec<u8> = Vec::with_capacity(block::codec::LZ4_CHUNK);
+                for c in iter {
+                    total += c.len() as u64;
+                    let mut rest = &c[..];
+                    while !rest.is_empty() {
+                        let take = (block::codec::LZ4_CHUNK - pending.len()).min(rest.len());
+                        pending.extend_from_slice(&rest[..take]);
+                        rest = &rest[take..];
+                        if pending.len() == block::codec::LZ4_CHUNK {
+                            hw.write_all(
+                                &block::codec::encode(Compression::Lz4, &pending)
+                                    .map_err(|e| Error::new(e, Location::default()))?,
+                            )?;
+                            pending.clear();
+                        }
+                    }
+                }
+                if !pending.is_empty() {
+                    hw.write_all(
+                        &block::codec::encode(Compression::Lz4, &pending)
+                            .map_err(|e| Error::new(e, Location::default()))?,
+                    )?;
+                }
+            }
+            Compression::Other(_) => {
+                return Err(Error::new(block::BlockError::UnknownCompression(comp), Location::default()));
+            }
+        }
+        if total != chunks.len {
+            return Err(usage(format!("the chunks held {total} bytes, the array's shape needs {}", chunks.len)));
+        }
+        let used = hw.n;
+        let digest: [u8; 16] = <md5::Md5 as md5::Digest>::finalize(hw.md5).into();
+        let extra = if options.pad_blocks { padding(usize::try_from(used).unwrap_or(usize::MAX)) } else { 0 };
+        out.write_all(&vec![0u8; extra])?;
+        let end = out.stream_position()?;
+        let h = BlockHeader {
+            offset: start,
+            header_size: block::MIN_HEADER_SIZE,
+            flags: 0,
+            compression: comp,
+            allocated_size: used + extra as u64,
+            used_size: used,
+            data_size: total,
+            checksum: if options.checksums { digest } else { [0; 16] },
+        };
+        out.seek(SeekFrom::Start(start))?;
+        out.write_all(&h.to_bytes())?;
+        out.seek(SeekFrom::Start(end))?;
+        Ok(h.allocated_size)
+    }
+
+    /// Sets an array at `path` whose data (in the machine's byte order, C order) comes
+    /// from `chunks` while the file is written, so it never has to fit in memory.
+    /// It is stored in a block of the main file.
+    ///
+    /// # Errors
+    /// A path step that is not a mapping.
+    pub fn set_array_chunks(
+        &mut self,
+        path: &str,
+        datatype: crate::ndarray::ScalarType,
+        shape: &[usize],
+        compression: Compression,
+        chunks: impl Iterator<Item = Vec<u8>> + Send + 'static,
+    ) -> Result<()> {
+        let len = shape.iter().try_fold(datatype.size() as u64, |a, &d| a.checked_mul(d as u64));
+        let len = len.ok_or_else(|| usage("the shape is too large"))?;
+        self.bases.push(Base {
+            data: Cow::Borrowed(&[]),
+            compression,
+            chunks: Some(Chunks { source: Arc::new(Mutex::new(Some(Box::new(chunks)))), len }),
+        });
+        let id = self.tree.push(tagged("core/ndarray-1.1.0", Value::Map(Vec::new())));
+        self.arrays.insert(
+            id,
+            PendingArray {
+                base: self.bases.len() - 1,
+                datatype: Datatype::Scalar(datatype),
+                byteorder: ByteOrder::NATIVE,
+                strides: c_strides(shape, datatype.size()),
+                shape: shape.to_vec(),
+                offset: 0,
+                storage: ArrayStorage::Internal,
+                inline_mask: None,
+            },
+        );
+        self.set_node(path, id)
     }
 
     /// Writes an external block file: a minimal tree and one block.
@@ -989,6 +1179,12 @@ impl<W: Write> Write for CrashTestWriter<W> {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
+    }
+}
+
+impl<W: Write + Seek> Seek for CrashTestWriter<W> {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(pos)
     }
 }
 

@@ -367,3 +367,39 @@ fn random_trees_round_trip_through_the_reference() {
     assert!(total > 120 * 600, "the random trees are not trivial ({total} bytes)");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Arrays written from a chunk iterator (never whole in memory) read back, for each codec.
+#[test]
+fn chunked_arrays_read_back() {
+    let dir = temp_dir("chunks");
+    let n = 1_000_000usize; // 8 MB of f64: more than one lz4 record
+    for comp in [Compression::None, Compression::Zlib, Compression::Bzp2, Compression::Lz4] {
+        let path = dir.join(format!("chunks_{comp}.asdf"));
+        let mut doc = Document::new();
+        let chunks =
+            (0..10).map(move |c| (c * n / 10..(c + 1) * n / 10).flat_map(|i| (i as f64).to_ne_bytes()).collect());
+        doc.set_array_chunks("big", rasdf::ndarray::ScalarType::Float64, &[n / 1000, 1000], comp, chunks).unwrap();
+        doc.set_array("small", ndarray::arr1(&[1u8, 2]).view(), comp).unwrap();
+        doc.write_to_path(&path, &WriteOptions::default()).unwrap();
+        let f = AsdfFile::open(&path).unwrap();
+        let mut report = Vec::new();
+        assert_eq!(rasdf::cli::check::report(&f, "x", &mut report).unwrap(), rasdf::cli::Outcome::Ok, "{comp}");
+        let big = f.array::<f64>("big").unwrap();
+        assert_eq!(big.shape(), &[n / 1000, 1000]);
+        assert!(big.iter().enumerate().all(|(i, &x)| x == i as f64), "{comp}");
+        // Written once: the chunks are used up.
+        assert!(doc.write_to_path(dir.join("again.asdf"), &WriteOptions::default()).is_err());
+    }
+    let mut doc = Document::new();
+    doc.set_array_chunks(
+        "short",
+        rasdf::ndarray::ScalarType::UInt8,
+        &[10],
+        Compression::None,
+        std::iter::once(vec![0u8; 9]),
+    )
+    .unwrap();
+    assert!(doc.write_to_path(dir.join("short.asdf"), &WriteOptions::default()).is_err());
+    assert!(!dir.join("short.asdf").exists(), "a failed write leaves no file");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -45,10 +45,10 @@ pub fn complex_repr(re: f64, im: f64) -> String {
 /// Any error reading an array.
 pub fn to_yaml(file: &AsdfFile) -> Result<String> {
     let doc = Document::from_file(file)?;
-    let mut out = Vec::new();
+    let mut out = std::io::Cursor::new(Vec::new());
     let options = WriteOptions { storage: Some(ArrayStorage::Inline), ..WriteOptions::default() };
     doc.write(&mut out, None, &options)?;
-    Ok(String::from_utf8_lossy(&out).into_owned())
+    Ok(String::from_utf8_lossy(&out.into_inner()).into_owned())
 }
 
 /// Writes `to_yaml(file)` to `path` through a temporary file in the same folder.
