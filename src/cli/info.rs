@@ -143,7 +143,9 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
     let mut stack: Vec<(NodeRef<'_>, String, String, String, Vec<u32>)> =
         vec![(root, "root".into(), String::new(), String::new(), Vec::new())];
     while let Some((node, name, child_prefix, line_prefix, path)) = stack.pop() {
-        if options.max_rows.is_some_and(|m| rows >= m) {
+        // Aliases are shown expanded, as the reference shows them; a budget keeps a
+        // "billion laughs" tree from printing for ever.
+        if options.max_rows.is_some_and(|m| rows >= m) || rows as u64 >= file.limits().max_alias_expansion {
             hidden = true;
             break;
         }

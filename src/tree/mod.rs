@@ -366,7 +366,17 @@ impl<'t> NodeRef<'t> {
     /// # Errors
     /// [`DeError`] with the path of the node that did not fit.
     pub fn deserialize<T: serde::de::DeserializeOwned>(&self) -> Result<T, DeError> {
-        serde_impl::from_node(*self)
+        serde_impl::from_node(*self, serde_impl::MAX_VISITS)
+    }
+
+    /// [`NodeRef::deserialize`] visiting at most `max_nodes` collections (aliases are
+    /// followed, so shared subtrees count each time they are reached). The default is
+    /// 10 000 000.
+    ///
+    /// # Errors
+    /// As [`NodeRef::deserialize`], and when the budget is spent.
+    pub fn deserialize_limited<T: serde::de::DeserializeOwned>(&self, max_nodes: u64) -> Result<T, DeError> {
+        serde_impl::from_node(*self, max_nodes)
     }
 }
 

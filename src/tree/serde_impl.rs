@@ -32,22 +32,33 @@ impl de::Error for DeError {
 /// Deepest nesting serde will follow; deeper (or recursive) data is an error.
 const MAX_DEPTH: usize = 512;
 
-pub(super) fn from_node<T: DeserializeOwned>(node: NodeRef<'_>) -> Result<T, DeError> {
-    T::deserialize(NodeDe { node, depth: 0, path: String::new() })
+/// Most nodes one deserialization visits by default (aliases are expanded; this stops
+/// "billion laughs").
+pub(super) const MAX_VISITS: u64 = 10_000_000;
+
+pub(super) fn from_node<T: DeserializeOwned>(node: NodeRef<'_>, max_visits: u64) -> Result<T, DeError> {
+    let visits = std::cell::Cell::new(u64::MAX - max_visits);
+    T::deserialize(NodeDe { node, depth: 0, path: String::new(), visits: &visits })
 }
 
-struct NodeDe<'t> {
+struct NodeDe<'t, 'v> {
     node: NodeRef<'t>,
     depth: usize,
     path: String,
+    visits: &'v std::cell::Cell<u64>,
 }
 
-impl NodeDe<'_> {
+impl NodeDe<'_, '_> {
     fn err(&self, msg: impl fmt::Display) -> DeError {
         DeError { message: msg.to_string(), path: self.path.clone() }
     }
 
     fn check_depth(&self) -> Result<(), DeError> {
+        // Counts up from u64::MAX - budget; reaching u64::MAX means the budget is spent.
+        if self.visits.get() == u64::MAX {
+            return Err(self.err("the value expands (through aliases) to more nodes than allowed"));
+        }
+        self.visits.set(self.visits.get() + 1);
         if self.depth >= MAX_DEPTH {
             return Err(self.err("nested too deeply (or recursive through an alias)"));
         }
@@ -55,7 +66,7 @@ impl NodeDe<'_> {
     }
 }
 
-impl<'de, 't> de::Deserializer<'de> for NodeDe<'t> {
+impl<'de> de::Deserializer<'de> for NodeDe<'_, '_> {
     type Error = DeError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
@@ -74,7 +85,14 @@ impl<'de, 't> de::Deserializer<'de> for NodeDe<'t> {
             Value::Binary(b) => visitor.visit_bytes(b),
             Value::Seq(items) => {
                 self.check_depth()?;
-                visitor.visit_seq(Seq { items: items.iter(), tree, depth: self.depth + 1, path: path.clone(), i: 0 })
+                visitor.visit_seq(Seq {
+                    items: items.iter(),
+                    tree,
+                    depth: self.depth + 1,
+                    path: path.clone(),
+                    i: 0,
+                    visits: self.visits,
+                })
             }
             Value::Map(pairs) => {
                 self.check_depth()?;
@@ -84,6 +102,7 @@ impl<'de, 't> de::Deserializer<'de> for NodeDe<'t> {
                     depth: self.depth + 1,
                     path: path.clone(),
                     value: None,
+                    visits: self.visits,
                 })
             }
         };
@@ -122,15 +141,16 @@ impl<'de, 't> de::Deserializer<'de> for NodeDe<'t> {
     }
 }
 
-struct Seq<'t, I> {
+struct Seq<'t, 'v, I> {
     items: I,
     tree: &'t super::Tree,
     depth: usize,
     path: String,
     i: usize,
+    visits: &'v std::cell::Cell<u64>,
 }
 
-impl<'de, 't, I: Iterator<Item = &'t super::NodeId>> SeqAccess<'de> for Seq<'t, I> {
+impl<'de, 't, I: Iterator<Item = &'t super::NodeId>> SeqAccess<'de> for Seq<'t, '_, I> {
     type Error = DeError;
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, DeError> {
         let Some(&id) = self.items.next() else {
@@ -141,19 +161,20 @@ impl<'de, 't, I: Iterator<Item = &'t super::NodeId>> SeqAccess<'de> for Seq<'t, 
         if self.depth > MAX_DEPTH {
             return Err(DeError { message: "nested too deeply (or recursive through an alias)".into(), path });
         }
-        seed.deserialize(NodeDe { node: self.tree.node(id), depth: self.depth, path }).map(Some)
+        seed.deserialize(NodeDe { node: self.tree.node(id), depth: self.depth, path, visits: self.visits }).map(Some)
     }
 }
 
-struct Map<'t, I> {
+struct Map<'t, 'v, I> {
     pairs: I,
     tree: &'t super::Tree,
     depth: usize,
     path: String,
     value: Option<(super::NodeId, String)>,
+    visits: &'v std::cell::Cell<u64>,
 }
 
-impl<'de, 't, I: Iterator<Item = &'t (super::NodeId, super::NodeId)>> MapAccess<'de> for Map<'t, I> {
+impl<'de, 't, I: Iterator<Item = &'t (super::NodeId, super::NodeId)>> MapAccess<'de> for Map<'t, '_, I> {
     type Error = DeError;
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, DeError> {
         let Some(&(k, v)) = self.pairs.next() else {
@@ -162,7 +183,7 @@ impl<'de, 't, I: Iterator<Item = &'t (super::NodeId, super::NodeId)>> MapAccess<
         let key = self.tree.node(k);
         let path = format!("{}/{}", self.path, key.key_text());
         self.value = Some((v, path.clone()));
-        seed.deserialize(NodeDe { node: key, depth: self.depth, path }).map(Some)
+        seed.deserialize(NodeDe { node: key, depth: self.depth, path, visits: self.visits }).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, DeError> {
@@ -173,7 +194,7 @@ impl<'de, 't, I: Iterator<Item = &'t (super::NodeId, super::NodeId)>> MapAccess<
         if self.depth > MAX_DEPTH {
             return Err(DeError { message: "nested too deeply (or recursive through an alias)".into(), path });
         }
-        seed.deserialize(NodeDe { node: self.tree.node(v), depth: self.depth, path })
+        seed.deserialize(NodeDe { node: self.tree.node(v), depth: self.depth, path, visits: self.visits })
     }
 }
 

@@ -1,0 +1,220 @@
+#![allow(clippy::cast_possible_truncation)] // test code on 64-bit hosts
+//! Hostile files: each gets a clear error (or bounded work), never a crash, a hang, an
+//! unbounded allocation or a read outside the file's folder.
+
+mod common;
+
+use std::path::PathBuf;
+
+use rasdf::block::{BlockHeader, Compression};
+use rasdf::cli::info::{InfoOptions, report};
+use rasdf::{AsdfFile, ErrorKind, Limits, OpenOptions};
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rasdf-hostile-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn asdf_with_tree(tree: &str) -> Vec<u8> {
+    format!(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n{tree}\n...\n"
+    )
+    .into_bytes()
+}
+
+#[test]
+fn billion_laughs_stay_linear() {
+    let mut tree = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for i in 1..10 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+        tree += &format!("a{i}: &a{i} [{refs}]\n");
+    }
+    let f = OpenOptions::new().from_bytes(asdf_with_tree(&tree)).unwrap();
+    assert!(f.tree().len() < 200, "aliases are shared nodes, not copies");
+    // info shows aliases expanded, within the alias-expansion budget.
+    let tight = OpenOptions::new()
+        .limits(Limits { max_alias_expansion: 10_000, ..Limits::default() })
+        .from_bytes(asdf_with_tree(&tree))
+        .unwrap();
+    let mut out = Vec::new();
+    let options = InfoOptions { max_rows: None, ..InfoOptions::default() };
+    report(&tight, &options, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.lines().count() <= 10_002 && text.ends_with("Some nodes not shown.\n"));
+    // to-yaml keeps the anchors.
+    let yaml = rasdf::cli::to_yaml::to_yaml(&f).unwrap();
+    assert!(yaml.len() < 4_000, "{} bytes", yaml.len());
+    // serde stops instead of expanding 10^10 nodes.
+    let r = f.get("a9").unwrap().deserialize_limited::<serde_json::Value>(100_000);
+    assert!(r.is_err());
+    assert!(f.get("a2").unwrap().deserialize::<serde_json::Value>().is_ok(), "a small expansion is fine");
+}
+
+#[test]
+fn deep_nesting_is_an_error() {
+    for deep in
+        ["[".repeat(200_000), "{a: ".repeat(200_000), (0..1500).map(|i| format!("{}- \n", " ".repeat(i * 2))).collect()]
+    {
+        let e = OpenOptions::new().from_bytes(asdf_with_tree(&format!("x: {deep}"))).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Tree(_)), "{e}");
+        assert!(e.location().line.is_some() || e.location().offset.is_some(), "{e}");
+    }
+}
+
+#[test]
+fn many_empty_blocks() {
+    let mut file = asdf_with_tree("x: 1");
+    let n = 200_000;
+    let mut offsets = Vec::with_capacity(n);
+    for _ in 0..n {
+        offsets.push(file.len() as u64);
+        let h = BlockHeader {
+            offset: 0,
+            header_size: 48,
+            flags: 0,
+            compression: Compression::None,
+            allocated_size: 0,
+            used_size: 0,
+            data_size: 0,
+            checksum: [0; 16],
+        };
+        file.extend_from_slice(&h.to_bytes());
+    }
+    file.extend_from_slice(&rasdf::index::write(&offsets));
+    let f = OpenOptions::new().from_bytes(file.clone()).unwrap();
+    assert_eq!(f.blocks().len(), n);
+    assert_eq!(f.index_status(), &rasdf::index::IndexStatus::Valid);
+    // Too many for a tight limit: an error, not an allocation.
+    let tight = OpenOptions::new().limits(Limits { max_blocks: 1000, ..Limits::default() }).from_bytes(file).unwrap();
+    assert_eq!(tight.blocks().len(), 1000);
+    assert!(matches!(tight.blocks_error().unwrap().kind(), ErrorKind::Limit(_)));
+}
+
+#[test]
+fn decompression_bombs_and_huge_sizes() {
+    // 64 MiB of zeros in a zlib block that claims 1 KiB, then one that claims 1 TiB.
+    let zeros = vec![0u8; 64 << 20];
+    let stored = rasdf::block::codec::encode(Compression::Zlib, &zeros).unwrap();
+    for (data_size, limits) in [
+        (1024u64, Limits::default()),
+        (1 << 40, Limits::default()),
+        (64 << 20, Limits { max_block_bytes: 1 << 20, ..Limits::default() }),
+    ] {
+        let mut file = asdf_with_tree("x: 1");
+        let h = BlockHeader {
+            offset: 0,
+            header_size: 48,
+            flags: 0,
+            compression: Compression::Zlib,
+            allocated_size: stored.len() as u64,
+            used_size: stored.len() as u64,
+            data_size,
+            checksum: [0; 16],
+        };
+        let at = file.len() as u64;
+        file.extend_from_slice(&h.to_bytes());
+        file.extend_from_slice(&stored);
+        let f = OpenOptions::new().limits(limits).from_bytes(file).unwrap();
+        let e = f.block_data(0).unwrap_err();
+        assert_eq!((e.location().block, e.location().offset), (Some(0), Some(at)), "{e}");
+        assert!(matches!(e.kind(), ErrorKind::Block(_) | ErrorKind::Limit(_)), "{e}");
+    }
+}
+
+#[test]
+fn layouts_that_overflow_or_escape_the_block() {
+    let cases = [
+        "{source: 0, datatype: float64, byteorder: little, shape: [1099511627776, 1099511627776]}",
+        "{source: 0, datatype: float64, byteorder: little, shape: [4], offset: 9223372036854775807}",
+        "{source: 0, datatype: float64, byteorder: little, shape: [4], strides: [-8]}",
+        "{source: 0, datatype: float64, byteorder: little, shape: [4, 4], strides: [9223372036854775807, 8]}",
+        "{source: 0, datatype: float64, byteorder: little, shape: [2], strides: [0]}",
+        "{source: 5, datatype: float64, byteorder: little, shape: [2]}",
+        "{source: -9, datatype: float64, byteorder: little, shape: [2]}",
+        "{source: 0, datatype: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[float64]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]], byteorder: little, shape: [1]}",
+        "{source: 0, datatype: [{name: a, datatype: float64, shape: [4294967296, 4294967296]}], byteorder: little, shape: [1]}",
+        "{data: [[1, 2], [3]], datatype: int8}",
+        "{data: [1, 2], shape: [3], datatype: int8}",
+        "{source: 0, datatype: nonsense, byteorder: little, shape: [2]}",
+    ];
+    for case in cases {
+        let mut file = asdf_with_tree(&format!("a: !core/ndarray-1.1.0 {case}"));
+        let h = BlockHeader {
+            offset: 0,
+            header_size: 48,
+            flags: 0,
+            compression: Compression::None,
+            allocated_size: 32,
+            used_size: 32,
+            data_size: 32,
+            checksum: [0; 16],
+        };
+        file.extend_from_slice(&h.to_bytes());
+        file.extend_from_slice(&[0u8; 32]);
+        let f = OpenOptions::new().from_bytes(file).unwrap();
+        let e = f.ndarray("a").unwrap_err();
+        assert!(e.location().path.is_some() || e.location().line.is_some(), "{case}: {e}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn external_sources_stay_in_the_folder() {
+    let dir = temp_dir("external");
+    let inner = dir.join("inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    // A real ASDF file outside the folder, and a link to it inside.
+    std::fs::copy(common::testdata("pyasdf/arrays/exploded0000.asdf"), dir.join("outside.asdf")).unwrap();
+    std::os::unix::fs::symlink(dir.join("outside.asdf"), inner.join("link.asdf")).unwrap();
+    std::fs::copy(common::testdata("pyasdf/arrays/exploded0000.asdf"), inner.join("ok.asdf")).unwrap();
+    let sources = [
+        ("ok.asdf", true),
+        ("./ok.asdf", true),
+        ("../outside.asdf", false),
+        ("link.asdf", false),
+        ("/etc/passwd", false),
+        ("file:///etc/passwd", false),
+        ("http://example.org/x.asdf", false),
+        (&*format!("{}", dir.join("outside.asdf").display()), false),
+        ("missing.asdf", false),
+    ];
+    for (source, ok) in sources {
+        let main = inner.join("main.asdf");
+        std::fs::write(
+            &main,
+            asdf_with_tree(&format!(
+                "a: !core/ndarray-1.1.0 {{source: '{source}', datatype: int32, byteorder: little, shape: [10]}}"
+            )),
+        )
+        .unwrap();
+        let f = AsdfFile::open(&main).unwrap();
+        let r = f.ndarray("a");
+        assert_eq!(r.is_ok(), ok, "{source}: {:?}", r.err());
+        if let Err(e) = r {
+            assert!(matches!(e.kind(), ErrorKind::External(_)), "{source}: {e}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn cli_errors_are_one_line_with_exit_codes() {
+    let exe = env!("CARGO_BIN_EXE_rasdf");
+    let bad = common::testdata("bad/zlib_too_long.asdf");
+    let out = std::process::Command::new(exe).args(["info", "--stats", bad.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let missing = std::process::Command::new(exe).args(["info", "/nonexistent/x.asdf"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!stderr.contains("panicked"));
+    let usage = std::process::Command::new(exe).args(["info"]).output().unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+    let garbage = std::process::Command::new(exe)
+        .args(["check", common::testdata("bad/not_asdf.asdf").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(garbage.status.code(), Some(1));
+}
