@@ -23,6 +23,8 @@ pub mod cli;
 pub mod error;
 pub mod external;
 pub mod file;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod index;
 pub mod limits;
 pub mod ndarray;

@@ -1,0 +1,3 @@
+#![no_main]
+//! Fuzz target `open_all`: see `rasdf::fuzzing::run`.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| rasdf::fuzzing::run("open_all", data));

@@ -1,0 +1,140 @@
+//! Entry points for the fuzz targets (fuzz/), shared with `cargo test`, which replays
+//! every input kept under testdata/fuzz/<target>/. Each takes arbitrary bytes and must
+//! return without panicking, hanging or allocating without bound.
+
+use std::io::Cursor;
+
+use crate::block::{self, BlockHeader};
+use crate::tree::Tree;
+use crate::write::{Document, WriteOptions};
+use crate::{Limits, OpenOptions, index};
+
+/// Limits tight enough that every input finishes quickly.
+pub fn tight_limits() -> Limits {
+    Limits {
+        max_tree_bytes: 1 << 20,
+        max_depth: 64,
+        max_nodes: 100_000,
+        max_alias_expansion: 10_000,
+        max_blocks: 1_000,
+        max_block_bytes: 1 << 24,
+        max_array_elements: 1 << 20,
+        max_index_bytes: 1 << 20,
+    }
+}
+
+/// The names of the targets, as in fuzz/Cargo.toml.
+pub const TARGETS: &[&str] = &["header", "tree", "block_header", "block_walk", "index", "open_all", "roundtrip"];
+
+/// Runs target `name` on `data`.
+pub fn run(name: &str, data: &[u8]) {
+    match name {
+        "header" => header(data),
+        "tree" => tree(data),
+        "block_header" => block_header(data),
+        "block_walk" => block_walk(data),
+        "index" => index_target(data),
+        "open_all" => open_all(data),
+        "roundtrip" => roundtrip(data),
+        _ => {}
+    }
+}
+
+/// The header line, comments and tree range.
+pub fn header(data: &[u8]) {
+    let _ = crate::tree::header::parse(data);
+}
+
+/// YAML to a tree; a tree that parses must emit YAML that parses to the same emission.
+pub fn tree(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let limits = tight_limits();
+    if let Ok(t) = Tree::parse(text, &limits) {
+        let out = crate::tree::emit::Emitter::new(&t).document();
+        let again = Tree::parse(&out, &Limits { max_nodes: limits.max_nodes * 4, ..limits });
+        if let Ok(t2) = again {
+            assert_eq!(crate::tree::emit::Emitter::new(&t2).document(), out, "emitted YAML does not read back");
+        }
+    }
+}
+
+/// One block header at offset 0, its data decoded and its checksum verified.
+pub fn block_header(data: &[u8]) {
+    let limits = tight_limits();
+    if let Ok(h) = BlockHeader::parse(data, 0) {
+        if let Ok(d) = h.decode(data, &limits) {
+            assert_eq!(d.len() as u64, h.data_size);
+        }
+        let stored = h.stored_bytes(data).unwrap_or_default();
+        let _ = block::verify_checksum(&h, stored, || h.decode(data, &limits));
+    }
+}
+
+/// Walking block headers from the first magic.
+pub fn block_walk(data: &[u8]) {
+    let limits = tight_limits();
+    if let Some(first) = block::find_first_block(data, 0) {
+        let w = block::walk(data, first, &limits);
+        assert!(w.blocks.len() <= limits.max_blocks);
+        for pair in w.blocks.windows(2) {
+            assert!(pair[1].offset > pair[0].offset, "the walk must advance");
+        }
+    }
+}
+
+/// Finding, parsing and verifying a block index.
+pub fn index_target(data: &[u8]) {
+    let limits = tight_limits();
+    let _ = index::parse(data, 0);
+    if let (Some(at), Some(first)) = (index::find(data, 0, &limits), block::find_first_block(data, 0)) {
+        if let Ok(offsets) = index::parse(data, at) {
+            let _ = index::verify(data, &offsets, first, at);
+        }
+    }
+}
+
+/// Opens a whole file with tight limits and touches everything: every block, every
+/// array (elements, statistics, mask), `info`, `check` and `to-yaml`.
+pub fn open_all(data: &[u8]) {
+    let Ok(f) = OpenOptions::new().limits(tight_limits()).from_bytes(data.to_vec()) else { return };
+    let _ = f.verify_blocks();
+    for path in f.ndarray_paths() {
+        if let (Ok(a), Some(node)) = (f.ndarray(&path), f.get(&path)) {
+            let _ = a.elements();
+            let _ = crate::ndarray::stats::stats(&a);
+            let _ = f.mask_at(node, &a);
+        }
+    }
+    let mut sink = Vec::new();
+    let options = crate::cli::info::InfoOptions { max_rows: Some(10_000), ..Default::default() };
+    let _ = crate::cli::info::report(&f, &options, &mut sink);
+    let _ = crate::cli::check::report(&f, "fuzz", &mut sink);
+    let _ = crate::cli::to_yaml::to_yaml(&f);
+}
+
+/// Opens a file, writes it again, and reads what was written: it must open, and every
+/// array that could be read before reads to the same elements.
+pub fn roundtrip(data: &[u8]) {
+    let Ok(f) = OpenOptions::new().limits(tight_limits()).from_bytes(data.to_vec()) else { return };
+    let Ok(doc) = Document::from_file(&f) else { return };
+    let mut out = Cursor::new(Vec::new());
+    if doc.write(&mut out, None, &WriteOptions::default()).is_err() {
+        return;
+    }
+    let written = out.into_inner();
+    let g = OpenOptions::new()
+        .limits(Limits { max_nodes: 1_000_000, ..tight_limits() })
+        .from_bytes(written)
+        .expect("rasdf cannot read what it wrote");
+    for path in f.ndarray_paths() {
+        if let Ok(a) = f.ndarray(&path) {
+            let b = g.ndarray(&path).expect("an array that read before does not read after a rewrite");
+            assert_eq!(a.shape, b.shape);
+            let (ea, eb) = (a.elements(), b.elements());
+            assert_eq!(ea.len(), eb.len());
+            for (x, y) in ea.iter().zip(&eb) {
+                assert!(x == y || format!("{x:?}") == format!("{y:?}"), "{path}: {x:?} != {y:?}");
+            }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! Replays every input kept under testdata/fuzz/<target>/ (crashes found by fuzzing,
+//! and seeds) through the same entry points the fuzz targets use.
+
+mod common;
+
+#[test]
+fn replay_fuzz_inputs() {
+    let base = common::testdata("fuzz");
+    let mut replayed = 0;
+    for target in rasdf::fuzzing::TARGETS {
+        let dir = base.join(target);
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries {
+            let p = e.unwrap().path();
+            let data = std::fs::read(&p).unwrap();
+            rasdf::fuzzing::run(target, &data);
+            replayed += 1;
+        }
+    }
+    // Every target also runs on every good and bad fixture.
+    for sub in ["pyasdf", "pyasdf/arrays", "bad", "scalars"] {
+        for e in std::fs::read_dir(common::testdata(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "asdf") {
+                let data = std::fs::read(&p).unwrap();
+                for target in rasdf::fuzzing::TARGETS {
+                    rasdf::fuzzing::run(target, &data);
+                }
+                replayed += 1;
+            }
+        }
+    }
+    assert!(replayed > 40, "replayed {replayed}");
+}
