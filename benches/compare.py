@@ -1,0 +1,178 @@
+"""Time rasdf against the reference library (asdf) on the same inputs, in the same run,
+and print the ratios.
+
+    .venv/bin/python benches/compare.py [--quick] [--rasdf target/release/rasdf] [--dir DIR]
+
+Inputs are made with the reference library (once, kept in DIR): a tree of 20 000
+entries with 500 small arrays, one of 200 000 entries with 2 000, 1 GiB of float64
+uncompressed, 256 MiB of float32 with zlib and with lz4, 64 MiB with bzp2 (`--quick`
+divides the array sizes by 16).
+
+Reading: `rasdf info --stats` (opens the file, reads and reduces every array) against
+the reference opening the file and reducing every array (min, max, mean, NaN count), in
+its own process with imports excluded from the time. Writing: `rasdf defragment` (reads
+and rewrites every array) against the reference writing the same, already loaded, data.
+Times are the best of three; peak memory is each process's maximum resident set.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+REF_READ = r"""
+import json, sys, time, resource
+import numpy as np
+import asdf
+t0 = time.perf_counter()
+with asdf.open(sys.argv[1], lazy_load=False, memmap=False) as af:
+    out = []
+    def walk(x):
+        if isinstance(x, (np.ndarray, asdf.tags.core.ndarray.NDArrayType)):
+            a = np.asarray(x)
+            if a.dtype.kind == "f":
+                out.append((np.nanmin(a), np.nanmax(a), np.nanmean(a), int(np.isnan(a).sum())))
+            elif a.dtype.kind in "iub":
+                out.append((a.min(), a.max(), a.mean(), 0))
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(af.tree)
+t = time.perf_counter() - t0
+print(json.dumps({"time": t, "arrays": len(out)}))
+"""
+
+REF_WRITE = r"""
+import json, sys, time, resource
+import asdf
+with asdf.open(sys.argv[1], lazy_load=False, memmap=False) as af:
+    tree = dict(af.tree)
+    t0 = time.perf_counter()
+    asdf.AsdfFile(tree).write_to(sys.argv[2], all_array_compression=sys.argv[3] if sys.argv[3] != "none" else None)
+    t = time.perf_counter() - t0
+print(json.dumps({"time": t}))
+"""
+
+
+def make_inputs(d, quick):
+    import asdf
+
+    os.makedirs(d, exist_ok=True)
+    scale = 16 if quick else 1
+    rng = np.random.default_rng(0)
+
+    def tree(groups, entries):
+        t = {}
+        for g in range(groups):
+            t[f"group{g:05d}"] = {
+                "meta": {f"key{k}": (k * 1.5 if k % 3 else f"value {k}") for k in range(entries)},
+                "array": rng.standard_normal(16),
+            }
+        return t
+
+    def smooth(n, dtype):
+        x = np.linspace(0, 200 * np.pi, n)
+        return (np.round(np.sin(x) * 1000 + rng.integers(0, 16, n)) / 8).astype(dtype)
+
+    inputs = [
+        ("tree_20k", lambda: tree(500, 39), None),
+        ("tree_200k", lambda: tree(2000, 99), None),
+        ("f64_1g", lambda: {"data": np.arange((1 << 27) // scale, dtype="<f8")}, None),
+        ("f32_256m_zlib", lambda: {"data": smooth((1 << 26) // scale, "<f4")}, "zlib"),
+        ("f32_256m_lz4", lambda: {"data": smooth((1 << 26) // scale, "<f4")}, "lz4"),
+        ("f32_64m_bzp2", lambda: {"data": smooth((1 << 24) // scale, "<f4")}, "bzp2"),
+    ]
+    made = []
+    for name, build, comp in inputs:
+        path = os.path.join(d, name + (".quick" if quick else "") + ".asdf")
+        if not os.path.exists(path):
+            asdf.AsdfFile(build()).write_to(path, all_array_compression=comp)
+        made.append((name, path, comp or "none"))
+    return made
+
+
+def best_of(n, f):
+    runs = [f() for _ in range(n)]
+    return min(runs, key=lambda r: r["time"])
+
+
+def watch(p):
+    """Polls /proc until `p` exits: peak resident and peak anonymous memory, in KiB."""
+    peak_rss = peak_anon = 0
+    while p.poll() is None:
+        try:
+            with open(f"/proc/{p.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        peak_rss = max(peak_rss, int(line.split()[1]))
+                    elif line.startswith("RssAnon:"):
+                        peak_anon = max(peak_anon, int(line.split()[1]))
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            pass
+        time.sleep(0.002)
+    return peak_rss, peak_anon
+
+
+def run_rasdf(args):
+    def once():
+        t0 = time.perf_counter()
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+        rss, anon = watch(p)
+        t = time.perf_counter() - t0
+        if p.returncode != 0:
+            raise SystemExit(f"{args} failed")
+        return {"time": t, "rss_kb": rss, "anon_kb": anon}
+
+    return once
+
+
+def run_ref(script, *argv):
+    def once():
+        p = subprocess.Popen([sys.executable, "-c", script, *argv], stdout=subprocess.PIPE, text=True)
+        rss, anon = watch(p)
+        out = json.loads(p.stdout.read().strip().splitlines()[-1])
+        if p.returncode != 0:
+            raise SystemExit("reference run failed")
+        out.update(rss_kb=rss, anon_kb=anon)
+        return out
+
+    return once
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rasdf", default="target/release/rasdf")
+    ap.add_argument("--dir", default="target/bench-inputs")
+    ap.add_argument("--runs", type=int, default=3)
+    a = ap.parse_args()
+    inputs = make_inputs(a.dir, a.quick)
+    rows = []
+    for name, path, comp in inputs:
+        r = best_of(a.runs, run_rasdf([a.rasdf, "info", "--stats", "--max-rows", "1", path]))
+        p = best_of(a.runs, run_ref(REF_READ, path))
+        rows.append((f"read {name}", p, r))
+        out_r = os.path.join(a.dir, "out_rasdf.asdf")
+        out_p = os.path.join(a.dir, "out_ref.asdf")
+        r = best_of(a.runs, run_rasdf([a.rasdf, "defragment", path, "-o", out_r, "-c", comp]))
+        p = best_of(a.runs, run_ref(REF_WRITE, path, out_p, comp))
+        rows.append((f"write {name} ({comp})", p, r))
+    print(f"| case | asdf s | rasdf s | speed-up | asdf peak RSS MiB | rasdf peak RSS MiB | rasdf peak anon MiB |")
+    print("|---|---|---|---|---|---|---|")
+    for case, p, r in rows:
+        print(
+            f"| {case} | {p['time']:.3f} | {r['time']:.3f} | {p['time'] / r['time']:.1f}x "
+            f"| {p['rss_kb'] / 1024:.0f} | {r['rss_kb'] / 1024:.0f} | {r['anon_kb'] / 1024:.0f} |"
+        )
+    print(f"cores: {os.cpu_count()}")
+
+
+if __name__ == "__main__":
+    main()
