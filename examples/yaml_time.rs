@@ -6,11 +6,10 @@ fn main() {
     let f = rasdf::AsdfFile::open(&path).unwrap();
     let text = std::str::from_utf8(f.tree_bytes().unwrap()).unwrap();
     let t = Instant::now();
-    let mut n = 0usize;
-    for ev in saphyr_parser::Parser::new_from_str(text) {
-        ev.unwrap();
-        n += 1;
-    }
+    let mut parser = libyaml_safer::Parser::new();
+    let mut input = text.as_bytes();
+    parser.set_input_string(&mut input);
+    let n = parser.map(|ev| ev.unwrap()).count();
     let e = t.elapsed();
     println!("{n} events in {e:?}: {:.1} MB/s", text.len() as f64 / e.as_secs_f64() / 1e6);
     let t = Instant::now();

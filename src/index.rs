@@ -95,20 +95,24 @@ pub fn parse(file: &[u8], at: u64) -> Result<Vec<u64>, IndexError> {
     let mut offsets = Vec::new();
     let mut depth = 0usize;
     let mut seen_seq = false;
-    for ev in saphyr_parser::Parser::new_from_str(text) {
-        let (ev, _) = ev.map_err(|e| IndexError::Syntax(e.to_string()))?;
-        use saphyr_parser::Event;
-        match ev {
-            Event::SequenceStart(..) if depth == 0 && !seen_seq => {
+    let mut parser = libyaml_safer::Parser::new();
+    let mut input = text.as_bytes();
+    parser.set_input_string(&mut input);
+    loop {
+        use libyaml_safer::EventData;
+        let ev = parser.parse().map_err(|e| IndexError::Syntax(e.to_string()))?;
+        match ev.data {
+            EventData::SequenceStart { .. } if depth == 0 && !seen_seq => {
                 depth = 1;
                 seen_seq = true;
             }
-            Event::SequenceEnd if depth == 1 => depth = 0,
-            Event::Scalar(v, _, _, _) if depth == 1 => {
-                let n = v.parse::<u64>().map_err(|_| IndexError::Syntax(format!("'{v}' is not an offset")))?;
+            EventData::SequenceEnd if depth == 1 => depth = 0,
+            EventData::Scalar { value, .. } if depth == 1 => {
+                let n = value.parse::<u64>().map_err(|_| IndexError::Syntax(format!("'{value}' is not an offset")))?;
                 offsets.push(n);
             }
-            Event::StreamStart | Event::StreamEnd | Event::DocumentStart(_) | Event::DocumentEnd => {}
+            EventData::StreamEnd => break,
+            EventData::StreamStart { .. } | EventData::DocumentStart { .. } | EventData::DocumentEnd { .. } => {}
             other => return Err(IndexError::Syntax(format!("unexpected {other:?}"))),
         }
     }

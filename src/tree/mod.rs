@@ -12,8 +12,8 @@ mod serde_impl;
 
 use std::collections::HashMap;
 
+use libyaml_safer::{EventData, Parser, ScalarStyle};
 use num_bigint::BigInt;
-use saphyr_parser::{Event, Parser, ScalarStyle};
 
 use crate::Limits;
 use crate::limits::LimitError;
@@ -421,7 +421,7 @@ enum Frame {
 struct Builder<'l> {
     limits: &'l Limits,
     tree: Tree,
-    anchors: HashMap<usize, NodeId>,
+    anchors: HashMap<String, NodeId>,
     stack: Vec<Frame>,
     /// The special tag of a merge key (`<<`), to spot it at the mapping's end.
     merge_keys: Vec<NodeId>,
@@ -429,8 +429,14 @@ struct Builder<'l> {
 
 type BuildError = (TreeError, Option<(usize, usize)>);
 
-fn full_tag(tag: &saphyr_parser::Tag) -> String {
-    format!("{}{}", tag.handle, tag.suffix)
+fn mark_pos(m: libyaml_safer::Mark) -> (usize, usize) {
+    let line = usize::try_from(m.line).unwrap_or(usize::MAX).saturating_add(1);
+    (line, usize::try_from(m.column).unwrap_or(usize::MAX).saturating_add(1))
+}
+
+/// `!` alone (non-specific) and the default collection tags add nothing.
+fn collection_tag(tag: Option<String>) -> Option<String> {
+    tag.filter(|t| !matches!(t.as_str(), "!" | "tag:yaml.org,2002:seq" | "tag:yaml.org,2002:map"))
 }
 
 impl<'l> Builder<'l> {
@@ -438,85 +444,77 @@ impl<'l> Builder<'l> {
         Builder { limits, tree: Tree::default(), anchors: HashMap::new(), stack: Vec::new(), merge_keys: Vec::new() }
     }
 
+    fn anchor(&mut self, anchor: Option<String>, id: NodeId) {
+        if let Some(a) = anchor {
+            self.anchors.insert(a, id);
+        }
+    }
+
     fn run(mut self, text: &str) -> Result<Tree, BuildError> {
-        let mut parser = Parser::new_from_str(text);
+        let mut parser = Parser::new();
+        let mut input = text.as_bytes();
+        parser.set_input_string(&mut input);
         let mut documents = 0;
-        while let Some(ev) = parser.next_event() {
-            let (ev, span) = ev.map_err(|e| {
-                let m = e.marker();
-                (TreeError::Syntax(e.info().to_string()), Some((m.line(), m.col() + 1)))
+        loop {
+            let ev = parser.parse().map_err(|e| {
+                let pos = e.problem_mark().or_else(|| e.context_mark()).map(mark_pos);
+                (TreeError::Syntax(e.to_string()), pos)
             })?;
-            let pos = (span.start.line(), span.start.col() + 1);
+            let pos = mark_pos(ev.start_mark);
             let at = |e: TreeError| (e, Some(pos));
-            match ev {
-                Event::DocumentStart(_) => {
+            match ev.data {
+                EventData::StreamEnd => break,
+                EventData::DocumentStart { .. } => {
                     documents += 1;
                     if documents > 1 {
                         // Only the first document is the tree.
                         break;
                     }
                 }
-                Event::DocumentEnd => {
+                EventData::DocumentEnd { .. } => {
                     if documents >= 1 && self.stack.is_empty() {
                         break;
                     }
                 }
-                Event::Alias(aid) => {
+                EventData::Alias { anchor } => {
                     let id = *self
                         .anchors
-                        .get(&aid)
-                        .ok_or_else(|| at(TreeError::Syntax("alias to an unknown anchor".into())))?;
+                        .get(&anchor)
+                        .ok_or_else(|| at(TreeError::Syntax(format!("alias *{anchor} names no anchor"))))?;
                     self.attach(id).map_err(at)?;
                 }
-                Event::Scalar(text, style, aid, tag) => {
-                    let node = self.scalar(&text, style, tag.as_deref(), pos).map_err(at)?;
+                EventData::Scalar { anchor, tag, value, style, .. } => {
+                    let node = self.scalar(value, style, tag, pos).map_err(at)?;
                     let id = self.add(node).map_err(at)?;
-                    if aid != 0 {
-                        self.anchors.insert(aid, id);
-                    }
+                    self.anchor(anchor, id);
                     self.attach(id).map_err(at)?;
                 }
-                Event::SequenceStart(aid, tag) => {
-                    let tag = self.collection_tag(tag.as_deref());
-                    let id = self.open(tag, Value::Seq(Vec::new()), pos).map_err(at)?;
-                    if aid != 0 {
-                        self.anchors.insert(aid, id);
-                    }
+                EventData::SequenceStart { anchor, tag, .. } => {
+                    let id = self.open(collection_tag(tag), Value::Seq(Vec::new()), pos).map_err(at)?;
+                    self.anchor(anchor, id);
                     self.stack.push(Frame::Seq { id, items: Vec::new() });
                 }
-                Event::MappingStart(aid, tag) => {
-                    let tag = self.collection_tag(tag.as_deref());
-                    let id = self.open(tag, Value::Map(Vec::new()), pos).map_err(at)?;
-                    if aid != 0 {
-                        self.anchors.insert(aid, id);
-                    }
+                EventData::MappingStart { anchor, tag, .. } => {
+                    let id = self.open(collection_tag(tag), Value::Map(Vec::new()), pos).map_err(at)?;
+                    self.anchor(anchor, id);
                     self.stack.push(Frame::Map { id, pairs: Vec::new(), key: None });
                 }
-                Event::SequenceEnd => {
+                EventData::SequenceEnd => {
                     if let Some(Frame::Seq { id, items }) = self.stack.pop() {
                         self.finish_seq(id, items).map_err(at)?;
                         self.attach(id).map_err(at)?;
                     }
                 }
-                Event::MappingEnd => {
+                EventData::MappingEnd => {
                     if let Some(Frame::Map { id, pairs, .. }) = self.stack.pop() {
                         self.finish_map(id, pairs).map_err(at)?;
                         self.attach(id).map_err(at)?;
                     }
                 }
-                Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
+                EventData::StreamStart { .. } => {}
             }
         }
         Ok(self.tree)
-    }
-
-    fn collection_tag(&self, tag: Option<&saphyr_parser::Tag>) -> Option<String> {
-        let t = full_tag(tag?);
-        // `!` alone (non-specific) and the default collection tags add nothing.
-        match t.as_str() {
-            "!" | "tag:yaml.org,2002:seq" | "tag:yaml.org,2002:map" => None,
-            _ => Some(t),
-        }
     }
 
     fn add(&mut self, node: Node) -> Result<NodeId, TreeError> {
@@ -556,56 +554,57 @@ impl<'l> Builder<'l> {
 
     fn scalar(
         &mut self,
-        text: &str,
+        text: String,
         style: ScalarStyle,
-        tag: Option<&saphyr_parser::Tag>,
+        tag: Option<String>,
         pos: (usize, usize),
     ) -> Result<Node, TreeError> {
         let (line, col) = (u32::try_from(pos.0).unwrap_or(u32::MAX), u32::try_from(pos.1).unwrap_or(u32::MAX));
         let mk = |tag: Option<String>, value: Value| Node { tag, value, line, col };
         let Some(tag) = tag else {
             if style != ScalarStyle::Plain {
-                return Ok(mk(None, Value::Str(text.to_string())));
+                return Ok(mk(None, Value::Str(text)));
             }
-            return Ok(match resolve::resolve_plain(text) {
+            return Ok(match resolve::resolve_plain(&text) {
                 Resolved::Null => mk(None, Value::Null),
                 Resolved::Bool(b) => mk(None, Value::Bool(b)),
                 Resolved::Int(i) => mk(None, Value::Int(i)),
                 Resolved::BigInt(i) => mk(None, Value::BigInt(Box::new(i))),
                 Resolved::Float(f) => mk(None, Value::Float(f)),
-                Resolved::Timestamp => mk(None, Value::Timestamp(text.to_string())),
+                Resolved::Timestamp => mk(None, Value::Timestamp(text)),
                 Resolved::Merge => {
                     // Marked so the mapping's end can find it; a merge key is a plain `<<`.
-                    let n = mk(None, Value::Str(text.to_string()));
+                    let n = mk(None, Value::Str(text));
                     self.merge_keys.push(NodeId(u32::try_from(self.tree.nodes.len()).unwrap_or(u32::MAX)));
                     n
                 }
-                Resolved::Value => mk(Some(format!("{YAML_TAG_PREFIX}value")), Value::Str(text.to_string())),
-                Resolved::Str => mk(None, Value::Str(text.to_string())),
+                Resolved::Value => mk(Some(format!("{YAML_TAG_PREFIX}value")), Value::Str(text)),
+                Resolved::Str => mk(None, Value::Str(text)),
             });
         };
-        let full = full_tag(tag);
-        let bad = || TreeError::BadScalar { tag: full.clone(), text: text.to_string() };
+        let full = tag;
+        let bad = || TreeError::BadScalar { tag: full.clone(), text: text.clone() };
         let Some(core) = full.strip_prefix(YAML_TAG_PREFIX) else {
             // `!` alone: a plain string. Any other tag: the text, tagged (the reference
             // keeps unknown tagged scalars as strings).
             if full == "!" {
-                return Ok(mk(None, Value::Str(text.to_string())));
+                return Ok(mk(None, Value::Str(text)));
             }
-            return Ok(mk(Some(full), Value::Str(text.to_string())));
+            return Ok(mk(Some(full), Value::Str(text)));
         };
-        let value = match core {
+        let core = core.to_string();
+        let value = match core.as_str() {
             "str" => Value::Str(text.to_string()),
             "null" => Value::Null,
-            "bool" => Value::Bool(resolve::resolve_bool(text).ok_or_else(bad)?),
-            "int" => match resolve::construct_int(text).filter(|_| resolve::is_int(text)).ok_or_else(bad)? {
+            "bool" => Value::Bool(resolve::resolve_bool(&text).ok_or_else(bad)?),
+            "int" => match resolve::construct_int(&text).filter(|_| resolve::is_int(&text)).ok_or_else(bad)? {
                 Resolved::Int(i) => Value::Int(i),
                 Resolved::BigInt(i) => Value::BigInt(Box::new(i)),
                 _ => return Err(bad()),
             },
             "float" => {
-                let f = if resolve::is_float(text) {
-                    resolve::construct_float(text)
+                let f = if resolve::is_float(&text) {
+                    resolve::construct_float(&text)
                 } else {
                     // `!!float 1` and `!!float 1e5`: Python's float() of the text.
                     let t: String = text.chars().filter(|&c| c != '_').collect();
@@ -619,7 +618,7 @@ impl<'l> Builder<'l> {
                 Value::Binary(base64::engine::general_purpose::STANDARD.decode(clean).map_err(|_| bad())?)
             }
             "timestamp" => {
-                resolve::parse_timestamp(text).ok_or_else(bad)?;
+                resolve::parse_timestamp(&text).ok_or_else(bad)?;
                 Value::Timestamp(text.to_string())
             }
             _ => return Ok(mk(Some(full), Value::Str(text.to_string()))),
@@ -705,6 +704,22 @@ impl<'l> Builder<'l> {
 fn dedupe(tree: &Tree, pairs: Vec<(NodeId, NodeId)>) -> Result<Vec<(NodeId, NodeId)>, TreeError> {
     if pairs.len() < 2 {
         return Ok(pairs);
+    }
+    // The usual case: string keys, all different; checked without allocating.
+    let str_key = |id: NodeId| match &tree.nodes[id.0 as usize].value {
+        Value::Str(s) => Some(s.as_str()),
+        _ => None,
+    };
+    if pairs.iter().all(|(k, _)| str_key(*k).is_some()) {
+        let unique = if pairs.len() <= 8 {
+            pairs.iter().enumerate().all(|(i, (a, _))| pairs[..i].iter().all(|(b, _)| str_key(*a) != str_key(*b)))
+        } else {
+            let mut seen = std::collections::HashSet::with_capacity(pairs.len());
+            pairs.iter().all(|(k, _)| seen.insert(str_key(*k)))
+        };
+        if unique {
+            return Ok(pairs);
+        }
     }
     let mut first: HashMap<KeyRepr, usize> = HashMap::with_capacity(pairs.len());
     let mut out: Vec<(NodeId, NodeId)> = Vec::with_capacity(pairs.len());
