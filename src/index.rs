@@ -92,6 +92,15 @@ pub fn parse(file: &[u8], at: u64) -> Result<Vec<u64>, IndexError> {
         .ok_or_else(|| IndexError::Syntax("no index header".into()))?;
     let end = body.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
     let text = std::str::from_utf8(&body[..end]).map_err(|e| IndexError::Syntax(e.to_string()))?;
+    let (offsets, seen_seq) = crate::tree::guard_parser(|| parse_list(text)).map_err(IndexError::Syntax)??;
+    if !seen_seq {
+        return Err(IndexError::Syntax("no list".into()));
+    }
+    Ok(offsets)
+}
+
+/// The offsets of a YAML list of integers, and whether a list was found.
+fn parse_list(text: &str) -> Result<(Vec<u64>, bool), IndexError> {
     let mut offsets = Vec::new();
     let mut depth = 0usize;
     let mut seen_seq = false;
@@ -116,10 +125,7 @@ pub fn parse(file: &[u8], at: u64) -> Result<Vec<u64>, IndexError> {
             other => return Err(IndexError::Syntax(format!("unexpected {other:?}"))),
         }
     }
-    if !seen_seq {
-        return Err(IndexError::Syntax("no list".into()));
-    }
-    Ok(offsets)
+    Ok((offsets, seen_seq))
 }
 
 /// Reads the blocks the index lists and checks each against the file: the first is the
