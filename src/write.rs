@@ -57,6 +57,9 @@ pub struct WriteOptions {
     pub checksums: bool,
     /// Write only the part of the base a view selects (instead of the whole base).
     pub views_only: bool,
+    /// Sync the file to disk before renaming it into place (survives a power loss; the
+    /// rename alone already survives a killed process). Also turned on by `RASDF_SYNC=1`.
+    pub sync: bool,
 }
 
 impl Default for WriteOptions {
@@ -68,6 +71,7 @@ impl Default for WriteOptions {
             include_index: true,
             checksums: true,
             views_only: false,
+            sync: false,
         }
     }
 }
@@ -669,9 +673,16 @@ impl<'f> Document<'f> {
         }
         let mut failure = None;
         let result = crate::cli::write_atomically_with(path, |f| {
-            let mut w = CrashTestWriter::new(std::io::BufWriter::with_capacity(1 << 20, f));
+            let mut w = CrashTestWriter::new(std::io::BufWriter::with_capacity(1 << 20, &mut *f));
             match self.write(&mut w, Some(path), options) {
-                Ok(()) => w.flush(),
+                Ok(()) => {
+                    w.flush()?;
+                    drop(w);
+                    if options.sync {
+                        f.sync_all()?;
+                    }
+                    Ok(())
+                }
                 Err(e) => {
                     failure = Some(e);
                     Err(std::io::Error::other("write failed"))
@@ -713,6 +724,7 @@ impl<'f> Document<'f> {
         let tmp = dir.join(format!(".{name}.rasdf-tmp-{}", std::process::id()));
         let f = std::fs::File::create(&tmp).map_err(|e| Error::from(e).in_file(&tmp))?;
         let mut w = StreamWriter {
+            sync: options.sync,
             file: Some(std::io::BufWriter::with_capacity(1 << 20, f)),
             tmp,
             path: path.to_path_buf(),
@@ -1191,6 +1203,7 @@ impl<W: Write + Seek> Seek for CrashTestWriter<W> {
 /// Rows appended to a streamed block; [`StreamWriter::finish`] puts the file in place.
 /// Dropped without `finish`, the file is not written and the target is unchanged.
 pub struct StreamWriter {
+    sync: bool,
     file: Option<std::io::BufWriter<std::fs::File>>,
     tmp: PathBuf,
     path: PathBuf,
@@ -1240,7 +1253,9 @@ impl StreamWriter {
     pub fn finish(mut self) -> Result<()> {
         let f = self.file.take().ok_or_else(|| usage("the stream is finished"))?;
         let f = f.into_inner().map_err(|e| Error::from(e.into_error()))?;
-        f.sync_all()?;
+        if self.sync {
+            f.sync_all()?;
+        }
         std::fs::rename(&self.tmp, &self.path).map_err(|e| Error::from(e).in_file(&self.path))
     }
 }

@@ -37,6 +37,9 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
 }
 
 /// Like [`write_atomically`], with `fill` writing the content to the temporary file.
+/// The file is not synced to disk: a killed process leaves the old file or the new one,
+/// as the rename is atomic; set `RASDF_SYNC=1` (or [`crate::write::WriteOptions::sync`])
+/// to also survive a power loss, at the cost of waiting for the disk.
 ///
 /// # Errors
 /// I/O errors; the temporary file is removed on failure.
@@ -53,7 +56,9 @@ pub fn write_atomically_with(
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         fill(&mut f)?;
-        f.sync_all()?;
+        if std::env::var_os("RASDF_SYNC").is_some_and(|v| v == "1") {
+            f.sync_all()?;
+        }
         std::fs::rename(&tmp, path)
     })();
     if result.is_err() {
