@@ -26,6 +26,17 @@ pub fn tight_limits() -> Limits {
 /// The names of the targets, as in fuzz/Cargo.toml.
 pub const TARGETS: &[&str] = &["header", "tree", "block_header", "block_walk", "index", "open_all", "roundtrip"];
 
+/// Makes panics inside the YAML parser (which rasdf turns into errors) pass quietly
+/// through the panic hook in force (libFuzzer's aborts on any panic); others still abort.
+pub fn install_panic_filter() {
+    let abort = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !crate::tree::panic_is_from_yaml_parser(info) {
+            abort(info);
+        }
+    }));
+}
+
 /// Runs target `name` on `data`.
 pub fn run(name: &str, data: &[u8]) {
     match name {

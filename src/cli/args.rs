@@ -148,6 +148,15 @@ fn report(result: crate::Result<()>) -> Result<Outcome, u8> {
     }
 }
 
+/// The `main` of the binaries: the process's arguments, standard output, exit code.
+/// Panics inside the YAML parser are turned into errors (with their location), so the
+/// panic hook stays quiet about them; any other panic is reported as usual.
+pub fn process_main() -> std::process::ExitCode {
+    crate::fuzzing::install_panic_filter();
+    let stdout = std::io::stdout();
+    std::process::ExitCode::from(main(std::env::args_os().collect(), &mut stdout.lock()))
+}
+
 /// Runs the command line `argv` (program name first), writing reports to `out`;
 /// returns the exit code: 0 ok, 1 error, 2 usage. Called as `asdf-explode` or
 /// `asdf-implode`, the program name picks the subcommand.

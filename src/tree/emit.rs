@@ -143,9 +143,10 @@ impl<'t> Emitter<'t> {
     /// An emitter for `tree`; nodes reached twice or more get anchors.
     pub fn new(tree: &'t Tree) -> Self {
         let mut refs = vec![0u32; tree.len()];
-        let mut anchors = HashMap::new();
+        // Nodes in the order they are first reached, which is the order of emission.
+        let mut order = Vec::new();
         if let Some(root) = tree.root {
-            // Count references; recurse only into a node's children the first time.
+            // Count references; go into a node's children only the first time.
             let mut stack = vec![root];
             while let Some(id) = stack.pop() {
                 let r = &mut refs[id.0 as usize];
@@ -153,29 +154,7 @@ impl<'t> Emitter<'t> {
                 if *r > 1 {
                     continue;
                 }
-                match &tree.node(id).node().value {
-                    Value::Seq(items) => stack.extend(items.iter().rev()),
-                    Value::Map(pairs) => {
-                        for (k, v) in pairs.iter().rev() {
-                            stack.push(*v);
-                            stack.push(*k);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            // Anchors numbered in emission order.
-            let mut n = 0;
-            let mut seen = vec![false; tree.len()];
-            let mut stack = vec![root];
-            while let Some(id) = stack.pop() {
-                if std::mem::replace(&mut seen[id.0 as usize], true) {
-                    continue;
-                }
-                if refs[id.0 as usize] > 1 {
-                    n += 1;
-                    anchors.insert(id, format!("id{n:03}"));
-                }
+                order.push(id);
                 match &tree.node(id).node().value {
                     Value::Seq(items) => stack.extend(items.iter().rev()),
                     Value::Map(pairs) => {
@@ -188,6 +167,12 @@ impl<'t> Emitter<'t> {
                 }
             }
         }
+        let anchors: HashMap<NodeId, String> = order
+            .into_iter()
+            .filter(|id| refs[id.0 as usize] > 1)
+            .enumerate()
+            .map(|(n, id)| (id, format!("id{:03}", n + 1)))
+            .collect();
         Emitter { tree, anchors, emitted: vec![false; tree.len()], out: String::new() }
     }
 

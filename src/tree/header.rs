@@ -134,17 +134,8 @@ pub fn parse(file: &[u8]) -> Result<Header, (HeaderError, u64)> {
     }
     pos = comments_end;
     let tail = &file[pos..];
-    if tail.is_empty() {
-        return Ok(Header {
-            file_format_version: version,
-            standard_version,
-            comments,
-            tree: None,
-            blocks_from: pos as u64,
-            warnings,
-        });
-    }
-    if tail.starts_with(&crate::block::BLOCK_MAGIC) {
+    // No tree: the file ends, or blocks start right after the comments.
+    if tail.is_empty() || tail.starts_with(&crate::block::BLOCK_MAGIC) {
         return Ok(Header {
             file_format_version: version,
             standard_version,
