@@ -73,7 +73,9 @@ pub fn plain_safe(s: &str) -> bool {
     if last.is_whitespace() || last == ':' {
         return false;
     }
-    if s.contains(": ") || s.contains(" #") || s.contains('\t') {
+    // libyaml refuses ':' inside a plain scalar in flow context (`[a:b]`), and rasdf
+    // writes scalar lists in flow style: quote every ':'.
+    if s.contains(':') || s.contains(" #") || s.contains('\t') {
         return false;
     }
     s.chars().all(|c| {
@@ -317,12 +319,12 @@ impl<'t> Emitter<'t> {
 }
 
 /// Timestamps and tagged texts are plain when they have no YAML syntax in them.
+/// (No ':' either: libyaml refuses it in a plain scalar in flow context.)
 fn plain_safe_ts(s: &str) -> bool {
     !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-+:. _()".contains(c))
-        && !s.starts_with([' ', '-', ':'])
-        && !s.ends_with([' ', ':'])
-        && !s.contains(": ")
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-+. _()".contains(c))
+        && !s.starts_with([' ', '-'])
+        && !s.ends_with(' ')
 }
 
 #[derive(Clone, Copy)]
@@ -364,7 +366,7 @@ mod tests {
         {
             assert!(!plain_safe(s), "{s:?}");
         }
-        for s in ["hello", "F150W", "1e5", "y", "tag:stsci.edu:asdf/core", "a b", "héllo"] {
+        for s in ["hello", "F150W", "1e5", "y", "a b", "héllo", "asdf/core-1.0.0"] {
             assert!(plain_safe(s), "{s:?}");
         }
     }
@@ -381,5 +383,18 @@ mod tests {
         assert_eq!(t2.get("d/e").unwrap().as_str(), Some("multi\nline"));
         assert_eq!(t2.get("c").unwrap().tag(), Some("tag:stsci.edu:asdf/core/complex-1.0.0"));
         assert_eq!(t2.get("g/1/0").unwrap().as_i64(), Some(3));
+    }
+
+    #[test]
+    fn colons_in_flow_lists_read_back() {
+        // libyaml refuses `[a:b]` and `[2001-12-14 21:59:43]` as plain scalars.
+        let src = "a: ['a:b', 'http://x.org', !!timestamp '2001-12-14 21:59:43', !foo 'x:y']\nb: 2001-12-14 21:59:43\n";
+        let t = Tree::parse(src, &Limits::default()).unwrap();
+        let out = Emitter::new(&t).document();
+        let t2 = Tree::parse(&out, &Limits::default()).unwrap_or_else(|e| panic!("{e:?}\n{out}"));
+        assert_eq!(t2.get("a/0").unwrap().as_str(), Some("a:b"));
+        assert!(matches!(t2.get("a/2").unwrap().value(), Value::Timestamp(_)));
+        assert!(matches!(t2.get("b").unwrap().value(), Value::Timestamp(_)));
+        assert_eq!(t2.get("a/3").unwrap().as_str(), Some("x:y"));
     }
 }
