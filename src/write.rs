@@ -466,9 +466,28 @@ impl<'f> Document<'f> {
                 Some((mut h, stored)) => {
                     let extra = pad(stored.len());
                     h.allocated_size = h.used_size + extra as u64;
-                    out.write_all(&h.to_bytes())?;
-                    out.write_all(&stored)?;
-                    out.write_all(&vec![0u8; extra])?;
+                    if options.checksums && stored.len() >= OVERLAP_MD5 {
+                        // MD5 off the critical path: hash on another thread while the data
+                        // is written, then patch the checksum into the header.
+                        let start = out.stream_position()?;
+                        let written = std::thread::scope(|scope| {
+                            let md5 = scope.spawn(|| block::md5(&stored));
+                            let w = out
+                                .write_all(&h.to_bytes())
+                                .and_then(|()| out.write_all(&stored))
+                                .and_then(|()| out.write_all(&vec![0u8; extra]));
+                            w.map(|()| md5.join().unwrap_or([0; 16]))
+                        });
+                        h.checksum = written?;
+                        let end = out.stream_position()?;
+                        out.seek(SeekFrom::Start(start))?;
+                        out.write_all(&h.to_bytes())?;
+                        out.seek(SeekFrom::Start(end))?;
+                    } else {
+                        out.write_all(&h.to_bytes())?;
+                        out.write_all(&stored)?;
+                        out.write_all(&vec![0u8; extra])?;
+                    }
                     h.allocated_size
                 }
                 None => self.write_chunked(out, base, comp, options)?,
@@ -786,6 +805,9 @@ pub fn external_path(main: &Path, n: usize) -> PathBuf {
     main.with_file_name(format!("{stem}{n:04}.asdf"))
 }
 
+/// Blocks at least this large have their MD5 computed while their data is written.
+const OVERLAP_MD5: usize = 8 << 20;
+
 fn encode_block(
     data: &[u8],
     comp: Compression,
@@ -793,6 +815,8 @@ fn encode_block(
 ) -> std::result::Result<(BlockHeader, Cow<'_, [u8]>), block::BlockError> {
     let stored: Cow<'_, [u8]> =
         if comp == Compression::None { Cow::Borrowed(data) } else { Cow::Owned(block::codec::encode(comp, data)?) };
+    // Large blocks: the checksum is computed beside the write (see `Document::write`).
+    let checksums = checksums && stored.len() < OVERLAP_MD5;
     let h = BlockHeader {
         offset: 0,
         header_size: block::MIN_HEADER_SIZE,

@@ -96,9 +96,71 @@ pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u
     let mut out = Vec::new();
     out.try_reserve_exact(n)
         .map_err(|_| BlockError::Corrupt { codec, message: format!("cannot allocate data_size {data_size} bytes") })?;
-    out.resize(n, 0);
-    decode_into(codec, stored, &mut out)?;
+    match codec {
+        // Streaming decoders write into the reserved capacity: no zero-filling first.
+        Compression::Zlib => inflate_vec(stored, &mut out)?,
+        Compression::Bzp2 => bunzip_vec(stored, &mut out)?,
+        _ => {
+            out.resize(n, 0);
+            decode_into(codec, stored, &mut out)?;
+        }
+    }
     Ok(out)
+}
+
+/// Runs a streaming decoder `step(input, out) -> (consumed, ended)` that appends to `out`
+/// within its capacity, which is exactly the expected size; a byte beyond it (probed in
+/// a scratch buffer) proves the stream too long.
+fn drive_vec(
+    codec: Compression,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    mut step: impl FnMut(&[u8], &mut Vec<u8>) -> Result<(usize, bool), String>,
+) -> Result<(), BlockError> {
+    let expected = out.capacity() as u64;
+    let mut ip = 0usize;
+    let mut probe = Vec::with_capacity(1);
+    loop {
+        let full = out.len() == out.capacity();
+        let before = if full { probe.len() } else { out.len() };
+        let target = if full { &mut probe } else { &mut *out };
+        let (consumed, ended) = step(&input[ip..], target).map_err(|message| BlockError::Corrupt { codec, message })?;
+        let produced = if full { probe.len() - before } else { out.len() - before };
+        if full && produced > 0 {
+            return Err(BlockError::DecodedTooLong { codec, expected });
+        }
+        ip += consumed;
+        if ended {
+            break;
+        }
+        if consumed == 0 && produced == 0 {
+            return Err(BlockError::DecodedTooShort { codec, expected, got: out.len() as u64 });
+        }
+    }
+    if (out.len() as u64) < expected {
+        return Err(BlockError::DecodedTooShort { codec, expected, got: out.len() as u64 });
+    }
+    Ok(())
+}
+
+fn inflate_vec(input: &[u8], out: &mut Vec<u8>) -> Result<(), BlockError> {
+    use flate2::{Decompress, FlushDecompress, Status};
+    let mut d = Decompress::new(true);
+    drive_vec(Compression::Zlib, input, out, |i, o| {
+        let ti = d.total_in();
+        let status = d.decompress_vec(i, o, FlushDecompress::None).map_err(|e| e.to_string())?;
+        Ok((usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX), status == Status::StreamEnd))
+    })
+}
+
+fn bunzip_vec(input: &[u8], out: &mut Vec<u8>) -> Result<(), BlockError> {
+    use bzip2::{Decompress, Status};
+    let mut d = Decompress::new(false);
+    drive_vec(Compression::Bzp2, input, out, |i, o| {
+        let ti = d.total_in();
+        let status = d.decompress_vec(i, o).map_err(|e| e.to_string())?;
+        Ok((usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX), status == Status::StreamEnd))
+    })
 }
 
 /// Decodes `stored` into `out`, which must be filled exactly.
