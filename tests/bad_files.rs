@@ -103,6 +103,14 @@ fn truncated_at_every_boundary() {
             assert_eq!((loc.block, loc.offset), (Some(n), Some(b.offset)), "cut at {at}: {msg}");
         }
     }
+    // Exactly between blocks: the block layer is whole, but the tree's arrays are not.
+    for b in &blocks {
+        let p = dir.join(format!("between{}.asdf", b.offset));
+        std::fs::write(&p, &good[..b.offset as usize]).unwrap();
+        let mut out = Vec::new();
+        assert_eq!(check::run(&p, &OpenOptions::new(), &mut out).unwrap(), Outcome::Failed, "cut at {}", b.offset);
+        assert!(String::from_utf8(out).unwrap().contains("tree path"), "the error names the array");
+    }
     // Inside the index: the blocks are all there; the index is not used.
     let index_at = blocks.last().unwrap().end();
     for at in [index_at + 3, index_at + 20, good.len() as u64 - 2] {

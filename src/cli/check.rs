@@ -75,6 +75,20 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
         writeln!(out, "error: {e}")?;
         errors += 1;
     }
+    // Every array the tree declares must resolve: its block (or external file) exists
+    // and holds the bytes its layout needs.
+    let paths = file.ndarray_paths();
+    let mut bad_arrays = 0usize;
+    for path in &paths {
+        if let Err(e) = file.ndarray(path) {
+            writeln!(out, "error: {}", e.at_path(path))?;
+            errors += 1;
+            bad_arrays += 1;
+        }
+    }
+    if !paths.is_empty() {
+        writeln!(out, "arrays: {} declared, {} readable", paths.len(), paths.len() - bad_arrays)?;
+    }
     match file.index_status() {
         IndexStatus::Valid => writeln!(out, "block index: ok")?,
         IndexStatus::Missing if file.blocks().is_empty() || streamed => {
