@@ -11,6 +11,15 @@ if ! "$venv/bin/python" -c "import asdf, numpy, lz4" 2>/dev/null; then
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements.txt
 fi
 export RASDF_PYTHON="$venv/bin/python"
+# A second venv with astropy, gwcs and roman_datamodels, to validate what rasdf writes
+# against those packages' schemas.
+astro="${RASDF_VENV_ASTRO:-$PWD/.venv-astro}"
+if ! "$astro/bin/python" -c "import asdf_astropy, gwcs, roman_datamodels" 2>/dev/null; then
+    echo "== making $astro with astropy, gwcs and roman_datamodels (pinned)"
+    python3 -m venv "$astro"
+    "$astro/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements-astro.txt
+fi
+export RASDF_PYTHON_ASTRO="$astro/bin/python"
 # Cross-tests fail instead of skipping when the venv is missing.
 export RASDF_REQUIRE_PYTHON=1
 

@@ -52,6 +52,15 @@ pub fn python() -> Option<PathBuf> {
     found
 }
 
+/// The Python of the venv with astropy, gwcs and roman_datamodels (`RASDF_PYTHON_ASTRO`).
+pub fn python_astro() -> Option<PathBuf> {
+    let found = std::env::var_os("RASDF_PYTHON_ASTRO").map(PathBuf::from).filter(|p| p.exists());
+    if found.is_none() && std::env::var_os("RASDF_REQUIRE_PYTHON").is_some() {
+        panic!("RASDF_REQUIRE_PYTHON is set but RASDF_PYTHON_ASTRO does not name a Python");
+    }
+    found
+}
+
 /// Runs `tests/python/<script>` with `args` under the venv's Python; returns stdout.
 pub fn run_python(script: &str, args: &[&Path]) -> Option<String> {
     let Some(py) = python() else {
