@@ -442,6 +442,27 @@ struct Builder<'l> {
     stack: Vec<Frame>,
     /// The special tag of a merge key (`<<`), to spot it at the mapping's end.
     merge_keys: Vec<NodeId>,
+    documents: usize,
+}
+
+/// A parser event, from libyaml or from the fast scanner ([`fast`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Ev {
+    DocStart,
+    DocEnd,
+    Alias(String),
+    Scalar { anchor: Option<String>, tag: Option<String>, value: String, plain: bool },
+    SeqStart { anchor: Option<String>, tag: Option<String> },
+    SeqEnd,
+    MapStart { anchor: Option<String>, tag: Option<String> },
+    MapEnd,
+    End,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Stop,
 }
 
 type BuildError = (TreeError, Option<(usize, usize)>);
@@ -458,7 +479,14 @@ fn collection_tag(tag: Option<String>) -> Option<String> {
 
 impl<'l> Builder<'l> {
     fn new(limits: &'l Limits) -> Self {
-        Builder { limits, tree: Tree::default(), anchors: HashMap::new(), stack: Vec::new(), merge_keys: Vec::new() }
+        Builder {
+            limits,
+            tree: Tree::default(),
+            anchors: HashMap::new(),
+            stack: Vec::new(),
+            merge_keys: Vec::new(),
+            documents: 0,
+        }
     }
 
     fn anchor(&mut self, anchor: Option<String>, id: NodeId) {
@@ -467,71 +495,92 @@ impl<'l> Builder<'l> {
         }
     }
 
+    /// Builds from libyaml's events.
     fn run(mut self, text: &str) -> Result<Tree, BuildError> {
         let mut parser = Parser::new();
         let mut input = text.as_bytes();
         parser.set_input_string(&mut input);
-        let mut documents = 0;
         loop {
             let ev = parser.parse().map_err(|e| {
                 let pos = e.problem_mark().or_else(|| e.context_mark()).map(mark_pos);
                 (TreeError::Syntax(e.to_string()), pos)
             })?;
             let pos = mark_pos(ev.start_mark);
-            let at = |e: TreeError| (e, Some(pos));
-            match ev.data {
-                EventData::StreamEnd => break,
-                EventData::DocumentStart { .. } => {
-                    documents += 1;
-                    if documents > 1 {
-                        // Only the first document is the tree.
-                        break;
-                    }
-                }
-                EventData::DocumentEnd { .. } => {
-                    if documents >= 1 && self.stack.is_empty() {
-                        break;
-                    }
-                }
-                EventData::Alias { anchor } => {
-                    let id = *self
-                        .anchors
-                        .get(&anchor)
-                        .ok_or_else(|| at(TreeError::Syntax(format!("alias *{anchor} names no anchor"))))?;
-                    self.attach(id).map_err(at)?;
-                }
+            let ev = match ev.data {
+                EventData::StreamEnd => Ev::End,
+                EventData::DocumentStart { .. } => Ev::DocStart,
+                EventData::DocumentEnd { .. } => Ev::DocEnd,
+                EventData::Alias { anchor } => Ev::Alias(anchor),
                 EventData::Scalar { anchor, tag, value, style, .. } => {
-                    let node = self.scalar(value, style, tag, pos).map_err(at)?;
-                    let id = self.add(node).map_err(at)?;
-                    self.anchor(anchor, id);
-                    self.attach(id).map_err(at)?;
+                    Ev::Scalar { anchor, tag, value, plain: style == ScalarStyle::Plain }
                 }
-                EventData::SequenceStart { anchor, tag, .. } => {
-                    let id = self.open(collection_tag(tag), Value::Seq(Vec::new()), pos).map_err(at)?;
-                    self.anchor(anchor, id);
-                    self.stack.push(Frame::Seq { id, items: Vec::new() });
-                }
-                EventData::MappingStart { anchor, tag, .. } => {
-                    let id = self.open(collection_tag(tag), Value::Map(Vec::new()), pos).map_err(at)?;
-                    self.anchor(anchor, id);
-                    self.stack.push(Frame::Map { id, pairs: Vec::new(), key: None });
-                }
-                EventData::SequenceEnd => {
-                    if let Some(Frame::Seq { id, items }) = self.stack.pop() {
-                        self.finish_seq(id, items).map_err(at)?;
-                        self.attach(id).map_err(at)?;
-                    }
-                }
-                EventData::MappingEnd => {
-                    if let Some(Frame::Map { id, pairs, .. }) = self.stack.pop() {
-                        self.finish_map(id, pairs).map_err(at)?;
-                        self.attach(id).map_err(at)?;
-                    }
-                }
-                EventData::StreamStart { .. } => {}
+                EventData::SequenceStart { anchor, tag, .. } => Ev::SeqStart { anchor, tag },
+                EventData::MappingStart { anchor, tag, .. } => Ev::MapStart { anchor, tag },
+                EventData::SequenceEnd => Ev::SeqEnd,
+                EventData::MappingEnd => Ev::MapEnd,
+                EventData::StreamStart { .. } => continue,
+            };
+            if self.event(ev, pos)? == Flow::Stop {
+                break;
             }
         }
         Ok(self.tree)
+    }
+
+    /// Takes one event; says whether the tree is complete.
+    fn event(&mut self, ev: Ev, pos: (usize, usize)) -> Result<Flow, BuildError> {
+        let at = |e: TreeError| (e, Some(pos));
+        match ev {
+            Ev::End => return Ok(Flow::Stop),
+            Ev::DocStart => {
+                self.documents += 1;
+                if self.documents > 1 {
+                    // Only the first document is the tree.
+                    return Ok(Flow::Stop);
+                }
+            }
+            Ev::DocEnd => {
+                if self.documents >= 1 && self.stack.is_empty() {
+                    return Ok(Flow::Stop);
+                }
+            }
+            Ev::Alias(anchor) => {
+                let id = *self
+                    .anchors
+                    .get(&anchor)
+                    .ok_or_else(|| at(TreeError::Syntax(format!("alias *{anchor} names no anchor"))))?;
+                self.attach(id).map_err(at)?;
+            }
+            Ev::Scalar { anchor, tag, value, plain } => {
+                let node = self.scalar(value, plain, tag, pos).map_err(at)?;
+                let id = self.add(node).map_err(at)?;
+                self.anchor(anchor, id);
+                self.attach(id).map_err(at)?;
+            }
+            Ev::SeqStart { anchor, tag } => {
+                let id = self.open(collection_tag(tag), Value::Seq(Vec::new()), pos).map_err(at)?;
+                self.anchor(anchor, id);
+                self.stack.push(Frame::Seq { id, items: Vec::new() });
+            }
+            Ev::MapStart { anchor, tag } => {
+                let id = self.open(collection_tag(tag), Value::Map(Vec::new()), pos).map_err(at)?;
+                self.anchor(anchor, id);
+                self.stack.push(Frame::Map { id, pairs: Vec::new(), key: None });
+            }
+            Ev::SeqEnd => {
+                if let Some(Frame::Seq { id, items }) = self.stack.pop() {
+                    self.finish_seq(id, items).map_err(at)?;
+                    self.attach(id).map_err(at)?;
+                }
+            }
+            Ev::MapEnd => {
+                if let Some(Frame::Map { id, pairs, .. }) = self.stack.pop() {
+                    self.finish_map(id, pairs).map_err(at)?;
+                    self.attach(id).map_err(at)?;
+                }
+            }
+        }
+        Ok(Flow::Continue)
     }
 
     fn add(&mut self, node: Node) -> Result<NodeId, TreeError> {
@@ -572,14 +621,14 @@ impl<'l> Builder<'l> {
     fn scalar(
         &mut self,
         text: String,
-        style: ScalarStyle,
+        plain: bool,
         tag: Option<String>,
         pos: (usize, usize),
     ) -> Result<Node, TreeError> {
         let (line, col) = (u32::try_from(pos.0).unwrap_or(u32::MAX), u32::try_from(pos.1).unwrap_or(u32::MAX));
         let mk = |tag: Option<String>, value: Value| Node { tag, value, line, col };
         let Some(tag) = tag else {
-            if style != ScalarStyle::Plain {
+            if !plain {
                 return Ok(mk(None, Value::Str(text)));
             }
             return Ok(match resolve::resolve_plain(&text) {
