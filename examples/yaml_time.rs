@@ -1,10 +1,12 @@
-//! Times the YAML event parser alone on a file's tree.
+//! Times the YAML layer on a file's tree: libyaml's events, the tree through libyaml,
+//! and the tree through the fast scanner.
 use std::time::Instant;
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: yaml_time FILE");
     let f = rasdf::AsdfFile::open(&path).unwrap();
     let text = std::str::from_utf8(f.tree_bytes().unwrap()).unwrap();
+    let mb = text.len() as f64 / 1e6;
     let t = Instant::now();
     let mut parser = libyaml_safer::Parser::new();
     let mut input = text.as_bytes();
@@ -14,10 +16,21 @@ fn main() {
         ev.unwrap();
         n += 1;
     }
-    let e = t.elapsed();
-    println!("{n} events in {e:?}: {:.1} MB/s", text.len() as f64 / e.as_secs_f64() / 1e6);
+    println!("libyaml events: {n} in {:?}: {:.1} MB/s", t.elapsed(), mb / t.elapsed().as_secs_f64());
+    let limits = rasdf::Limits::default();
     let t = Instant::now();
-    let tree = rasdf::tree::Tree::parse(text, &rasdf::Limits::default()).unwrap();
-    let e = t.elapsed();
-    println!("{} nodes in {e:?}: {:.1} MB/s", tree.len(), text.len() as f64 / e.as_secs_f64() / 1e6);
+    let tree = rasdf::tree::Tree::parse_libyaml(text, &limits).unwrap();
+    println!("tree via libyaml: {} nodes in {:?}: {:.1} MB/s", tree.len(), t.elapsed(), mb / t.elapsed().as_secs_f64());
+    let t = Instant::now();
+    match rasdf::tree::Tree::parse_fast(text, &limits) {
+        Some(Ok(tree)) => {
+            println!(
+                "tree via fast scanner: {} nodes in {:?}: {:.1} MB/s",
+                tree.len(),
+                t.elapsed(),
+                mb / t.elapsed().as_secs_f64()
+            )
+        }
+        other => println!("fast scanner: {}", if other.is_none() { "gave up" } else { "error" }),
+    }
 }

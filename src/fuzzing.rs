@@ -56,10 +56,23 @@ pub fn header(data: &[u8]) {
     let _ = crate::tree::header::parse(data);
 }
 
-/// YAML to a tree; a tree that parses must emit YAML that parses to the same emission.
+/// YAML to a tree; the fast scanner, where it does not give up, must agree with
+/// libyaml; a tree that parses must emit YAML that parses to the same emission.
 pub fn tree(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let limits = tight_limits();
+    if let Some(fast) = Tree::parse_fast(text, &limits) {
+        let slow = Tree::parse_libyaml(text, &limits);
+        match (fast, slow) {
+            (Ok(a), Ok(b)) => assert_eq!(
+                crate::tree::emit::Emitter::new(&a).document(),
+                crate::tree::emit::Emitter::new(&b).document(),
+                "the fast scanner and libyaml disagree"
+            ),
+            (Ok(_), Err(e)) => panic!("the fast scanner accepted what libyaml refuses: {e:?}"),
+            (Err(_), _) => {}
+        }
+    }
     if let Ok(t) = Tree::parse(text, &limits) {
         let out = crate::tree::emit::Emitter::new(&t).document();
         let again = Tree::parse(&out, &Limits { max_nodes: limits.max_nodes * 4, ..limits });

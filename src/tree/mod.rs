@@ -6,6 +6,7 @@
 //! follow children must therefore expect cycles (see [`Tree::walk`]).
 
 pub mod emit;
+mod fast;
 pub mod header;
 pub mod resolve;
 mod serde_impl;
@@ -135,9 +136,40 @@ impl Tree {
     ///
     /// # Errors
     /// [`TreeError`] with the line and column (1-based, inside `text`) where it happened.
-    pub fn parse(text: &str, limits: &Limits) -> Result<Tree, (TreeError, Option<(usize, usize)>)> {
+    pub fn parse(text: &str, limits: &Limits) -> Result<Tree, ParseError> {
+        match Tree::parse_fast(text, limits) {
+            Some(result) => result,
+            None => Tree::parse_libyaml(text, limits),
+        }
+    }
+
+    /// [`Tree::parse`] with libyaml only.
+    ///
+    /// # Errors
+    /// As [`Tree::parse`].
+    #[doc(hidden)]
+    pub fn parse_libyaml(text: &str, limits: &Limits) -> Result<Tree, ParseError> {
         guard_parser(|| Builder::new(limits).run(text))
             .unwrap_or_else(|message| Err((TreeError::Syntax(message), None)))
+    }
+
+    /// [`Tree::parse`] with the fast scanner only; `None` when the text has YAML it
+    /// leaves to libyaml.
+    #[doc(hidden)]
+    pub fn parse_fast(text: &str, limits: &Limits) -> Option<Result<Tree, ParseError>> {
+        let mut b = Builder::new(limits);
+        let mut stopped = false;
+        let done = fast::scan(text, &mut |ev, pos| {
+            if !stopped && b.event(ev, pos)? == Flow::Stop {
+                stopped = true;
+            }
+            Ok::<bool, BuildError>(stopped)
+        });
+        match done {
+            Ok(true) => Some(Ok(b.tree)),
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
+        }
     }
 
     /// The root node, when the tree has one.
@@ -466,6 +498,9 @@ enum Flow {
 }
 
 type BuildError = (TreeError, Option<(usize, usize)>);
+
+/// A parse error and its line and column in the tree text, if known.
+pub type ParseError = (TreeError, Option<(usize, usize)>);
 
 fn mark_pos(m: libyaml_safer::Mark) -> (usize, usize) {
     let line = usize::try_from(m.line).unwrap_or(usize::MAX).saturating_add(1);

@@ -1,0 +1,778 @@
+//! A fast scanner for the YAML that ASDF writers emit (PyYAML's block style: block
+//! mappings and sequences, flow collections, plain and quoted one-line scalars, tags,
+//! anchors and aliases). It produces the same events as libyaml, and gives up (returns
+//! `Ok(false)`) on anything else — block scalars, multi-line quoted scalars, comments
+//! after values, tabs, complex keys... — so the caller reparses the text with libyaml.
+//! It never decides that a text is invalid: errors come only from the event sink.
+
+use std::collections::HashMap;
+
+use super::Ev;
+
+/// Feeds `sink` the events of `text`; `Ok(true)` when the whole text was scanned,
+/// `Ok(false)` when it gave up (the sink then has partial events to throw away).
+///
+/// # Errors
+/// Whatever `sink` returns.
+pub(crate) fn scan<E>(text: &str, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> Result<bool, E> {
+    let mut s = Scanner { b: text.as_bytes(), text, i: 0, line: 1, line_start: 0, handles: HashMap::new(), depth: 0 };
+    match s.document(sink) {
+        Ok(done) => Ok(done),
+        Err(Stop::GiveUp) => Ok(false),
+        Err(Stop::Sink(e)) => Err(e),
+    }
+}
+
+enum Stop<E> {
+    GiveUp,
+    Sink(E),
+}
+
+type R<T, E> = Result<T, Stop<E>>;
+
+struct Scanner<'t> {
+    b: &'t [u8],
+    text: &'t str,
+    i: usize,
+    line: usize,
+    line_start: usize,
+    handles: HashMap<String, String>,
+    /// Collections open; deeper nesting than [`MAX_DEPTH`] is left to libyaml, which
+    /// does not recurse.
+    depth: usize,
+}
+
+/// The deepest nesting the (recursive) fast scanner follows.
+const MAX_DEPTH: usize = 128;
+
+/// Node properties: anchor and tag.
+#[derive(Default)]
+struct Props {
+    anchor: Option<String>,
+    tag: Option<String>,
+}
+
+fn give_up<T, E>() -> R<T, E> {
+    Err(Stop::GiveUp)
+}
+
+impl<'t> Scanner<'t> {
+    fn pos(&self) -> (usize, usize) {
+        (self.line, self.i - self.line_start + 1)
+    }
+
+    fn emit<E>(&self, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>, ev: Ev) -> R<bool, E> {
+        sink(ev, self.pos()).map_err(Stop::Sink)
+    }
+
+    fn peek(&self) -> u8 {
+        self.b.get(self.i).copied().unwrap_or(0)
+    }
+
+    fn at(&self, k: usize) -> u8 {
+        self.b.get(self.i + k).copied().unwrap_or(0)
+    }
+
+    fn eof(&self) -> bool {
+        self.i >= self.b.len()
+    }
+
+    /// Moves past a line break (`\n` or `\r\n`).
+    fn newline<E>(&mut self) -> R<(), E> {
+        match self.peek() {
+            b'\r' if self.at(1) == b'\n' => self.i += 2,
+            b'\n' => self.i += 1,
+            0 if self.eof() => return Ok(()),
+            _ => return give_up(),
+        }
+        self.line += 1;
+        self.line_start = self.i;
+        Ok(())
+    }
+
+    fn at_eol(&self) -> bool {
+        self.eof() || matches!(self.peek(), b'\n' | b'\r')
+    }
+
+    fn skip_spaces(&mut self) {
+        while self.peek() == b' ' {
+            self.i += 1;
+        }
+    }
+
+    /// Skips spaces to the end of the line, then the line break.
+    fn end_line<E>(&mut self) -> R<(), E> {
+        self.skip_spaces();
+        if !self.at_eol() {
+            return give_up();
+        }
+        self.newline()
+    }
+
+    /// Skips blank and comment-only lines; returns the indentation of the next content
+    /// line (None at the end of the text), leaving `i` at the line's start.
+    fn next_content_line<E>(&mut self) -> R<Option<usize>, E> {
+        loop {
+            if self.eof() {
+                return Ok(None);
+            }
+            let start = self.i;
+            let mut k = 0;
+            while self.at(k) == b' ' {
+                k += 1;
+            }
+            match self.at(k) {
+                b'\t' => return give_up(),
+                b'\n' | b'\r' => {
+                    self.i += k;
+                    self.newline()?;
+                }
+                0 if self.i + k >= self.b.len() => {
+                    self.i += k;
+                    return Ok(None);
+                }
+                b'#' => {
+                    while !self.at_eol() {
+                        self.i += 1;
+                    }
+                    self.newline()?;
+                }
+                _ => {
+                    self.i = start;
+                    return Ok(Some(k));
+                }
+            }
+        }
+    }
+
+    fn document<E>(&mut self, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> R<bool, E> {
+        // Directives.
+        loop {
+            if self.peek() != b'%' {
+                break;
+            }
+            let end = self.line_end();
+            let line = &self.text[self.i..end];
+            let parts: Vec<&str> = line.split(' ').filter(|p| !p.is_empty()).collect();
+            match parts.as_slice() {
+                ["%YAML", "1.1" | "1.2"] => {}
+                ["%TAG", handle, prefix] if handle.starts_with('!') && handle.ends_with('!') => {
+                    self.handles.insert((*handle).to_string(), (*prefix).to_string());
+                }
+                _ => return give_up(),
+            }
+            self.i = end;
+            self.newline()?;
+        }
+        if !(self.b[self.i..].starts_with(b"---") && matches!(self.at(3), b' ' | b'\n' | b'\r' | 0)) {
+            return give_up();
+        }
+        self.emit(sink, Ev::DocStart)?;
+        self.i += 3;
+        self.skip_spaces();
+        let props = self.props()?;
+        if self.at_eol() {
+            self.newline()?;
+            match self.next_content_line()? {
+                Some(0) => {
+                    if self.b[self.i..].starts_with(b"...") {
+                        return give_up();
+                    }
+                    self.block_node(0, props, sink)?;
+                }
+                _ => return give_up(),
+            }
+        } else {
+            // An inline root (`--- {a: 1}`).
+            self.inline_value(props, sink)?;
+            self.end_line()?;
+        }
+        match self.next_content_line()? {
+            Some(0) if self.b[self.i..].starts_with(b"...") && matches!(self.at(3), b'\n' | b'\r' | 0) => {}
+            None => {}
+            _ => return give_up(),
+        }
+        self.emit(sink, Ev::DocEnd)?;
+        self.emit(sink, Ev::End)?;
+        Ok(true)
+    }
+
+    fn line_end(&self) -> usize {
+        let mut k = self.i;
+        while k < self.b.len() && !matches!(self.b[k], b'\n' | b'\r') {
+            k += 1;
+        }
+        k
+    }
+
+    /// Tag and anchor, in either order, each followed by spaces or the end of the line.
+    fn props<E>(&mut self) -> R<Props, E> {
+        let mut p = Props::default();
+        loop {
+            match self.peek() {
+                b'!' if p.tag.is_none() => p.tag = Some(self.tag()?),
+                b'&' if p.anchor.is_none() => p.anchor = Some(self.anchor_name()?),
+                _ => return Ok(p),
+            }
+            if !(self.peek() == b' ' || self.at_eol()) {
+                return give_up();
+            }
+            self.skip_spaces();
+        }
+    }
+
+    fn anchor_name<E>(&mut self) -> R<String, E> {
+        self.i += 1;
+        let start = self.i;
+        while self.peek().is_ascii_alphanumeric() || matches!(self.peek(), b'_' | b'-') {
+            self.i += 1;
+        }
+        if self.i == start {
+            return give_up();
+        }
+        Ok(self.text[start..self.i].to_string())
+    }
+
+    /// A tag: `!suffix`, `!!suffix`, `!name!suffix`, `!<verbatim>`, or `!` alone.
+    fn tag<E>(&mut self) -> R<String, E> {
+        self.i += 1;
+        if self.peek() == b'<' {
+            let start = self.i + 1;
+            let mut k = start;
+            while k < self.b.len() && self.b[k] != b'>' {
+                if matches!(self.b[k], b'\n' | b'\r' | b' ' | b'%') {
+                    return give_up();
+                }
+                k += 1;
+            }
+            if k >= self.b.len() || k == start {
+                return give_up();
+            }
+            self.i = k + 1;
+            return Ok(self.text[start..k].to_string());
+        }
+        let start = self.i;
+        while self.peek().is_ascii_alphanumeric() || b"-_./:;#=$?@&+~*'()".contains(&self.peek()) || self.peek() == b'!'
+        {
+            self.i += 1;
+        }
+        let body = &self.text[start..self.i];
+        // A tag ending at a flow indicator is left to libyaml.
+        if matches!(self.peek(), b',' | b'[' | b']' | b'{' | b'}' | b'%') {
+            return give_up();
+        }
+        let (handle, suffix) = match body.find('!') {
+            None => ("!", body),
+            Some(0) => ("!!", &body[1..]),
+            Some(k) => (&self.text[start - 1..start + k + 1], &body[k + 1..]),
+        };
+        if suffix.contains('!') {
+            return give_up();
+        }
+        if handle == "!" && suffix.is_empty() {
+            return Ok("!".into());
+        }
+        let prefix = match self.handles.get(handle) {
+            Some(p) => p.clone(),
+            None if handle == "!!" => "tag:yaml.org,2002:".into(),
+            None if handle == "!" => "!".into(),
+            None => return give_up(),
+        };
+        if suffix.is_empty() {
+            return give_up();
+        }
+        Ok(format!("{prefix}{suffix}"))
+    }
+
+    /// A block node at indentation `indent` (a mapping or a sequence), its properties
+    /// already read; `i` is at the start of its first line.
+    fn block_node<E>(
+        &mut self,
+        indent: usize,
+        props: Props,
+        sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>,
+    ) -> R<(), E> {
+        self.i += indent;
+        self.nest(|s| {
+            if s.peek() == b'-' && matches!(s.at(1), b' ' | b'\n' | b'\r') {
+                s.block_seq(indent, props, sink)
+            } else {
+                s.block_map(indent, props, sink)
+            }
+        })
+    }
+
+    /// Runs `f` one collection deeper, giving up past [`MAX_DEPTH`].
+    fn nest<T, E>(&mut self, f: impl FnOnce(&mut Self) -> R<T, E>) -> R<T, E> {
+        if self.depth >= MAX_DEPTH {
+            return give_up();
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
+    fn block_seq<E>(
+        &mut self,
+        indent: usize,
+        props: Props,
+        sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>,
+    ) -> R<(), E> {
+        self.emit(sink, Ev::SeqStart { anchor: props.anchor, tag: props.tag })?;
+        loop {
+            // At the '-' of an item.
+            if !(self.peek() == b'-' && matches!(self.at(1), b' ' | b'\n' | b'\r' | 0)) {
+                return give_up();
+            }
+            self.i += 1;
+            self.skip_spaces();
+            let item_col = self.i - self.line_start;
+            self.block_value(indent, item_col, false, sink)?;
+            match self.next_content_line()? {
+                Some(n) if n == indent && self.at(n) == b'-' && matches!(self.at(n + 1), b' ' | b'\n' | b'\r' | 0) => {
+                    self.i += n;
+                }
+                Some(n) if n < indent || (n == indent && self.at(n) != b'-') => break,
+                None => break,
+                _ => return give_up(),
+            }
+        }
+        self.emit(sink, Ev::SeqEnd)?;
+        Ok(())
+    }
+
+    fn block_map<E>(
+        &mut self,
+        indent: usize,
+        props: Props,
+        sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>,
+    ) -> R<(), E> {
+        self.emit(sink, Ev::MapStart { anchor: props.anchor, tag: props.tag })?;
+        loop {
+            // At the key.
+            self.key(sink)?;
+            self.skip_spaces();
+            let col = self.i - self.line_start;
+            self.block_value(indent, col, true, sink)?;
+            match self.next_content_line()? {
+                Some(n) if n == indent => {
+                    if self.b[self.i..].starts_with(b"...") || self.b[self.i + n..].starts_with(b"- ") {
+                        if n == 0 && self.b[self.i..].starts_with(b"...") {
+                            break;
+                        }
+                        return give_up();
+                    }
+                    self.i += n;
+                }
+                Some(n) if n < indent => break,
+                None => break,
+                _ => return give_up(),
+            }
+        }
+        self.emit(sink, Ev::MapEnd)?;
+        Ok(())
+    }
+
+    /// A mapping key (a one-line plain or quoted scalar, or an alias) and its `:`.
+    fn key<E>(&mut self, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
+        match self.peek() {
+            b'\'' | b'"' => {
+                let v = self.quoted()?;
+                self.emit(sink, Ev::Scalar { anchor: None, tag: None, value: v, plain: false })?;
+            }
+            b'*' => {
+                let name = self.anchor_name()?;
+                self.emit(sink, Ev::Alias(name))?;
+                if self.peek() != b' ' {
+                    return give_up();
+                }
+                self.skip_spaces();
+            }
+            c if starts_plain(c, self.at(1)) => {
+                let start = self.i;
+                loop {
+                    let c = self.peek();
+                    if self.at_eol() {
+                        return give_up();
+                    }
+                    if c == b':' && matches!(self.at(1), b' ' | b'\n' | b'\r' | 0) {
+                        break;
+                    }
+                    if c == b'#' && self.i > start && self.b[self.i - 1] == b' ' {
+                        return give_up();
+                    }
+                    if c == b'\t' {
+                        return give_up();
+                    }
+                    self.i += 1;
+                }
+                let v = self.text[start..self.i].trim_end_matches(' ').to_string();
+                self.emit(sink, Ev::Scalar { anchor: None, tag: None, value: v, plain: true })?;
+            }
+            _ => return give_up(),
+        }
+        if !(self.peek() == b':' && matches!(self.at(1), b' ' | b'\n' | b'\r' | 0)) {
+            return give_up();
+        }
+        self.i += 1;
+        Ok(())
+    }
+
+    /// The value after `key:` or `-`: inline on this line, or a block node below. `parent`
+    /// is the indentation of the mapping or sequence, `col` the column reached.
+    fn block_value<E>(
+        &mut self,
+        parent: usize,
+        col: usize,
+        in_map: bool,
+        sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>,
+    ) -> R<(), E> {
+        let props = self.props()?;
+        if self.at_eol() {
+            self.newline()?;
+            let save = (self.i, self.line, self.line_start);
+            match self.next_content_line()? {
+                // A nested block: deeper, or (after a key) a sequence at the same column.
+                Some(n)
+                    if n > parent
+                        || (in_map
+                            && n == parent
+                            && self.at(n) == b'-'
+                            && matches!(self.at(n + 1), b' ' | b'\n' | b'\r' | 0)) =>
+                {
+                    if self.b[self.i + n..].starts_with(b"...") && n == 0 {
+                        (self.i, self.line, self.line_start) = save;
+                        return self.empty(props, sink);
+                    }
+                    return self.block_node(n, props, sink);
+                }
+                _ => {
+                    (self.i, self.line, self.line_start) = save;
+                    return self.empty(props, sink);
+                }
+            }
+        }
+        // `- key: value` starts a mapping inside a sequence item.
+        if !in_map && self.line_has_key() {
+            if props.anchor.is_some() || props.tag.is_some() {
+                return give_up();
+            }
+            return self.nest(|s| s.block_map(col, props, sink));
+        }
+        if !in_map && self.peek() == b'-' && matches!(self.at(1), b' ' | b'\n' | b'\r') {
+            return give_up();
+        }
+        self.inline_value(props, sink)?;
+        self.end_line()?;
+        // A plain scalar continued on the next, deeper line is left to libyaml.
+        let save = (self.i, self.line, self.line_start);
+        if self.next_content_line()?.is_some_and(|n| n > parent) {
+            return give_up();
+        }
+        (self.i, self.line, self.line_start) = save;
+        Ok(())
+    }
+
+    fn empty<E>(&mut self, props: Props, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
+        self.emit(sink, Ev::Scalar { anchor: props.anchor, tag: props.tag, value: String::new(), plain: true })?;
+        Ok(())
+    }
+
+    /// Whether the rest of the line is `key: ...` (a plain or quoted key and `: `).
+    fn line_has_key(&self) -> bool {
+        let end = self.line_end();
+        let line = &self.b[self.i..end];
+        match line.first() {
+            Some(b'\'' | b'"' | b'[' | b'{' | b'!' | b'&' | b'*' | b'|' | b'>' | b'#') | None => {
+                // Quoted keys in sequence items are rare; a flow value is not a key.
+                matches!(line.first(), Some(b'\'' | b'"')) && {
+                    let q = line[0];
+                    line[1..].iter().position(|&c| c == q).is_some_and(|k| line.get(k + 2) == Some(&b':'))
+                }
+            }
+            _ => line.windows(2).any(|w| w == b": ") || line.ends_with(b":"),
+        }
+    }
+
+    /// A value on the current line: an alias, a flow collection, a quoted or plain scalar.
+    fn inline_value<E>(
+        &mut self,
+        props: Props,
+        sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>,
+    ) -> R<(), E> {
+        match self.peek() {
+            b'*' => {
+                if props.anchor.is_some() || props.tag.is_some() {
+                    return give_up();
+                }
+                let name = self.anchor_name()?;
+                self.emit(sink, Ev::Alias(name))?;
+            }
+            b'[' | b'{' => self.nest(|s| s.flow(props, sink))?,
+            b'\'' | b'"' => {
+                let v = self.quoted()?;
+                self.emit(sink, Ev::Scalar { anchor: props.anchor, tag: props.tag, value: v, plain: false })?;
+            }
+            b'|' | b'>' | b'%' | b'@' | b'`' | b'#' | b'?' | b',' | b']' | b'}' => return give_up(),
+            _ => {
+                // A plain scalar to the end of the line.
+                let start = self.i;
+                let end = self.line_end();
+                let v = self.text[start..end].trim_end_matches(' ');
+                let vb = v.as_bytes();
+                if vb.windows(2).any(|w| w == b": " || w == b" #") || vb.ends_with(b":") || vb.contains(&b'\t') {
+                    return give_up();
+                }
+                if !starts_plain(self.peek(), self.at(1)) {
+                    return give_up();
+                }
+                self.i = start + v.len();
+                self.emit(
+                    sink,
+                    Ev::Scalar { anchor: props.anchor, tag: props.tag, value: v.to_string(), plain: true },
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Skips spaces and line breaks inside a flow collection.
+    fn flow_space<E>(&mut self) -> R<(), E> {
+        loop {
+            match self.peek() {
+                b' ' => self.i += 1,
+                b'\n' | b'\r' => self.newline()?,
+                b'\t' | b'#' => return give_up(),
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    fn flow<E>(&mut self, props: Props, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
+        let is_map = self.peek() == b'{';
+        let close = if is_map { b'}' } else { b']' };
+        self.emit(
+            sink,
+            if is_map {
+                Ev::MapStart { anchor: props.anchor, tag: props.tag }
+            } else {
+                Ev::SeqStart { anchor: props.anchor, tag: props.tag }
+            },
+        )?;
+        self.i += 1;
+        self.flow_space()?;
+        if self.peek() == close {
+            self.i += 1;
+            self.emit(sink, if is_map { Ev::MapEnd } else { Ev::SeqEnd })?;
+            return Ok(());
+        }
+        loop {
+            self.flow_node(is_map, sink)?;
+            self.flow_space()?;
+            if is_map {
+                if !(self.peek() == b':' && matches!(self.at(1), b' ' | b'\n' | b'\r')) {
+                    return give_up();
+                }
+                self.i += 1;
+                self.flow_space()?;
+                if matches!(self.peek(), b',' | b'}') {
+                    return give_up();
+                }
+                self.flow_node(false, sink)?;
+                self.flow_space()?;
+            }
+            match self.peek() {
+                b',' => {
+                    self.i += 1;
+                    self.flow_space()?;
+                    if self.peek() == close {
+                        return give_up();
+                    }
+                }
+                c if c == close => {
+                    self.i += 1;
+                    break;
+                }
+                _ => return give_up(),
+            }
+        }
+        self.emit(sink, if is_map { Ev::MapEnd } else { Ev::SeqEnd })?;
+        Ok(())
+    }
+
+    /// One node inside a flow collection; `key` when it is a flow mapping's key.
+    fn flow_node<E>(&mut self, key: bool, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
+        let props = self.props()?;
+        if self.at_eol() {
+            return give_up();
+        }
+        match self.peek() {
+            b'*' => {
+                if props.anchor.is_some() || props.tag.is_some() {
+                    return give_up();
+                }
+                let name = self.anchor_name()?;
+                self.emit(sink, Ev::Alias(name))?;
+            }
+            b'[' | b'{' => {
+                if key {
+                    return give_up();
+                }
+                self.nest(|s| s.flow(props, sink))?;
+            }
+            b'\'' | b'"' => {
+                let v = self.quoted()?;
+                self.emit(sink, Ev::Scalar { anchor: props.anchor, tag: props.tag, value: v, plain: false })?;
+            }
+            c if starts_plain(c, self.at(1)) && c != b':' => {
+                let v = self.flow_plain()?;
+                if v.is_empty() {
+                    return give_up();
+                }
+                self.emit(sink, Ev::Scalar { anchor: props.anchor, tag: props.tag, value: v, plain: true })?;
+            }
+            _ => return give_up(),
+        }
+        Ok(())
+    }
+
+    /// A plain scalar in a flow collection; it may be folded over lines (one line break
+    /// becomes a space).
+    fn flow_plain<E>(&mut self) -> R<String, E> {
+        let mut out = String::new();
+        loop {
+            let start = self.i;
+            loop {
+                let c = self.peek();
+                if self.at_eol() || matches!(c, b',' | b'[' | b']' | b'{' | b'}') {
+                    break;
+                }
+                if c == b':' {
+                    // libyaml: in flow context a ':' not followed by a blank ends the
+                    // scalar or is an error; leave the latter to libyaml.
+                    if matches!(self.at(1), b' ' | b'\n' | b'\r') {
+                        break;
+                    }
+                    return give_up();
+                }
+                if c == b'#' && self.i > 0 && self.b[self.i - 1] == b' ' {
+                    return give_up();
+                }
+                if c == b'\t' {
+                    return give_up();
+                }
+                self.i += 1;
+            }
+            out.push_str(self.text[start..self.i].trim_end_matches(' '));
+            if !self.at_eol() {
+                return Ok(out);
+            }
+            // Folding: look at what follows the line break(s).
+            let save = (self.i, self.line, self.line_start);
+            let mut breaks = 0;
+            loop {
+                match self.peek() {
+                    b'\n' | b'\r' => {
+                        self.newline()?;
+                        breaks += 1;
+                    }
+                    b' ' => self.i += 1,
+                    b'\t' => return give_up(),
+                    _ => break,
+                }
+            }
+            let c = self.peek();
+            if self.eof() || matches!(c, b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'-' | b'.') || c == b':' {
+                // The scalar ended at the line break (or it is something to leave alone).
+                if matches!(c, b'#' | b'-' | b'.') {
+                    return give_up();
+                }
+                (self.i, self.line, self.line_start) = save;
+                return Ok(out);
+            }
+            if breaks == 1 {
+                out.push(' ');
+            } else {
+                for _ in 1..breaks {
+                    out.push('\n');
+                }
+            }
+        }
+    }
+
+    /// A quoted scalar that ends on the same line.
+    fn quoted<E>(&mut self) -> R<String, E> {
+        let q = self.peek();
+        self.i += 1;
+        let mut out = String::new();
+        loop {
+            let start = self.i;
+            while !self.at_eol() && self.peek() != q && !(q == b'"' && self.peek() == b'\\') {
+                self.i += 1;
+            }
+            out.push_str(&self.text[start..self.i]);
+            if self.at_eol() {
+                // Multi-line quoted scalars fold lines: left to libyaml.
+                return give_up();
+            }
+            let c = self.peek();
+            if c == q {
+                if q == b'\'' && self.at(1) == b'\'' {
+                    out.push('\'');
+                    self.i += 2;
+                    continue;
+                }
+                self.i += 1;
+                return Ok(out);
+            }
+            // A backslash escape in a double-quoted scalar.
+            self.i += 1;
+            let e = self.peek();
+            self.i += 1;
+            let ch = match e {
+                b'0' => '\0',
+                b'a' => '\x07',
+                b'b' => '\x08',
+                b't' | b'\t' => '\t',
+                b'n' => '\n',
+                b'v' => '\x0b',
+                b'f' => '\x0c',
+                b'r' => '\r',
+                b'e' => '\x1b',
+                b' ' => ' ',
+                b'"' => '"',
+                b'/' => '/',
+                b'\\' => '\\',
+                b'N' => '\u{85}',
+                b'_' => '\u{a0}',
+                b'L' => '\u{2028}',
+                b'P' => '\u{2029}',
+                b'x' | b'u' | b'U' => {
+                    let n = match e {
+                        b'x' => 2,
+                        b'u' => 4,
+                        _ => 8,
+                    };
+                    let hex = self.text.get(self.i..self.i + n).ok_or(Stop::GiveUp)?;
+                    let v = u32::from_str_radix(hex, 16).map_err(|_| Stop::GiveUp)?;
+                    self.i += n;
+                    char::from_u32(v).ok_or(Stop::GiveUp)?
+                }
+                _ => return give_up(),
+            };
+            out.push(ch);
+        }
+    }
+}
+
+/// Whether a plain scalar may start with `c` (followed by `next`).
+fn starts_plain(c: u8, next: u8) -> bool {
+    match c {
+        0 | b' ' | b'\t' | b'\n' | b'\r' => false,
+        b'-' | b'?' | b':' => !matches!(next, b' ' | b'\t' | b'\n' | b'\r' | 0),
+        b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\'' | b'"' | b'%' | b'@'
+        | b'`' => false,
+        _ => true,
+    }
+}

@@ -1,0 +1,93 @@
+#![allow(clippy::cast_possible_truncation)] // test code on 64-bit hosts
+//! The fast YAML scanner gives exactly libyaml's tree wherever it does not give up, and
+//! does not give up on the YAML writers emit.
+
+mod common;
+
+use rasdf::Limits;
+use rasdf::tree::Tree;
+use rasdf::tree::emit::Emitter;
+
+fn tree_texts() -> Vec<(String, String)> {
+    let mut files = common::reference_files();
+    for sub in ["pyasdf", "pyasdf/arrays", "astro", "scalars", "bad"] {
+        for e in std::fs::read_dir(common::testdata(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "asdf") {
+                files.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for p in files {
+        let bytes = std::fs::read(&p).unwrap();
+        let Ok(h) = rasdf::tree::header::parse(&bytes) else { continue };
+        let Some(r) = h.tree else { continue };
+        let text = String::from_utf8(bytes[r.start as usize..r.end as usize].to_vec()).unwrap();
+        out.push((p.display().to_string(), text));
+    }
+    out
+}
+
+fn check_same(name: &str, text: &str) -> bool {
+    let limits = Limits::default();
+    let slow = Tree::parse_libyaml(text, &limits);
+    match Tree::parse_fast(text, &limits) {
+        None => false,
+        Some(Ok(fast)) => {
+            let slow = slow.unwrap_or_else(|e| panic!("{name}: fast accepted what libyaml refuses: {e:?}"));
+            assert_eq!(Emitter::new(&fast).document(), Emitter::new(&slow).document(), "{name}");
+            true
+        }
+        Some(Err(e)) => {
+            assert!(slow.is_err(), "{name}: fast failed ({e:?}) where libyaml did not");
+            true
+        }
+    }
+}
+
+#[test]
+fn fast_scanner_matches_libyaml_on_every_fixture() {
+    let texts = tree_texts();
+    let mut accepted = 0;
+    for (name, text) in &texts {
+        if check_same(name, text) {
+            accepted += 1;
+        }
+        // And on what rasdf's emitter writes for it.
+        if let Ok(t) = Tree::parse(text, &Limits::default()) {
+            let out = Emitter::new(&t).document();
+            assert!(
+                check_same(&format!("{name} (re-emitted)"), &out),
+                "{name}: the fast scanner gives up on rasdf's own YAML:\n{out}"
+            );
+        }
+    }
+    assert!(accepted * 10 >= texts.len() * 9, "the fast scanner took {accepted} of {} trees", texts.len());
+}
+
+#[test]
+fn fast_scanner_edge_cases() {
+    let cases = [
+        "%YAML 1.1\n---\na: 1\nb:\n- x\n- y\nc: {d: [1, 2], e: 'it''s'}\n...\n",
+        "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\na: !core/ndarray-1.0.0\n  source: 0\n  shape: [2, 3]\n...\n",
+        "%YAML 1.1\n---\n- a: 1\n  b: 2\n- - 1\n  - 2\n-\n  c: 3\n- &x [1]\n- *x\n...\n",
+        "%YAML 1.1\n---\nk: {author: The ASDF Developers, homepage: 'http://x',\n  name: asdf}\nl: [a long, plain\n    scalar, x]\n",
+        "%YAML 1.1\n---\na: \"esc\\n\\t\\u00e9\\\\\"\nb: x # comment\n",
+        "%YAML 1.1\n---\na: |\n  block\nb: 1\n",
+        "%YAML 1.1\n---\na: 'multi\n  line'\n",
+        "%YAML 1.1\n---\na: plain\n  continued\n",
+        "%YAML 1.1\n---\n? complex\n: key\n",
+        "%YAML 1.1\n---\na: [!foo, 1]\n",
+        "%YAML 1.1\n---\na: 1:30\nb: [1:30]\n",
+        "%YAML 1.1\n---\r\na: 1\r\nb:\r\n  c: 2\r\n...\r\n",
+        "%YAML 1.1\n--- {a: 1}\n...\n",
+        "%YAML 1.1\n---\na:\nb: !!str\nc: &a\nd: *a\n",
+        "%YAML 1.1\n---\n# comment\na: 1\n\n  # indented comment\nb: 2\n",
+    ];
+    for (n, c) in cases.iter().enumerate() {
+        check_same(&format!("case {n}"), c);
+    }
+    assert!(Tree::parse_fast(cases[0], &Limits::default()).is_some());
+    assert!(Tree::parse_fast(cases[5], &Limits::default()).is_none(), "block scalars go to libyaml");
+}
