@@ -138,6 +138,7 @@ fn layouts_that_overflow_or_escape_the_block() {
         "{data: [[1, 2], [3]], datatype: int8}",
         "{data: [1, 2], shape: [3], datatype: int8}",
         "{source: 0, datatype: nonsense, byteorder: little, shape: [2]}",
+        "{source: 0, datatype: float64, byteorder: little, shape: [0, 3], offset: 1000}",
     ];
     for case in cases {
         let mut file = asdf_with_tree(&format!("a: !core/ndarray-1.1.0 {case}"));

@@ -291,6 +291,10 @@ impl<'f> NdArray<'f> {
             None => c_strides(&shape, itemsize),
         };
         let offset = usize::try_from(meta.offset).map_err(|_| too_big())?;
+        if n == 0 && offset > data.len() {
+            // numpy refuses an offset past the buffer even for an empty array.
+            return Err(ArrayError::OutOfBounds { lo: offset as i128, hi: offset as i128, len: data.len() });
+        }
         if n > 0 {
             let mut lo = i128::try_from(offset).map_err(|_| too_big())?;
             let mut hi = lo + itemsize as i128;
