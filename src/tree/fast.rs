@@ -15,6 +15,9 @@ use super::Ev;
 /// # Errors
 /// Whatever `sink` returns.
 pub(crate) fn scan<E>(text: &str, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> Result<bool, E> {
+    if !plain_text(text) {
+        return Ok(false);
+    }
     let mut s = Scanner { b: text.as_bytes(), text, i: 0, line: 1, line_start: 0, handles: HashMap::new(), depth: 0 };
     match s.document(sink) {
         Ok(done) => Ok(done),
@@ -764,6 +767,18 @@ impl<'t> Scanner<'t> {
             out.push(ch);
         }
     }
+}
+
+/// Whether the text has only characters libyaml's reader takes and no line breaks
+/// other than LF and CR (YAML 1.1 also breaks lines at NEL, LS and PS).
+fn plain_text(text: &str) -> bool {
+    let ascii_ok = text.bytes().all(|b| (b >= 0x20 && b != 0x7f) || matches!(b, b'\t' | b'\n' | b'\r') || b >= 0x80);
+    ascii_ok
+        && (text.is_ascii()
+            || text.chars().all(|c| {
+                let u = c as u32;
+                !(0x80..=0x9f).contains(&u) && !matches!(u, 0x2028 | 0x2029 | 0xfeff | 0xfffe | 0xffff)
+            }))
 }
 
 /// Whether a plain scalar may start with `c` (followed by `next`).
