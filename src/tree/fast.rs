@@ -255,7 +255,7 @@ impl<'t> Scanner<'t> {
             return Ok(self.text[start..k].to_string());
         }
         let start = self.i;
-        while self.peek().is_ascii_alphanumeric() || b"-_./:;#=$?@&+~*'()".contains(&self.peek()) || self.peek() == b'!'
+        while self.peek().is_ascii_alphanumeric() || b"-_./:;=$?@&+~*'()".contains(&self.peek()) || self.peek() == b'!'
         {
             self.i += 1;
         }
