@@ -159,7 +159,15 @@ impl<'t> Scanner<'t> {
             let parts: Vec<&str> = line.split(' ').filter(|p| !p.is_empty()).collect();
             match parts.as_slice() {
                 ["%YAML", "1.1" | "1.2"] => {}
-                ["%TAG", handle, prefix] if handle.starts_with('!') && handle.ends_with('!') => {
+                ["%TAG", handle, prefix]
+                    if handle.starts_with('!')
+                        && handle.ends_with('!')
+                        && handle.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'!' | b'-' | b'_'))
+                        && !prefix.is_empty()
+                        && prefix
+                            .bytes()
+                            .all(|c| c.is_ascii_alphanumeric() || b"-_;/?:@&=+$,.!~*'()[]".contains(&c)) =>
+                {
                     self.handles.insert((*handle).to_string(), (*prefix).to_string());
                 }
                 _ => return give_up(),
