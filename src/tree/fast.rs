@@ -387,6 +387,10 @@ impl<'t> Scanner<'t> {
 
     /// A mapping key (a one-line plain or quoted scalar, or an alias) and its `:`.
     fn key<E>(&mut self, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
+        // libyaml allows simple keys of at most 1024 characters.
+        if self.line_end() - self.i > 1000 {
+            return give_up();
+        }
         match self.peek() {
             b'\'' | b'"' => {
                 let v = self.quoted()?;
@@ -614,6 +618,10 @@ impl<'t> Scanner<'t> {
 
     /// One node inside a flow collection; `key` when it is a flow mapping's key.
     fn flow_node<E>(&mut self, key: bool, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
+        if key && self.line_end() - self.i > 1000 {
+            // libyaml allows simple keys of at most 1024 characters.
+            return give_up();
+        }
         let props = self.props()?;
         if self.at_eol() {
             return give_up();
