@@ -149,7 +149,8 @@ impl<'t> Scanner<'t> {
     }
 
     fn document<E>(&mut self, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> R<bool, E> {
-        // Directives.
+        // Directives (each at most once, as libyaml requires).
+        let mut version_seen = false;
         loop {
             if self.peek() != b'%' {
                 break;
@@ -158,7 +159,7 @@ impl<'t> Scanner<'t> {
             let line = &self.text[self.i..end];
             let parts: Vec<&str> = line.split(' ').filter(|p| !p.is_empty()).collect();
             match parts.as_slice() {
-                ["%YAML", "1.1" | "1.2"] => {}
+                ["%YAML", "1.1" | "1.2"] if !version_seen => version_seen = true,
                 ["%TAG", handle, prefix]
                     if handle.starts_with('!')
                         && handle.ends_with('!')
@@ -166,7 +167,8 @@ impl<'t> Scanner<'t> {
                         && !prefix.is_empty()
                         && prefix
                             .bytes()
-                            .all(|c| c.is_ascii_alphanumeric() || b"-_;/?:@&=+$,.!~*'()[]".contains(&c)) =>
+                            .all(|c| c.is_ascii_alphanumeric() || b"-_;/?:@&=+$,.!~*'()[]".contains(&c))
+                        && !self.handles.contains_key(*handle) =>
                 {
                     self.handles.insert((*handle).to_string(), (*prefix).to_string());
                 }
