@@ -76,6 +76,11 @@ impl<'t> Scanner<'t> {
         self.b.get(self.i + k).copied().unwrap_or(0)
     }
 
+    /// Whether a block sequence entry (`-` then a blank or the end) starts `k` bytes on.
+    fn dash_at(&self, k: usize) -> bool {
+        self.at(k) == b'-' && matches!(self.at(k + 1), b' ' | b'\n' | b'\r' | 0)
+    }
+
     fn eof(&self) -> bool {
         self.i >= self.b.len()
     }
@@ -306,13 +311,7 @@ impl<'t> Scanner<'t> {
         sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>,
     ) -> R<(), E> {
         self.i += indent;
-        self.nest(|s| {
-            if s.peek() == b'-' && matches!(s.at(1), b' ' | b'\n' | b'\r') {
-                s.block_seq(indent, props, sink)
-            } else {
-                s.block_map(indent, props, sink)
-            }
-        })
+        self.nest(|s| if s.dash_at(0) { s.block_seq(indent, props, sink) } else { s.block_map(indent, props, sink) })
     }
 
     /// Runs `f` one collection deeper, giving up past [`MAX_DEPTH`].
@@ -335,7 +334,7 @@ impl<'t> Scanner<'t> {
         self.emit(sink, Ev::SeqStart { anchor: props.anchor, tag: props.tag })?;
         loop {
             // At the '-' of an item.
-            if !(self.peek() == b'-' && matches!(self.at(1), b' ' | b'\n' | b'\r' | 0)) {
+            if !self.dash_at(0) {
                 return give_up();
             }
             self.i += 1;
@@ -343,7 +342,7 @@ impl<'t> Scanner<'t> {
             let item_col = self.i - self.line_start;
             self.block_value(indent, item_col, false, sink)?;
             match self.next_content_line()? {
-                Some(n) if n == indent && self.at(n) == b'-' && matches!(self.at(n + 1), b' ' | b'\n' | b'\r' | 0) => {
+                Some(n) if n == indent && self.dash_at(n) => {
                     self.i += n;
                 }
                 Some(n) if n < indent || (n == indent && self.at(n) != b'-') => break,
@@ -451,13 +450,7 @@ impl<'t> Scanner<'t> {
             let save = (self.i, self.line, self.line_start);
             match self.next_content_line()? {
                 // A nested block: deeper, or (after a key) a sequence at the same column.
-                Some(n)
-                    if n > parent
-                        || (in_map
-                            && n == parent
-                            && self.at(n) == b'-'
-                            && matches!(self.at(n + 1), b' ' | b'\n' | b'\r' | 0)) =>
-                {
+                Some(n) if n > parent || (in_map && n == parent && self.dash_at(n)) => {
                     if self.b[self.i + n..].starts_with(b"...") && n == 0 {
                         (self.i, self.line, self.line_start) = save;
                         return self.empty(props, sink);
@@ -477,7 +470,7 @@ impl<'t> Scanner<'t> {
             }
             return self.nest(|s| s.block_map(col, props, sink));
         }
-        if !in_map && self.peek() == b'-' && matches!(self.at(1), b' ' | b'\n' | b'\r') {
+        if !in_map && self.dash_at(0) {
             return give_up();
         }
         self.inline_value(props, sink)?;
