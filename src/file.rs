@@ -362,10 +362,15 @@ impl AsdfFile {
 
     /// Paths of every ndarray node in the tree, in tree order.
     pub fn ndarray_paths(&self) -> Vec<String> {
+        self.ndarray_nodes().into_iter().map(|(p, _)| p).collect()
+    }
+
+    /// Every ndarray node in the tree, in tree order, with its path.
+    pub fn ndarray_nodes(&self) -> Vec<(String, NodeRef<'_>)> {
         let mut out = Vec::new();
         self.tree.walk(|path, node| {
             if node.is_asdf_tag("core/ndarray") {
-                out.push(path.to_string());
+                out.push((path.to_string(), node));
             }
         });
         out

@@ -77,10 +77,10 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
     }
     // Every array the tree declares must resolve: its block (or external file) exists
     // and holds the bytes its layout needs.
-    let paths = file.ndarray_paths();
+    let paths = file.ndarray_nodes();
     let mut bad_arrays = 0usize;
-    for path in &paths {
-        if let Err(e) = file.ndarray(path) {
+    for (path, node) in &paths {
+        if let Err(e) = file.ndarray_at(*node) {
             writeln!(out, "error: {}", e.at_path(path))?;
             errors += 1;
             bad_arrays += 1;

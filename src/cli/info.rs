@@ -193,11 +193,11 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
     let mut outcome = Outcome::Ok;
     if options.stats {
         writeln!(out, "Arrays:")?;
-        let paths = file.ndarray_paths();
-        let results: Vec<(String, ArrayStats)> = paths
+        let arrays = file.ndarray_nodes();
+        let results: Vec<(String, ArrayStats)> = arrays
             .par_iter()
-            .map(|p| {
-                let r = file.ndarray(p).map_err(|e| e.to_string()).map(|a| {
+            .map(|(p, node)| {
+                let r = file.ndarray_at(*node).map_err(|e| e.at_path(p).to_string()).map(|a| {
                     let storage = match &a.storage {
                         Storage::Block(n) => format!("block {n}"),
                         Storage::External(u) => format!("external {u}"),

@@ -203,26 +203,33 @@ impl Tree {
     }
 
     /// Visits every node reachable from the root once, depth first, with its path. A node
-    /// reached again through an alias is visited only the first time.
-    pub fn walk(&self, mut visit: impl FnMut(&str, NodeRef<'_>)) {
+    /// reached again through an alias is visited only the first time. The path is built
+    /// only when `visit` asks for it ([`TreePath::to_string`]).
+    pub fn walk<'t>(&'t self, mut visit: impl FnMut(&TreePath<'t>, NodeRef<'t>)) {
         let Some(root) = self.root else { return };
         let mut seen = vec![false; self.nodes.len()];
-        let mut stack: Vec<(String, NodeId)> = vec![(String::new(), root)];
-        while let Some((path, id)) = stack.pop() {
+        // (node, depth, step that reached it); `path.steps` holds the steps to the node.
+        let mut stack: Vec<(NodeId, usize, Step)> = vec![(root, 0, Step::Root)];
+        let mut path = TreePath { tree: self, steps: Vec::new() };
+        while let Some((id, depth, step)) = stack.pop() {
             if std::mem::replace(&mut seen[id.0 as usize], true) {
                 continue;
+            }
+            path.steps.truncate(depth.saturating_sub(1));
+            if depth > 0 {
+                path.steps.push(step);
             }
             let node = self.node(id);
             visit(&path, node);
             match &node.node().value {
                 Value::Seq(items) => {
                     for (i, c) in items.iter().enumerate().rev() {
-                        stack.push((format!("{path}/{i}"), *c));
+                        stack.push((*c, depth + 1, Step::Index(i)));
                     }
                 }
                 Value::Map(pairs) => {
                     for (k, v) in pairs.iter().rev() {
-                        stack.push((format!("{path}/{}", self.node(*k).key_text()), *v));
+                        stack.push((*v, depth + 1, Step::Key(*k)));
                     }
                 }
                 _ => {}
@@ -250,6 +257,34 @@ impl Tree {
         let id = NodeId(u32::try_from(self.nodes.len()).unwrap_or(u32::MAX));
         self.nodes.push(node);
         id
+    }
+}
+
+/// One step of a path: the root, a sequence index, a mapping key.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Root,
+    Index(usize),
+    Key(NodeId),
+}
+
+/// The path of a node during [`Tree::walk`], formatted on demand as `/key/0/key`.
+#[derive(Debug)]
+pub struct TreePath<'t> {
+    tree: &'t Tree,
+    steps: Vec<Step>,
+}
+
+impl std::fmt::Display for TreePath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for s in &self.steps {
+            match s {
+                Step::Root => {}
+                Step::Index(i) => write!(f, "/{i}")?,
+                Step::Key(k) => write!(f, "/{}", self.tree.node(*k).key_text())?,
+            }
+        }
+        Ok(())
     }
 }
 
@@ -815,8 +850,19 @@ fn dedupe(tree: &Tree, pairs: Vec<(NodeId, NodeId)>) -> Result<Vec<(NodeId, Node
         let unique = if pairs.len() <= 8 {
             pairs.iter().enumerate().all(|(i, (a, _))| pairs[..i].iter().all(|(b, _)| str_key(*a) != str_key(*b)))
         } else {
-            let mut seen = std::collections::HashSet::with_capacity(pairs.len());
-            pairs.iter().all(|(k, _)| seen.insert(str_key(*k)))
+            // FNV-1a hashes, sorted: distinct hashes prove distinct keys; equal ones are
+            // settled by the full check below.
+            let mut hashes: Vec<u64> = pairs
+                .iter()
+                .map(|(k, _)| {
+                    str_key(*k)
+                        .unwrap_or("")
+                        .bytes()
+                        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+                })
+                .collect();
+            hashes.sort_unstable();
+            hashes.windows(2).all(|w| w[0] != w[1])
         };
         if unique {
             return Ok(pairs);
@@ -835,6 +881,17 @@ fn dedupe(tree: &Tree, pairs: Vec<(NodeId, NodeId)>) -> Result<Vec<(NodeId, Node
         }
     }
     Ok(out)
+}
+
+/// Events of the fast scanner, counted (for profiling only).
+#[doc(hidden)]
+pub fn fast_scan_count(text: &str) -> Option<usize> {
+    let mut n = 0;
+    let done = fast::scan(text, &mut |_, _| {
+        n += 1;
+        Ok::<bool, ()>(false)
+    });
+    done.ok().filter(|d| *d).map(|_| n)
 }
 
 #[cfg(test)]

@@ -184,6 +184,12 @@ pub fn is_float(s: &str) -> bool {
 
 /// PyYAML's `construct_yaml_float` for text that [`is_float`] accepted.
 pub fn construct_float(s: &str) -> Option<f64> {
+    // The usual case, `1.5` or `-2.0e+10`: Rust's parser takes it as is.
+    if !s.contains(['_', ':', 'i', 'I', 'n', 'N']) {
+        if let Ok(f) = s.parse::<f64>() {
+            return Some(f);
+        }
+    }
     let v: String = s.chars().filter(|&c| c != '_').collect::<String>().to_ascii_lowercase();
     let (neg, u) = strip_sign(&v);
     let sign = if neg { -1.0 } else { 1.0 };
@@ -220,6 +226,13 @@ fn normalize_float(s: &str) -> String {
 
 /// PyYAML's `construct_yaml_int` for text that [`is_int`] accepted.
 pub fn construct_int(s: &str) -> Option<Resolved> {
+    // The usual case: a decimal that fits in 64 bits (no `_`, `:`, `0x`, `0b` or octal `0`).
+    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+    if !digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(i) = s.parse::<i64>() {
+            return Some(Resolved::Int(i));
+        }
+    }
     let v: String = s.chars().filter(|&c| c != '_').collect();
     let (neg, u) = strip_sign(&v);
     let big = if u == "0" {
