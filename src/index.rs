@@ -7,7 +7,7 @@
 //! at a block magic, and that the index immediately follows the last block.
 
 use crate::Limits;
-use crate::block::{self, BlockError, BlockHeader};
+use crate::block::{BlockError, BlockHeader};
 
 /// The line that opens a block index.
 pub const INDEX_HEADER: &[u8] = b"#ASDF BLOCK INDEX";
@@ -185,11 +185,6 @@ pub fn write(offsets: &[u64]) -> Vec<u8> {
     }
     out.extend_from_slice(b"...\n");
     out
-}
-
-/// Where the first block is: the first magic at or after `from`.
-pub fn first_block(file: &[u8], from: u64) -> Option<u64> {
-    block::find_first_block(file, from)
 }
 
 #[cfg(test)]

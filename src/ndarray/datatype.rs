@@ -229,11 +229,6 @@ impl Datatype {
         }
         Ok(Datatype::Record(fields))
     }
-
-    /// Short description: `float32`, `[ascii, 3]`, `record(3 fields)`.
-    pub fn describe(&self) -> String {
-        self.to_string()
-    }
 }
 
 impl fmt::Display for Datatype {
