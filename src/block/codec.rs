@@ -99,7 +99,11 @@ pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u
     match codec {
         // Streaming decoders write into the reserved capacity: no zero-filling first.
         Compression::Zlib => inflate_vec(stored, &mut out)?,
-        Compression::Bzp2 => bunzip_vec(stored, &mut out)?,
+        Compression::Bzp2 => {
+            if !super::pbunzip::decode(stored, &mut out) {
+                bunzip_vec(stored, &mut out)?;
+            }
+        }
         _ => {
             out.resize(n, 0);
             decode_into(codec, stored, &mut out)?;
@@ -314,9 +318,7 @@ pub fn encode(codec: Compression, data: &[u8]) -> Result<Vec<u8>, BlockError> {
     match codec {
         Compression::None => Ok(data.to_vec()),
         Compression::Zlib => {
-            let mut e =
-                flate2::write::ZlibEncoder::new(Vec::with_capacity(data.len() / 2), flate2::Compression::new(6));
-            e.write_all(data).and_then(|_| e.finish()).map_err(|err| io_corrupt(codec, err))
+            super::pdeflate::compress(data, 6).map_err(|message| BlockError::Corrupt { codec, message })
         }
         Compression::Bzp2 => {
             let mut e = bzip2::write::BzEncoder::new(Vec::with_capacity(data.len() / 2), bzip2::Compression::new(9));
@@ -326,16 +328,21 @@ pub fn encode(codec: Compression, data: &[u8]) -> Result<Vec<u8>, BlockError> {
             let parts: Vec<Vec<u8>> = data
                 .par_chunks(LZ4_CHUNK)
                 .map(|chunk| {
-                    let c = lz4_flex::block::compress_prepend_size(chunk);
-                    let mut rec = Vec::with_capacity(c.len() + 4);
-                    // A record holds at most LZ4_CHUNK (4 MiB) of input, so its compressed
-                    // length fits in a u32.
+                    // [u32 BE length of the rest][u32 LE raw length][block], compressed
+                    // straight into the record. A record holds at most LZ4_CHUNK (4 MiB)
+                    // of input, so both lengths fit in a u32.
+                    let mut rec = vec![0u8; 8 + lz4_flex::block::get_maximum_output_size(chunk.len())];
+                    let n = lz4_flex::block::compress_into(chunk, &mut rec[8..])
+                        .map_err(|e| BlockError::Corrupt { codec, message: e.to_string() })?;
+                    rec.truncate(8 + n);
                     #[allow(clippy::cast_possible_truncation)]
-                    rec.extend_from_slice(&(c.len() as u32).to_be_bytes());
-                    rec.extend_from_slice(&c);
-                    rec
+                    {
+                        rec[..4].copy_from_slice(&((n + 4) as u32).to_be_bytes());
+                        rec[4..8].copy_from_slice(&(chunk.len() as u32).to_le_bytes());
+                    }
+                    Ok(rec)
                 })
-                .collect();
+                .collect::<Result<_, BlockError>>()?;
             Ok(parts.concat())
         }
         Compression::Other(_) => Err(BlockError::UnknownCompression(codec)),

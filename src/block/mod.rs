@@ -34,6 +34,8 @@
 //! ```
 
 pub mod codec;
+mod pbunzip;
+mod pdeflate;
 
 use std::borrow::Cow;
 use std::fmt;

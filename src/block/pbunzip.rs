@@ -1,0 +1,279 @@
+//! Parallel bzip2 decoding of one stream.
+//!
+//! A bzip2 stream is `BZh<level>`, then blocks that each start with the 48-bit magic
+//! `0x314159265359` at any bit offset, carry their own CRC and decode on their own, then
+//! the end-of-stream magic `0x177245385090` and the CRC combined from the blocks'. Each
+//! block is copied into a stream of its own (header, the block's bits, end magic, its CRC
+//! as the combined one), and those small streams are decoded on separate threads.
+//!
+//! This is only an accelerator: the caller decodes serially whenever it declines
+//! (`false`), which is when the stream has fewer than two blocks or very small ones, a magic is found where
+//! no block starts (a chance bit pattern inside compressed data), a piece fails to decode
+//! or to match its CRC, the CRCs do not combine to the stored one, or the sizes disagree.
+//! The serial decoder then gives the authoritative result or error.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rayon::prelude::*;
+
+const BLOCK_MAGIC: u64 = 0x3141_5926_5359;
+const END_MAGIC: u64 = 0x1772_4538_5090;
+
+/// Least mean compressed size of a block for the parallel path.
+const MIN_BLOCK_BYTES: usize = 8 << 10;
+
+/// Decodes the bzip2 stream `stored` into `out` (empty, with capacity for exactly the
+/// expected size) using several threads. Returns `false`, with `out` cleared, when the
+/// caller should decode serially instead.
+pub(crate) fn decode(stored: &[u8], out: &mut Vec<u8>) -> bool {
+    let ok = try_decode(stored, out).is_some();
+    if !ok {
+        out.clear();
+    }
+    ok
+}
+
+fn try_decode(stored: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    let threads = rayon::current_num_threads();
+    if threads < 2 {
+        return None;
+    }
+    let level = match stored {
+        [b'B', b'Z', b'h', l @ b'1'..=b'9', ..] => *l,
+        _ => return None,
+    };
+    let expected = out.capacity();
+    let ends = find_magic(stored, END_MAGIC);
+    let blocks = find_magic(stored, BLOCK_MAGIC);
+    // The first block follows the 4-byte header; the stream ends at the first end magic
+    // after it.
+    if blocks.first() != Some(&32) {
+        return None;
+    }
+    let end = *ends.iter().find(|&&e| e >= 32 + 80)?;
+    let blocks: Vec<u64> = blocks.into_iter().take_while(|&b| b < end).collect();
+    // Each piece costs a decoder's setup (tens of microseconds): streams of many tiny
+    // blocks (crafted, or runs of one byte) decode faster serially.
+    if blocks.len() < 2 || stored.len() / blocks.len() < MIN_BLOCK_BYTES {
+        return None;
+    }
+    let mut combined = 0u32;
+    for &b in &blocks {
+        combined = combined.rotate_left(1) ^ u32::try_from(read_bits(stored, b + 48, 32)?).ok()?;
+    }
+    if u32::try_from(read_bits(stored, end + 48, 32)?).ok()? != combined {
+        return None;
+    }
+    let spans: Vec<(u64, u64)> =
+        blocks.iter().zip(blocks.iter().skip(1).chain(std::iter::once(&end))).map(|(&a, &b)| (a, b)).collect();
+    if spans.iter().any(|&(a, b)| b < a + 80) {
+        return None;
+    }
+    let failed = AtomicBool::new(false);
+    // A few waves of blocks at a time bound the memory held beside `out`.
+    for wave in spans.chunks(threads * 4) {
+        let pieces: Vec<Option<Vec<u8>>> = wave
+            .par_iter()
+            .map(|&(a, b)| {
+                if failed.load(Ordering::Relaxed) {
+                    return None;
+                }
+                let piece = decode_piece(stored, level, a, b, expected);
+                if piece.is_none() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                piece
+            })
+            .collect();
+        for piece in pieces {
+            let piece = piece?;
+            if out.len() + piece.len() > expected {
+                return None;
+            }
+            out.extend_from_slice(&piece);
+        }
+    }
+    (out.len() == expected).then_some(())
+}
+
+/// Decodes the block at bits `a..b` of `stored` as a stream of its own, producing at
+/// most `limit` bytes.
+fn decode_piece(stored: &[u8], level: u8, a: u64, b: u64, limit: usize) -> Option<Vec<u8>> {
+    let crc = read_bits(stored, a + 48, 32)?;
+    let mut stream = Bits { buf: Vec::with_capacity(usize::try_from((b - a) / 8).ok()? + 20), len: 0 };
+    stream.push(u64::from(u32::from_be_bytes([b'B', b'Z', b'h', level])), 32);
+    stream.copy_from(stored, a, b)?;
+    stream.push(END_MAGIC, 48);
+    stream.push(crc, 32);
+    let mut d = bzip2::Decompress::new(false);
+    let mut out = Vec::with_capacity(stream.buf.len().saturating_mul(4).min(limit));
+    loop {
+        if out.len() == out.capacity() {
+            if out.len() >= limit {
+                return None;
+            }
+            out.reserve(out.len().max(1 << 16).min(limit - out.len()));
+        }
+        let consumed = usize::try_from(d.total_in()).ok()?;
+        let before = out.len();
+        match d.decompress_vec(&stream.buf[consumed..], &mut out).ok()? {
+            bzip2::Status::StreamEnd => return Some(out),
+            _ if out.len() == before && usize::try_from(d.total_in()).ok()? == consumed => return None,
+            _ => {}
+        }
+    }
+}
+
+/// Bit positions (most significant bit first) where the 48-bit `magic` occurs.
+fn find_magic(data: &[u8], magic: u64) -> Vec<u64> {
+    let mut found = Vec::new();
+    for shift in 0..8u64 {
+        // At bit 8k + shift, bytes k+1..=k+5 hold magic bits 8-shift .. 48-shift exactly.
+        let pattern: Vec<u8> = (0..5u64).map(|j| ((magic >> (32 + shift - 8 * j)) & 0xff) as u8).collect();
+        for m in memchr::memmem::find_iter(data, &pattern) {
+            if m == 0 {
+                continue;
+            }
+            let p = 8 * (m as u64 - 1) + shift;
+            if read_bits(data, p, 48) == Some(magic) {
+                found.push(p);
+            }
+        }
+    }
+    found.sort_unstable();
+    found
+}
+
+/// `n` (at most 56) bits of `data` from bit `p`, most significant first.
+fn read_bits(data: &[u8], p: u64, n: u32) -> Option<u64> {
+    let k = usize::try_from(p / 8).ok()?;
+    let s = (p % 8) as u32;
+    let bytes = (s + n).div_ceil(8);
+    let window = data.get(k..k.checked_add(bytes as usize)?)?;
+    let mut acc = 0u64;
+    for &byte in window {
+        acc = (acc << 8) | u64::from(byte);
+    }
+    Some((acc >> (bytes * 8 - s - n)) & ((1u64 << n) - 1))
+}
+
+/// A bit string under construction, most significant bit first.
+struct Bits {
+    buf: Vec<u8>,
+    /// Bits written.
+    len: u64,
+}
+
+impl Bits {
+    fn push(&mut self, value: u64, n: u32) {
+        for i in (0..n).rev() {
+            if self.len % 8 == 0 {
+                self.buf.push(0);
+            }
+            if (value >> i) & 1 == 1 {
+                let last = self.buf.len() - 1;
+                self.buf[last] |= 0x80 >> (self.len % 8);
+            }
+            self.len += 1;
+        }
+    }
+
+    /// Appends bits `a..b` of `src`; `self` must end on a byte boundary.
+    fn copy_from(&mut self, src: &[u8], a: u64, b: u64) -> Option<()> {
+        debug_assert_eq!(self.len % 8, 0);
+        let start = usize::try_from(a / 8).ok()?;
+        let s = (a % 8) as u32;
+        let nbits = b - a;
+        let nbytes = usize::try_from(nbits.div_ceil(8)).ok()?;
+        let body = src.get(start..start.checked_add(nbytes)?)?;
+        if s == 0 {
+            self.buf.extend_from_slice(body);
+        } else {
+            let next = src.get(start + 1..).unwrap_or(&[]);
+            self.buf.extend(body.iter().enumerate().map(|(i, &hi)| {
+                let lo = next.get(i).map_or(0, |&x| x >> (8 - s));
+                (hi << s) | lo
+            }));
+        }
+        let tail = (nbits % 8) as u32;
+        if tail != 0 {
+            let last = self.buf.len() - 1;
+            self.buf[last] &= 0xffu8 << (8 - tail);
+        }
+        self.len += nbits;
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn bzip(data: &[u8], level: u32) -> Vec<u8> {
+        let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(level));
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn sample(n: usize) -> Vec<u8> {
+        let mut x = 99u32;
+        (0..n)
+            .map(|i| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                (i / 512).to_le_bytes()[0] ^ (x >> 28).to_le_bytes()[0]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reads_bits_most_significant_first() {
+        let data = [0b1010_0000, 0xff, 0x01];
+        assert_eq!(read_bits(&data, 0, 3), Some(0b101));
+        assert_eq!(read_bits(&data, 4, 8), Some(0b0000_1111));
+        assert_eq!(read_bits(&data, 16, 8), Some(1));
+        assert_eq!(read_bits(&data, 20, 8), None);
+    }
+
+    #[test]
+    fn finds_magics_at_every_bit_offset() {
+        for shift in 0..8u32 {
+            let mut b = Bits { buf: vec![0x55], len: 8 };
+            b.push(0, shift);
+            b.push(BLOCK_MAGIC, 48);
+            b.push(0x3, 7);
+            assert_eq!(find_magic(&b.buf, BLOCK_MAGIC), vec![8 + u64::from(shift)], "shift {shift}");
+        }
+    }
+
+    #[test]
+    fn decodes_many_blocks_as_the_serial_decoder() {
+        // Level 1: 100 kB blocks, so a few hundred kB spans several.
+        for (n, level) in [(350_000, 1), (1_000_000, 2), (2_500_000, 9)] {
+            let data = sample(n);
+            let z = bzip(&data, level);
+            let mut out = Vec::with_capacity(data.len());
+            assert!(decode(&z, &mut out), "n={n}");
+            assert_eq!(out, data, "n={n}");
+        }
+    }
+
+    #[test]
+    fn declines_one_block_wrong_sizes_and_damage() {
+        let small = sample(1000);
+        let mut out = Vec::with_capacity(small.len());
+        assert!(!decode(&bzip(&small, 9), &mut out), "one block");
+        let data = sample(350_000);
+        let z = bzip(&data, 1);
+        let mut out = Vec::with_capacity(data.len() - 1);
+        assert!(!decode(&z, &mut out), "too long");
+        assert!(out.is_empty());
+        let mut out = Vec::with_capacity(data.len() + 1);
+        assert!(!decode(&z, &mut out), "too short");
+        let mut bad = z.clone();
+        let mid = bad.len() / 2;
+        bad[mid] ^= 0x10;
+        let mut out = Vec::with_capacity(data.len());
+        assert!(!decode(&bad, &mut out), "damaged");
+    }
+}
