@@ -5,6 +5,7 @@
 //! after values, tabs, complex keys... — so the caller reparses the text with libyaml.
 //! It never decides that a text is invalid: errors come only from the event sink.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::Ev;
@@ -14,7 +15,10 @@ use super::Ev;
 ///
 /// # Errors
 /// Whatever `sink` returns.
-pub(crate) fn scan<E>(text: &str, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> Result<bool, E> {
+pub(crate) fn scan<'t, E>(
+    text: &'t str,
+    sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>,
+) -> Result<bool, E> {
     if !plain_text(text) {
         return Ok(false);
     }
@@ -64,7 +68,7 @@ impl<'t> Scanner<'t> {
         (self.line, self.i - self.line_start + 1)
     }
 
-    fn emit<E>(&self, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>, ev: Ev) -> R<bool, E> {
+    fn emit<E>(&self, sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>, ev: Ev<'t>) -> R<bool, E> {
         sink(ev, self.pos()).map_err(Stop::Sink)
     }
 
@@ -153,7 +157,7 @@ impl<'t> Scanner<'t> {
         }
     }
 
-    fn document<E>(&mut self, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> R<bool, E> {
+    fn document<E>(&mut self, sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>) -> R<bool, E> {
         // Directives (each at most once, as libyaml requires).
         let mut version_seen = false;
         loop {
@@ -216,11 +220,13 @@ impl<'t> Scanner<'t> {
     }
 
     fn line_end(&self) -> usize {
-        let mut k = self.i;
-        while k < self.b.len() && !matches!(self.b[k], b'\n' | b'\r') {
-            k += 1;
-        }
-        k
+        memchr::memchr2(b'\n', b'\r', &self.b[self.i.min(self.b.len())..]).map_or(self.b.len(), |k| self.i + k)
+    }
+
+    /// Whether the current line runs more than `n` bytes past the position.
+    fn line_longer_than(&self, n: usize) -> bool {
+        let rest = &self.b[self.i.min(self.b.len())..];
+        rest.len() > n && memchr::memchr2(b'\n', b'\r', &rest[..=n]).is_none()
     }
 
     /// Tag and anchor, in either order, each followed by spaces or the end of the line.
@@ -308,7 +314,7 @@ impl<'t> Scanner<'t> {
         &mut self,
         indent: usize,
         props: Props,
-        sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>,
+        sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>,
     ) -> R<(), E> {
         self.i += indent;
         self.nest(|s| if s.dash_at(0) { s.block_seq(indent, props, sink) } else { s.block_map(indent, props, sink) })
@@ -329,7 +335,7 @@ impl<'t> Scanner<'t> {
         &mut self,
         indent: usize,
         props: Props,
-        sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>,
+        sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>,
     ) -> R<(), E> {
         self.emit(sink, Ev::SeqStart { anchor: props.anchor, tag: props.tag })?;
         loop {
@@ -358,7 +364,7 @@ impl<'t> Scanner<'t> {
         &mut self,
         indent: usize,
         props: Props,
-        sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>,
+        sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>,
     ) -> R<(), E> {
         self.emit(sink, Ev::MapStart { anchor: props.anchor, tag: props.tag })?;
         loop {
@@ -387,15 +393,15 @@ impl<'t> Scanner<'t> {
     }
 
     /// A mapping key (a one-line plain or quoted scalar, or an alias) and its `:`.
-    fn key<E>(&mut self, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
+    fn key<E>(&mut self, sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
         // libyaml allows simple keys of at most 1024 characters.
-        if self.line_end() - self.i > 1000 {
+        if self.line_longer_than(1000) {
             return give_up();
         }
         match self.peek() {
             b'\'' | b'"' => {
                 let v = self.quoted()?;
-                self.emit(sink, Ev::Scalar { anchor: None, tag: None, value: v, plain: false })?;
+                self.emit(sink, Ev::Scalar { anchor: None, tag: None, value: Cow::Owned(v), plain: false })?;
             }
             b'*' => {
                 let name = self.anchor_name()?;
@@ -423,8 +429,8 @@ impl<'t> Scanner<'t> {
                     }
                     self.i += 1;
                 }
-                let v = self.text[start..self.i].trim_end_matches(' ').to_string();
-                self.emit(sink, Ev::Scalar { anchor: None, tag: None, value: v, plain: true })?;
+                let v = &self.text[start..self.i].trim_end_matches(' ');
+                self.emit(sink, Ev::Scalar { anchor: None, tag: None, value: Cow::Borrowed(v), plain: true })?;
             }
             _ => return give_up(),
         }
@@ -442,7 +448,7 @@ impl<'t> Scanner<'t> {
         parent: usize,
         col: usize,
         in_map: bool,
-        sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>,
+        sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>,
     ) -> R<(), E> {
         let props = self.props()?;
         if self.at_eol() {
@@ -484,8 +490,8 @@ impl<'t> Scanner<'t> {
         Ok(())
     }
 
-    fn empty<E>(&mut self, props: Props, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
-        self.emit(sink, Ev::Scalar { anchor: props.anchor, tag: props.tag, value: String::new(), plain: true })?;
+    fn empty<E>(&mut self, props: Props, sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
+        self.emit(sink, Ev::Scalar { anchor: props.anchor, tag: props.tag, value: Cow::Borrowed(""), plain: true })?;
         Ok(())
     }
 
@@ -509,7 +515,7 @@ impl<'t> Scanner<'t> {
     fn inline_value<E>(
         &mut self,
         props: Props,
-        sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>,
+        sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>,
     ) -> R<(), E> {
         match self.peek() {
             b'*' => {
@@ -522,7 +528,10 @@ impl<'t> Scanner<'t> {
             b'[' | b'{' => self.nest(|s| s.flow(props, sink))?,
             b'\'' | b'"' => {
                 let v = self.quoted()?;
-                self.emit(sink, Ev::Scalar { anchor: props.anchor, tag: props.tag, value: v, plain: false })?;
+                self.emit(
+                    sink,
+                    Ev::Scalar { anchor: props.anchor, tag: props.tag, value: Cow::Owned(v), plain: false },
+                )?;
             }
             b'|' | b'>' | b'%' | b'@' | b'`' | b'#' | b'?' | b',' | b']' | b'}' => return give_up(),
             _ => {
@@ -540,7 +549,7 @@ impl<'t> Scanner<'t> {
                 self.i = start + v.len();
                 self.emit(
                     sink,
-                    Ev::Scalar { anchor: props.anchor, tag: props.tag, value: v.to_string(), plain: true },
+                    Ev::Scalar { anchor: props.anchor, tag: props.tag, value: Cow::Borrowed(v), plain: true },
                 )?;
             }
         }
@@ -559,7 +568,7 @@ impl<'t> Scanner<'t> {
         }
     }
 
-    fn flow<E>(&mut self, props: Props, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
+    fn flow<E>(&mut self, props: Props, sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
         let is_map = self.peek() == b'{';
         let close = if is_map { b'}' } else { b']' };
         self.emit(
@@ -612,8 +621,12 @@ impl<'t> Scanner<'t> {
     }
 
     /// One node inside a flow collection; `key` when it is a flow mapping's key.
-    fn flow_node<E>(&mut self, key: bool, sink: &mut impl FnMut(Ev, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
-        if key && self.line_end() - self.i > 1000 {
+    fn flow_node<E>(
+        &mut self,
+        key: bool,
+        sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>,
+    ) -> R<(), E> {
+        if key && self.line_longer_than(1000) {
             // libyaml allows simple keys of at most 1024 characters.
             return give_up();
         }
@@ -637,7 +650,10 @@ impl<'t> Scanner<'t> {
             }
             b'\'' | b'"' => {
                 let v = self.quoted()?;
-                self.emit(sink, Ev::Scalar { anchor: props.anchor, tag: props.tag, value: v, plain: false })?;
+                self.emit(
+                    sink,
+                    Ev::Scalar { anchor: props.anchor, tag: props.tag, value: Cow::Owned(v), plain: false },
+                )?;
             }
             c if starts_plain(c, self.at(1)) && c != b':' => {
                 let v = self.flow_plain()?;
@@ -653,11 +669,15 @@ impl<'t> Scanner<'t> {
 
     /// A plain scalar in a flow collection; it may be folded over lines (one line break
     /// becomes a space).
-    fn flow_plain<E>(&mut self) -> R<String, E> {
-        let mut out = String::new();
+    fn flow_plain<E>(&mut self) -> R<Cow<'t, str>, E> {
+        let mut out: Cow<'t, str> = Cow::Borrowed("");
         loop {
             let start = self.i;
             loop {
+                // Bytes that need no thought are skipped a run at a time.
+                while self.i < self.b.len() && !FLOW_PLAIN_STOP[usize::from(self.b[self.i])] {
+                    self.i += 1;
+                }
                 let c = self.peek();
                 if self.at_eol() || matches!(c, b',' | b'[' | b']' | b'{' | b'}') {
                     break;
@@ -678,7 +698,12 @@ impl<'t> Scanner<'t> {
                 }
                 self.i += 1;
             }
-            out.push_str(self.text[start..self.i].trim_end_matches(' '));
+            let piece = self.text[start..self.i].trim_end_matches(' ');
+            if out.is_empty() {
+                out = Cow::Borrowed(piece);
+            } else {
+                out.to_mut().push_str(piece);
+            }
             if !self.at_eol() {
                 return Ok(out);
             }
@@ -705,6 +730,7 @@ impl<'t> Scanner<'t> {
                 (self.i, self.line, self.line_start) = save;
                 return Ok(out);
             }
+            let out = out.to_mut();
             if breaks == 1 {
                 out.push(' ');
             } else {
@@ -782,6 +808,18 @@ impl<'t> Scanner<'t> {
 
 /// Whether the text has only characters libyaml's reader takes and no line breaks
 /// other than LF and CR (YAML 1.1 also breaks lines at NEL, LS and PS).
+/// Bytes a plain scalar in a flow collection stops at or must look at.
+static FLOW_PLAIN_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let stops = [b',', b'[', b']', b'{', b'}', b':', b'#', b'\t', b'\n', b'\r'];
+    let mut k = 0;
+    while k < stops.len() {
+        t[stops[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
+
 fn plain_text(text: &str) -> bool {
     let ascii_ok = text.bytes().all(|b| (b >= 0x20 && b != 0x7f) || matches!(b, b'\t' | b'\n' | b'\r') || b >= 0x80);
     ascii_ok

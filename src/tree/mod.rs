@@ -11,6 +11,7 @@ pub mod header;
 pub mod resolve;
 mod serde_impl;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use libyaml_safer::{EventData, Parser, ScalarStyle};
@@ -149,7 +150,7 @@ impl Tree {
     /// As [`Tree::parse`].
     #[doc(hidden)]
     pub fn parse_libyaml(text: &str, limits: &Limits) -> Result<Tree, ParseError> {
-        guard_parser(|| Builder::new(limits).run(text))
+        guard_parser(|| Builder::new(limits, text.len()).run(text))
             .unwrap_or_else(|message| Err((TreeError::Syntax(message), None)))
     }
 
@@ -157,7 +158,7 @@ impl Tree {
     /// leaves to libyaml.
     #[doc(hidden)]
     pub fn parse_fast(text: &str, limits: &Limits) -> Option<Result<Tree, ParseError>> {
-        let mut b = Builder::new(limits);
+        let mut b = Builder::new(limits, text.len());
         let mut stopped = false;
         let done = fast::scan(text, &mut |ev, pos| {
             if !stopped && b.event(ev, pos)? == Flow::Stop {
@@ -497,9 +498,11 @@ fn key_repr(v: &Value) -> Option<KeyRepr> {
     })
 }
 
+/// A collection being built; its items (pairs) so far are those of the builder's
+/// shared stack from `start` on, so no collection grows a vector of its own.
 enum Frame {
-    Seq { id: NodeId, items: Vec<NodeId> },
-    Map { id: NodeId, pairs: Vec<(NodeId, NodeId)>, key: Option<NodeId> },
+    Seq { id: NodeId, start: usize },
+    Map { id: NodeId, start: usize, key: Option<NodeId> },
 }
 
 struct Builder<'l> {
@@ -507,6 +510,10 @@ struct Builder<'l> {
     tree: Tree,
     anchors: HashMap<String, NodeId>,
     stack: Vec<Frame>,
+    /// Items of the open sequences, innermost last.
+    items: Vec<NodeId>,
+    /// Pairs of the open mappings, innermost last.
+    pairs: Vec<(NodeId, NodeId)>,
     /// The special tag of a merge key (`<<`), to spot it at the mapping's end.
     merge_keys: Vec<NodeId>,
     documents: usize,
@@ -514,14 +521,27 @@ struct Builder<'l> {
 
 /// A parser event, from libyaml or from the fast scanner ([`fast`]).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Ev {
+pub(crate) enum Ev<'a> {
     DocStart,
     DocEnd,
     Alias(String),
-    Scalar { anchor: Option<String>, tag: Option<String>, value: String, plain: bool },
-    SeqStart { anchor: Option<String>, tag: Option<String> },
+    /// The text borrows from the tree's text where it can (plain scalars of the fast
+    /// scanner), so numbers and nulls never allocate.
+    Scalar {
+        anchor: Option<String>,
+        tag: Option<String>,
+        value: Cow<'a, str>,
+        plain: bool,
+    },
+    SeqStart {
+        anchor: Option<String>,
+        tag: Option<String>,
+    },
     SeqEnd,
-    MapStart { anchor: Option<String>, tag: Option<String> },
+    MapStart {
+        anchor: Option<String>,
+        tag: Option<String>,
+    },
     MapEnd,
     End,
 }
@@ -548,12 +568,20 @@ fn collection_tag(tag: Option<String>) -> Option<String> {
 }
 
 impl<'l> Builder<'l> {
-    fn new(limits: &'l Limits) -> Self {
+    /// A builder for a text of `text_len` bytes.
+    fn new(limits: &'l Limits, text_len: usize) -> Self {
+        let mut tree = Tree::default();
+        // Room for the nodes such a text may hold (one per 4 bytes covers even dense flow
+        // lists), reserved once: memory is touched only as nodes arrive, and the arena
+        // is never copied while it grows.
+        tree.nodes.reserve(text_len.div_ceil(4).min(limits.max_nodes).min(1 << 26));
         Builder {
             limits,
-            tree: Tree::default(),
+            tree,
             anchors: HashMap::new(),
             stack: Vec::new(),
+            items: Vec::new(),
+            pairs: Vec::new(),
             merge_keys: Vec::new(),
             documents: 0,
         }
@@ -582,7 +610,7 @@ impl<'l> Builder<'l> {
                 EventData::DocumentEnd { .. } => Ev::DocEnd,
                 EventData::Alias { anchor } => Ev::Alias(anchor),
                 EventData::Scalar { anchor, tag, value, style, .. } => {
-                    Ev::Scalar { anchor, tag, value, plain: style == ScalarStyle::Plain }
+                    Ev::Scalar { anchor, tag, value: Cow::Owned(value), plain: style == ScalarStyle::Plain }
                 }
                 EventData::SequenceStart { anchor, tag, .. } => Ev::SeqStart { anchor, tag },
                 EventData::MappingStart { anchor, tag, .. } => Ev::MapStart { anchor, tag },
@@ -598,7 +626,7 @@ impl<'l> Builder<'l> {
     }
 
     /// Takes one event; says whether the tree is complete.
-    fn event(&mut self, ev: Ev, pos: (usize, usize)) -> Result<Flow, BuildError> {
+    fn event(&mut self, ev: Ev<'_>, pos: (usize, usize)) -> Result<Flow, BuildError> {
         let at = |e: TreeError| (e, Some(pos));
         match ev {
             Ev::End => return Ok(Flow::Stop),
@@ -630,21 +658,23 @@ impl<'l> Builder<'l> {
             Ev::SeqStart { anchor, tag } => {
                 let id = self.open(collection_tag(tag), Value::Seq(Vec::new()), pos).map_err(at)?;
                 self.anchor(anchor, id);
-                self.stack.push(Frame::Seq { id, items: Vec::new() });
+                self.stack.push(Frame::Seq { id, start: self.items.len() });
             }
             Ev::MapStart { anchor, tag } => {
                 let id = self.open(collection_tag(tag), Value::Map(Vec::new()), pos).map_err(at)?;
                 self.anchor(anchor, id);
-                self.stack.push(Frame::Map { id, pairs: Vec::new(), key: None });
+                self.stack.push(Frame::Map { id, start: self.pairs.len(), key: None });
             }
             Ev::SeqEnd => {
-                if let Some(Frame::Seq { id, items }) = self.stack.pop() {
+                if let Some(Frame::Seq { id, start }) = self.stack.pop() {
+                    let items: Vec<NodeId> = self.items.drain(start..).collect();
                     self.finish_seq(id, items).map_err(at)?;
                     self.attach(id).map_err(at)?;
                 }
             }
             Ev::MapEnd => {
-                if let Some(Frame::Map { id, pairs, .. }) = self.stack.pop() {
+                if let Some(Frame::Map { id, start, .. }) = self.stack.pop() {
+                    let pairs: Vec<(NodeId, NodeId)> = self.pairs.drain(start..).collect();
                     self.finish_map(id, pairs).map_err(at)?;
                     self.attach(id).map_err(at)?;
                 }
@@ -674,15 +704,15 @@ impl<'l> Builder<'l> {
                     self.tree.root = Some(id);
                 }
             }
-            Some(Frame::Seq { items, .. }) => items.push(id),
-            Some(Frame::Map { pairs, key, .. }) => match key.take() {
+            Some(Frame::Seq { .. }) => self.items.push(id),
+            Some(Frame::Map { key, .. }) => match key.take() {
                 None => {
                     if matches!(self.tree.nodes[id.0 as usize].value, Value::Seq(_) | Value::Map(_)) {
                         return Err(TreeError::UnhashableKey);
                     }
                     *key = Some(id);
                 }
-                Some(k) => pairs.push((k, id)),
+                Some(k) => self.pairs.push((k, id)),
             },
         }
         Ok(())
@@ -690,7 +720,7 @@ impl<'l> Builder<'l> {
 
     fn scalar(
         &mut self,
-        text: String,
+        text: Cow<'_, str>,
         plain: bool,
         tag: Option<String>,
         pos: (usize, usize),
@@ -699,7 +729,7 @@ impl<'l> Builder<'l> {
         let mk = |tag: Option<String>, value: Value| Node { tag, value, line, col };
         let Some(tag) = tag else {
             if !plain {
-                return Ok(mk(None, Value::Str(text)));
+                return Ok(mk(None, Value::Str(text.into_owned())));
             }
             return Ok(match resolve::resolve_plain(&text) {
                 Resolved::Null => mk(None, Value::Null),
@@ -707,26 +737,26 @@ impl<'l> Builder<'l> {
                 Resolved::Int(i) => mk(None, Value::Int(i)),
                 Resolved::BigInt(i) => mk(None, Value::BigInt(Box::new(i))),
                 Resolved::Float(f) => mk(None, Value::Float(f)),
-                Resolved::Timestamp => mk(None, Value::Timestamp(text)),
+                Resolved::Timestamp => mk(None, Value::Timestamp(text.into_owned())),
                 Resolved::Merge => {
                     // Marked so the mapping's end can find it; a merge key is a plain `<<`.
-                    let n = mk(None, Value::Str(text));
+                    let n = mk(None, Value::Str(text.into_owned()));
                     self.merge_keys.push(NodeId(u32::try_from(self.tree.nodes.len()).unwrap_or(u32::MAX)));
                     n
                 }
-                Resolved::Value => mk(Some(format!("{YAML_TAG_PREFIX}value")), Value::Str(text)),
-                Resolved::Str => mk(None, Value::Str(text)),
+                Resolved::Value => mk(Some(format!("{YAML_TAG_PREFIX}value")), Value::Str(text.into_owned())),
+                Resolved::Str => mk(None, Value::Str(text.into_owned())),
             });
         };
         let full = tag;
-        let bad = || TreeError::BadScalar { tag: full.clone(), text: text.clone() };
+        let bad = || TreeError::BadScalar { tag: full.clone(), text: text.to_string() };
         let Some(core) = full.strip_prefix(YAML_TAG_PREFIX) else {
             // `!` alone: a plain string. Any other tag: the text, tagged (the reference
             // keeps unknown tagged scalars as strings).
             if full == "!" {
-                return Ok(mk(None, Value::Str(text)));
+                return Ok(mk(None, Value::Str(text.into_owned())));
             }
-            return Ok(mk(Some(full), Value::Str(text)));
+            return Ok(mk(Some(full), Value::Str(text.into_owned())));
         };
         let core = core.to_string();
         let value = match core.as_str() {
