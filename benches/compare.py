@@ -14,7 +14,9 @@ mean, NaN count), in its own process with imports excluded from the time. Writin
 write phase of `rasdf defragment` (as it reports with RASDF_TIMINGS=1: the data is read
 and decoded first, untimed) against the reference writing the same, already loaded,
 data. Peak memory is the whole process's in both cases.
-Times are the best of three; peak memory is each process's maximum resident set.
+Times are the best of three; a rasdf run is timed from its start to its exit (wait4).
+Peak memory is each process's maximum resident set (VmHWM) and the peak of its
+anonymous memory, polled every millisecond.
 """
 
 import argparse
@@ -22,6 +24,8 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 import numpy as np
@@ -106,20 +110,35 @@ def best_of(n, f):
 
 
 def watch(p):
-    """Polls /proc until `p` exits: peak resident and peak anonymous memory, in KiB."""
+    """Waits for `p` to exit and times it to then: (the time of its exit, peak resident
+    KiB, peak anonymous KiB). The exit is awaited with wait4, so the time is exact; a
+    thread polls /proc meanwhile for the peaks of the process's own image (VmHWM,
+    RssAnon) every millisecond."""
     peak_rss = peak_anon = 0
-    while p.poll() is None:
-        try:
-            with open(f"/proc/{p.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        peak_rss = max(peak_rss, int(line.split()[1]))
-                    elif line.startswith("RssAnon:"):
-                        peak_anon = max(peak_anon, int(line.split()[1]))
-        except (FileNotFoundError, ProcessLookupError, ValueError):
-            pass
-        time.sleep(0.002)
-    return peak_rss, peak_anon
+    done = threading.Event()
+
+    def poll():
+        nonlocal peak_rss, peak_anon
+        while not done.is_set():
+            try:
+                with open(f"/proc/{p.pid}/status") as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            peak_rss = max(peak_rss, int(line.split()[1]))
+                        elif line.startswith("RssAnon:"):
+                            peak_anon = max(peak_anon, int(line.split()[1]))
+            except (FileNotFoundError, ProcessLookupError, ValueError):
+                pass
+            time.sleep(0.001)
+
+    t = threading.Thread(target=poll, daemon=True)
+    t.start()
+    _, status, _ = os.wait4(p.pid, 0)
+    end = time.perf_counter()
+    done.set()
+    t.join()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return end, peak_rss, peak_anon
 
 
 def run_rasdf(args, phase=None):
@@ -127,12 +146,14 @@ def run_rasdf(args, phase=None):
     reports it (RASDF_TIMINGS=1), else the whole process."""
 
     def once():
-        t0 = time.perf_counter()
         env = dict(os.environ, RASDF_TIMINGS="1")
-        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-        rss, anon = watch(p)
-        t = time.perf_counter() - t0
-        err = p.stderr.read()
+        err_file = tempfile.TemporaryFile(mode="w+")
+        t0 = time.perf_counter()
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err_file, text=True, env=env)
+        end, rss, anon = watch(p)
+        t = end - t0
+        err_file.seek(0)
+        err = err_file.read()
         if p.returncode != 0:
             raise SystemExit(f"{args} failed: {err}")
         if phase:
@@ -145,9 +166,11 @@ def run_rasdf(args, phase=None):
 
 def run_ref(script, *argv):
     def once():
-        p = subprocess.Popen([sys.executable, "-c", script, *argv], stdout=subprocess.PIPE, text=True)
-        rss, anon = watch(p)
-        out = json.loads(p.stdout.read().strip().splitlines()[-1])
+        out_file = tempfile.TemporaryFile(mode="w+")
+        p = subprocess.Popen([sys.executable, "-c", script, *argv], stdout=out_file, text=True)
+        _, rss, anon = watch(p)
+        out_file.seek(0)
+        out = json.loads(out_file.read().strip().splitlines()[-1])
         if p.returncode != 0:
             raise SystemExit("reference run failed")
         out.update(rss_kb=rss, anon_kb=anon)
