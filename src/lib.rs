@@ -25,6 +25,7 @@ pub mod external;
 pub mod file;
 #[doc(hidden)]
 pub mod fuzzing;
+mod hugepages;
 pub mod index;
 pub mod limits;
 pub mod ndarray;

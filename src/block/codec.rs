@@ -96,6 +96,7 @@ pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u
     let mut out = Vec::new();
     out.try_reserve_exact(n)
         .map_err(|_| BlockError::Corrupt { codec, message: format!("cannot allocate data_size {data_size} bytes") })?;
+    crate::hugepages::advise(out.as_ptr(), n);
     match codec {
         // Streaming decoders write into the reserved capacity: no zero-filling first.
         Compression::Zlib => inflate_vec(stored, &mut out)?,
@@ -343,10 +344,21 @@ pub fn encode(codec: Compression, data: &[u8]) -> Result<Vec<u8>, BlockError> {
                     Ok(rec)
                 })
                 .collect::<Result<_, BlockError>>()?;
-            Ok(parts.concat())
+            Ok(concat(&parts))
         }
         Compression::Other(_) => Err(BlockError::UnknownCompression(codec)),
     }
+}
+
+/// The pieces of a compressed block, one after the other, in one buffer.
+pub(crate) fn concat(parts: &[Vec<u8>]) -> Vec<u8> {
+    let total = parts.iter().map(Vec::len).sum();
+    let mut out = Vec::with_capacity(total);
+    crate::hugepages::advise(out.as_ptr(), total);
+    for p in parts {
+        out.extend_from_slice(p);
+    }
+    out
 }
 
 fn io_corrupt(codec: Compression, e: std::io::Error) -> BlockError {

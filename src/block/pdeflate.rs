@@ -37,6 +37,7 @@ pub(crate) fn compress(data: &[u8], level: u32) -> Result<Vec<u8>, String> {
         .collect::<Result<_, String>>()?;
     let total: usize = pieces.iter().map(|(d, _)| d.len()).sum();
     let mut out = Vec::with_capacity(HEADER.len() + total + 4);
+    crate::hugepages::advise(out.as_ptr(), out.capacity());
     out.extend_from_slice(&HEADER);
     let mut adler = 1u32;
     for (i, (deflated, piece_adler)) in pieces.iter().enumerate() {

@@ -575,6 +575,7 @@ impl<'l> Builder<'l> {
         // lists), reserved once: memory is touched only as nodes arrive, and the arena
         // is never copied while it grows.
         tree.nodes.reserve(text_len.div_ceil(4).min(limits.max_nodes).min(1 << 26));
+        crate::hugepages::advise(tree.nodes.as_ptr(), tree.nodes.capacity() * std::mem::size_of::<Node>());
         Builder {
             limits,
             tree,
