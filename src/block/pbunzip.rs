@@ -258,6 +258,59 @@ mod tests {
         }
     }
 
+    /// Damaged streams: whenever the parallel path accepts one, the serial decoder
+    /// accepts it too, with the same bytes.
+    #[test]
+    fn never_accepts_what_the_serial_decoder_refuses() {
+        let data = sample(300_000);
+        let z = bzip(&data, 1);
+        // The serial decoder as `codec::decode` drives it: one stream, what follows its
+        // end ignored.
+        let serial = |z: &[u8]| -> Option<Vec<u8>> {
+            let mut d = bzip2::Decompress::new(false);
+            let mut out = Vec::with_capacity(data.len() + 1);
+            loop {
+                let before = (d.total_in(), d.total_out());
+                let consumed = usize::try_from(d.total_in()).ok()?;
+                if d.decompress_vec(&z[consumed..], &mut out).ok()? == bzip2::Status::StreamEnd {
+                    return Some(out);
+                }
+                if (d.total_in(), d.total_out()) == before || out.len() > data.len() {
+                    return None;
+                }
+            }
+        };
+        let mut x = 7u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut accepted = 0;
+        for round in 0..300 {
+            let mut bad = z.clone();
+            match round % 3 {
+                0 => {
+                    let k = (next() % bad.len() as u64) as usize;
+                    bad[k] ^= 1 << (next() % 8);
+                }
+                1 => bad.truncate((next() % bad.len() as u64) as usize),
+                _ => {
+                    let k = (next() % bad.len() as u64) as usize;
+                    bad.insert(k, next().to_le_bytes()[0]);
+                }
+            }
+            let mut out = Vec::with_capacity(data.len());
+            if decode(&bad, &mut out) {
+                accepted += 1;
+                assert_eq!(serial(&bad).as_deref(), Some(&out[..]), "round {round}");
+            }
+        }
+        // Bit flips in the padding after the end magic, say, leave the stream valid.
+        assert!(accepted < 300);
+    }
+
     #[test]
     fn declines_one_block_wrong_sizes_and_damage() {
         let small = sample(1000);
