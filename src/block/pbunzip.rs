@@ -292,12 +292,12 @@ mod tests {
             let mut bad = z.clone();
             match round % 3 {
                 0 => {
-                    let k = (next() % bad.len() as u64) as usize;
+                    let k = usize::try_from(next() % bad.len() as u64).unwrap();
                     bad[k] ^= 1 << (next() % 8);
                 }
-                1 => bad.truncate((next() % bad.len() as u64) as usize),
+                1 => bad.truncate(usize::try_from(next() % bad.len() as u64).unwrap()),
                 _ => {
-                    let k = (next() % bad.len() as u64) as usize;
+                    let k = usize::try_from(next() % bad.len() as u64).unwrap();
                     bad.insert(k, next().to_le_bytes()[0]);
                 }
             }
