@@ -72,13 +72,15 @@ fn try_decode(stored: &[u8], out: &mut Vec<u8>) -> Option<()> {
     let failed = AtomicBool::new(false);
     // A few waves of blocks at a time bound the memory held beside `out`.
     for wave in spans.chunks(threads * 4) {
+        // No piece may decode to more than what is still missing.
+        let remaining = expected - out.len();
         let pieces: Vec<Option<Vec<u8>>> = wave
             .par_iter()
             .map(|&(a, b)| {
                 if failed.load(Ordering::Relaxed) {
                     return None;
                 }
-                let piece = decode_piece(stored, level, a, b, expected);
+                let piece = decode_piece(stored, level, a, b, remaining);
                 if piece.is_none() {
                     failed.store(true, Ordering::Relaxed);
                 }
