@@ -151,6 +151,13 @@ impl<'t> Scanner<'t> {
                 }
                 _ => {
                     self.i = start;
+                    // A document marker: `---` starts another document and `... x` ends
+                    // this one with more after it; libyaml decides what follows.
+                    if k == 0
+                        && (self.marker_at(b"---") || (self.marker_at(b"...") && matches!(self.at(3), b' ' | b'\t')))
+                    {
+                        return give_up();
+                    }
                     return Ok(Some(k));
                 }
             }
@@ -563,9 +570,19 @@ impl<'t> Scanner<'t> {
                 b' ' => self.i += 1,
                 b'\n' | b'\r' => self.newline()?,
                 b'\t' | b'#' => return give_up(),
+                // A document marker inside a flow collection is libyaml's to judge.
+                _ if self.i == self.line_start && (self.marker_at(b"---") || self.marker_at(b"...")) => {
+                    return give_up();
+                }
                 _ => return Ok(()),
             }
         }
+    }
+
+    /// Whether `marker` (`---` or `...`) stands at the position, followed by a blank, a
+    /// line break or the end.
+    fn marker_at(&self, marker: &[u8; 3]) -> bool {
+        self.b[self.i.min(self.b.len())..].starts_with(marker) && matches!(self.at(3), b' ' | b'\t' | b'\n' | b'\r' | 0)
     }
 
     fn flow<E>(&mut self, props: Props, sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>) -> R<(), E> {
