@@ -673,8 +673,10 @@ impl<'t> Scanner<'t> {
                 )?;
             }
             c if starts_plain(c, self.at(1)) && c != b':' => {
+                let line = self.line;
                 let v = self.flow_plain()?;
-                if v.is_empty() {
+                // A key is a simple key: libyaml refuses one folded over lines.
+                if v.is_empty() || (key && self.line != line) {
                     return give_up();
                 }
                 self.emit(sink, Ev::Scalar { anchor: props.anchor, tag: props.tag, value: v, plain: true })?;
