@@ -605,8 +605,9 @@ impl<'t> Scanner<'t> {
         }
         loop {
             self.flow_node(is_map, sink)?;
-            self.flow_space()?;
             if is_map {
+                // A simple key's ':' stands on the key's line (libyaml refuses it later).
+                self.skip_spaces();
                 if !(self.peek() == b':' && matches!(self.at(1), b' ' | b'\n' | b'\r')) {
                     return give_up();
                 }
@@ -616,8 +617,8 @@ impl<'t> Scanner<'t> {
                     return give_up();
                 }
                 self.flow_node(false, sink)?;
-                self.flow_space()?;
             }
+            self.flow_space()?;
             match self.peek() {
                 b',' => {
                     self.i += 1;
