@@ -574,7 +574,9 @@ impl<'l> Builder<'l> {
         // Room for the nodes such a text may hold (one per 4 bytes covers even dense flow
         // lists), reserved once: memory is touched only as nodes arrive, and the arena
         // is never copied while it grows.
-        tree.nodes.reserve(text_len.div_ceil(4).min(limits.max_nodes).min(1 << 26));
+        // (Where the address space is tight the reservation may fail: the arena then grows
+        // as usual.)
+        let _ = tree.nodes.try_reserve(text_len.div_ceil(4).min(limits.max_nodes).min(1 << 26));
         crate::hugepages::advise(tree.nodes.as_ptr(), tree.nodes.capacity() * std::mem::size_of::<Node>());
         Builder {
             limits,
