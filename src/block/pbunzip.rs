@@ -35,7 +35,9 @@ pub(crate) fn decode(stored: &[u8], out: &mut Vec<u8>) -> bool {
 
 fn try_decode(stored: &[u8], out: &mut Vec<u8>) -> Option<()> {
     let threads = rayon::current_num_threads();
-    if threads < 2 {
+    // Too short for two blocks of the least mean size: no scan at all (the common
+    // one-block stream costs nothing here).
+    if threads < 2 || stored.len() < 2 * MIN_BLOCK_BYTES {
         return None;
     }
     let level = match stored {
