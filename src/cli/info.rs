@@ -9,7 +9,7 @@ use super::Outcome;
 use crate::AsdfFile;
 use crate::ndarray::stats::{self, Stats};
 use crate::ndarray::{ArrayMeta, Dim, Source, Storage};
-use crate::tree::emit::format_float;
+use crate::tree::emit::{format_float, push_float};
 use crate::tree::{NodeRef, Value};
 
 /// What `info` shows.
@@ -211,14 +211,21 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
         for (p, r) in results {
             let p = if p.is_empty() { "/".to_string() } else { p };
             match r {
-                Ok(Some((s, what))) => writeln!(
-                    out,
-                    "  {p}: {what}: min={} max={} mean={} nan={}",
-                    format_float(s.min),
-                    format_float(s.max),
-                    format_float(s.mean()),
-                    s.nan
-                )?,
+                Ok(Some((s, what))) => {
+                    let mut line = String::with_capacity(p.len() + what.len() + 96);
+                    line.push_str("  ");
+                    line.push_str(&p);
+                    line.push_str(": ");
+                    line.push_str(&what);
+                    line.push_str(": min=");
+                    push_float(&mut line, s.min);
+                    line.push_str(" max=");
+                    push_float(&mut line, s.max);
+                    line.push_str(" mean=");
+                    push_float(&mut line, s.mean());
+                    let _ = std::fmt::Write::write_fmt(&mut line, format_args!(" nan={}\n", s.nan));
+                    out.write_all(line.as_bytes())?;
+                }
                 Ok(None) => writeln!(out, "  {p}: no statistics for this datatype")?,
                 Err(e) => {
                     writeln!(out, "  {p}: error: {e}")?;

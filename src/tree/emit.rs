@@ -14,45 +14,89 @@ use super::{ASDF_TAG_PREFIX, NodeId, Tree, Value, YAML_TAG_PREFIX};
 /// A float as PyYAML writes it: Python's shortest `repr`, with `.0` before a bare
 /// exponent, and `.nan`, `.inf`, `-.inf`.
 pub fn format_float(x: f64) -> String {
+    let mut out = String::with_capacity(24);
+    push_float(&mut out, x);
+    out
+}
+
+/// [`format_float`] appended to `out`, without allocating on its own.
+pub fn push_float(out: &mut String, x: f64) {
     if x.is_nan() {
-        return ".nan".into();
+        out.push_str(".nan");
+        return;
     }
     if x.is_infinite() {
-        return if x > 0.0 { ".inf".into() } else { "-.inf".into() };
+        out.push_str(if x > 0.0 { ".inf" } else { "-.inf" });
+        return;
     }
-    let sci = format!("{x:e}");
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    // Rust's `{:e}` gives the shortest digits that read back to `x`, as Python's repr
+    // does; only the layout differs. 17 digits, a point, a sign and `e-324` fit in 32.
+    let mut buf = StackText::<32>::new();
+    let _ = write!(buf, "{:e}", x.abs());
+    let sci = buf.as_str();
+    let (mant, exp) = sci.split_once('e').unwrap_or((sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    let (neg, mant) = mant.strip_prefix('-').map_or((false, mant), |m| (true, m));
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
-    let mut out = String::new();
-    if neg {
+    let (lead, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    // The significant digits are `lead` (one digit) then `frac`.
+    let n_digits = 1 + frac.len();
+    if x.is_sign_negative() {
         out.push('-');
     }
     if (-4..16).contains(&exp) {
         if exp >= 0 {
             let e = usize::try_from(exp).unwrap_or(0);
-            if digits.len() > e + 1 {
-                out += &digits[..=e];
+            if n_digits > e + 1 {
+                out.push_str(lead);
+                out.push_str(&frac[..e]);
                 out.push('.');
-                out += &digits[e + 1..];
+                out.push_str(&frac[e..]);
             } else {
-                out += &digits;
-                out += &"0".repeat(e + 1 - digits.len());
-                out += ".0";
+                out.push_str(lead);
+                out.push_str(frac);
+                (0..e + 1 - n_digits).for_each(|_| out.push('0'));
+                out.push_str(".0");
             }
         } else {
-            out += "0.";
-            out += &"0".repeat(usize::try_from(-exp - 1).unwrap_or(0));
-            out += &digits;
+            out.push_str("0.");
+            (0..usize::try_from(-exp - 1).unwrap_or(0)).for_each(|_| out.push('0'));
+            out.push_str(lead);
+            out.push_str(frac);
         }
     } else {
-        out += &digits[..1];
+        out.push_str(lead);
         out.push('.');
-        out += if digits.len() > 1 { &digits[1..] } else { "0" };
+        out.push_str(if frac.is_empty() { "0" } else { frac });
         let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.unsigned_abs());
     }
-    out
+}
+
+/// A fixed-size text buffer on the stack (what does not fit is dropped with an error).
+struct StackText<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> StackText<N> {
+    fn new() -> Self {
+        StackText { buf: [0; N], len: 0 }
+    }
+
+    fn as_str(&self) -> &str {
+        // Only whole `&str`s are ever copied in, so the bytes are UTF-8.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+}
+
+impl<const N: usize> Write for StackText<N> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > N {
+            return Err(std::fmt::Error);
+        }
+        self.buf[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
 }
 
 /// Whether `s` can be written as a plain scalar that PyYAML reads back as this string.
@@ -356,6 +400,50 @@ mod tests {
             (f64::MAX, "1.7976931348623157e+308"),
         ] {
             assert_eq!(format_float(x), s, "{x}");
+        }
+    }
+
+    /// Python's repr laid out from Rust's shortest digits the plain way, one allocation
+    /// after another: what `push_float` must agree with.
+    fn format_float_slow(x: f64) -> String {
+        let sci = format!("{x:e}");
+        let (mant, exp) = sci.split_once('e').unwrap();
+        let exp: i32 = exp.parse().unwrap();
+        let (neg, mant) = mant.strip_prefix('-').map_or((false, mant), |m| (true, m));
+        let digits: String = mant.chars().filter(|c| *c != '.').collect();
+        let sign = if neg { "-" } else { "" };
+        if (0..16).contains(&exp) {
+            let e = exp as usize;
+            if digits.len() > e + 1 {
+                format!("{sign}{}.{}", &digits[..=e], &digits[e + 1..])
+            } else {
+                format!("{sign}{digits}{}.0", "0".repeat(e + 1 - digits.len()))
+            }
+        } else if (-4..0).contains(&exp) {
+            format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize))
+        } else {
+            let rest = if digits.len() > 1 { &digits[1..] } else { "0" };
+            format!("{sign}{}.{rest}e{}{:02}", &digits[..1], if exp < 0 { '-' } else { '+' }, exp.unsigned_abs())
+        }
+    }
+
+    #[test]
+    fn float_layout_matches_the_plain_construction() {
+        let mut bits = 0x9e37_79b9_7f4a_7c15u64;
+        let mut values = vec![5e-324, -5e-324, 1e-5, 9.999e-5, 1e-4, 0.5, 1e15, 9.5e15, 1e16, 12345678901234567.0];
+        for _ in 0..20_000 {
+            bits ^= bits << 13;
+            bits ^= bits >> 7;
+            bits ^= bits << 17;
+            let x = f64::from_bits(bits);
+            if x.is_finite() {
+                values.push(x);
+            }
+            // Values of every decimal size, not only the huge and tiny random bits give.
+            values.push((bits % 1_000_000) as f64 * 10f64.powi((bits >> 40) as i32 % 40 - 20));
+        }
+        for x in values {
+            assert_eq!(format_float(x), format_float_slow(x), "{x:e}");
         }
     }
 

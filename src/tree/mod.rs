@@ -833,10 +833,16 @@ impl<'l> Builder<'l> {
     }
 
     fn finish_map(&mut self, id: NodeId, pairs: Vec<(NodeId, NodeId)>) -> Result<(), TreeError> {
+        let has_merge = !self.merge_keys.is_empty() && pairs.iter().any(|(k, _)| self.merge_keys.contains(k));
+        if !has_merge {
+            // The usual case: the pairs as they came, checked for duplicate keys.
+            let pairs = dedupe(&self.tree, pairs)?;
+            self.tree.nodes[id.0 as usize].value = Value::Map(pairs);
+            return Ok(());
+        }
         let mut merged: Vec<(NodeId, NodeId)> = Vec::new();
         let mut own: Vec<(NodeId, NodeId)> = Vec::with_capacity(pairs.len());
-        let has_merge = !self.merge_keys.is_empty() && pairs.iter().any(|(k, _)| self.merge_keys.contains(k));
-        if has_merge {
+        {
             for (k, v) in pairs {
                 if !self.merge_keys.contains(&k) {
                     own.push((k, v));
@@ -859,8 +865,6 @@ impl<'l> Builder<'l> {
                     _ => return Err(TreeError::BadMerge),
                 }
             }
-        } else {
-            own = pairs;
         }
         merged.extend(own);
         let pairs = dedupe(&self.tree, merged)?;
