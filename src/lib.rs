@@ -20,6 +20,7 @@
 
 pub mod block;
 pub mod cli;
+mod direct;
 pub mod error;
 pub mod external;
 pub mod file;

@@ -454,6 +454,7 @@ impl<'f> Document<'f> {
             .par_iter()
             .map(|&(base, comp)| match self.bases.get(base).and_then(|b| b.chunks.as_ref()) {
                 Some(_) => Ok(None),
+                None if pipelined_lz4(self.block_bytes(base, &plan), comp) => Ok(None),
                 None => encode_block(self.block_bytes(base, &plan), comp, options.checksums).map(Some),
             })
             .collect::<std::result::Result<_, _>>()
@@ -490,7 +491,10 @@ impl<'f> Document<'f> {
                     }
                     h.allocated_size
                 }
-                None => self.write_chunked(out, base, comp, options)?,
+                None if self.bases.get(base).is_some_and(|b| b.chunks.is_some()) => {
+                    self.write_chunked(out, base, comp, options)?
+                }
+                None => write_lz4_pipelined(out, self.block_bytes(base, &plan), options)?,
             };
             offset += block::HEADER_LEN as u64 + allocated;
         }
@@ -691,12 +695,21 @@ impl<'f> Document<'f> {
             return Err(usage("a document with a stream is written with write_streamed"));
         }
         let mut failure = None;
+        let big = self.bases.iter().map(|b| b.data.len()).sum::<usize>() >= DIRECT_MIN;
         let result = crate::cli::write_atomically_with(path, |f| {
-            let mut w = CrashTestWriter::new(std::io::BufWriter::with_capacity(1 << 20, &mut *f));
-            match self.write(&mut w, Some(path), options) {
-                Ok(()) => {
-                    w.flush()?;
-                    drop(w);
+            let written = match big.then(|| crate::direct::DirectWriter::new(f)).flatten() {
+                Some(direct) => {
+                    let mut w = CrashTestWriter::new(direct);
+                    self.write(&mut w, Some(path), options).map(|()| w.inner.finish())
+                }
+                None => {
+                    let mut w = CrashTestWriter::new(std::io::BufWriter::with_capacity(1 << 20, &*f));
+                    self.write(&mut w, Some(path), options).map(|()| w.flush())
+                }
+            };
+            match written {
+                Ok(flushed) => {
+                    flushed?;
                     if options.sync {
                         f.sync_all()?;
                     }
@@ -804,6 +817,81 @@ pub fn external_path(main: &Path, n: usize) -> PathBuf {
     let stem = main.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     main.with_file_name(format!("{stem}{n:04}.asdf"))
 }
+
+/// Whether a block is compressed to lz4 while it is written (see [`write_lz4_pipelined`]):
+/// lz4 blocks of two records or more.
+fn pipelined_lz4(data: &[u8], comp: Compression) -> bool {
+    comp == Compression::Lz4 && data.len() > block::codec::LZ4_CHUNK
+}
+
+/// Writes `data` as an lz4 block at the current position; returns its allocated size.
+/// The records are compressed a few at a time on the thread pool, while the ones before
+/// them are hashed and written on this thread; the buffers go round, so memory stays at
+/// a few records however large the block, and no copy of the whole block is made.
+fn write_lz4_pipelined<W: Write + Seek>(out: &mut W, data: &[u8], options: &WriteOptions) -> Result<u64> {
+    use md5::Digest;
+    let start = out.stream_position()?;
+    out.write_all(&[0u8; block::HEADER_LEN])?;
+    let records: Vec<&[u8]> = data.chunks(block::codec::LZ4_CHUNK).collect();
+    let window = rayon::current_num_threads().max(1) * 2;
+    let groups: Vec<&[&[u8]]> = records.chunks(window).collect();
+    let compress = |group: &[&[u8]], bufs: &mut [(Vec<u8>, usize)]| {
+        group.par_iter().zip(bufs.par_iter_mut()).try_for_each(|(chunk, (buf, len))| {
+            *len = block::codec::lz4_record(chunk, buf)?;
+            Ok::<(), block::BlockError>(())
+        })
+    };
+    let codec_error = |e: block::BlockError| Error::new(e, Location::default());
+    let mut ready: Vec<(Vec<u8>, usize)> = vec![(Vec::new(), 0); window];
+    let mut next: Vec<(Vec<u8>, usize)> = vec![(Vec::new(), 0); window];
+    let mut md5 = md5::Md5::new();
+    let mut used = 0u64;
+    if let Some(first) = groups.first() {
+        compress(first, &mut ready).map_err(codec_error)?;
+    }
+    for (g, group) in groups.iter().enumerate() {
+        let following = groups.get(g + 1);
+        let mut compressed = Ok(());
+        let written = rayon::in_place_scope(|scope| {
+            if let Some(following) = following {
+                let next = &mut next;
+                let compressed = &mut compressed;
+                scope.spawn(move |_| *compressed = compress(following, next));
+            }
+            ready[..group.len()].iter().try_for_each(|(buf, len)| {
+                if options.checksums {
+                    md5.update(&buf[..*len]);
+                }
+                used += *len as u64;
+                out.write_all(&buf[..*len])
+            })
+        });
+        written?;
+        compressed.map_err(codec_error)?;
+        std::mem::swap(&mut ready, &mut next);
+    }
+    let extra = if options.pad_blocks { padding(usize::try_from(used).unwrap_or(usize::MAX)) } else { 0 };
+    out.write_all(&vec![0u8; extra])?;
+    let end = out.stream_position()?;
+    let h = BlockHeader {
+        offset: start,
+        header_size: block::MIN_HEADER_SIZE,
+        flags: 0,
+        compression: Compression::Lz4,
+        allocated_size: used + extra as u64,
+        used_size: used,
+        data_size: data.len() as u64,
+        checksum: if options.checksums { md5.finalize().into() } else { [0; 16] },
+    };
+    out.seek(SeekFrom::Start(start))?;
+    out.write_all(&h.to_bytes())?;
+    out.seek(SeekFrom::Start(end))?;
+    Ok(h.allocated_size)
+}
+
+/// Documents with at least this much array data are written past the page cache
+/// where the filesystem allows it (see `crate::direct`).
+const DIRECT_MIN: usize = 64 << 20;
 
 /// Blocks at least this large have their MD5 computed while their data is written.
 const OVERLAP_MD5: usize = 8 << 20;

@@ -329,18 +329,9 @@ pub fn encode(codec: Compression, data: &[u8]) -> Result<Vec<u8>, BlockError> {
             let parts: Vec<Vec<u8>> = data
                 .par_chunks(LZ4_CHUNK)
                 .map(|chunk| {
-                    // [u32 BE length of the rest][u32 LE raw length][block], compressed
-                    // straight into the record. A record holds at most LZ4_CHUNK (4 MiB)
-                    // of input, so both lengths fit in a u32.
-                    let mut rec = vec![0u8; 8 + lz4_flex::block::get_maximum_output_size(chunk.len())];
-                    let n = lz4_flex::block::compress_into(chunk, &mut rec[8..])
-                        .map_err(|e| BlockError::Corrupt { codec, message: e.to_string() })?;
-                    rec.truncate(8 + n);
-                    #[allow(clippy::cast_possible_truncation)]
-                    {
-                        rec[..4].copy_from_slice(&((n + 4) as u32).to_be_bytes());
-                        rec[4..8].copy_from_slice(&(chunk.len() as u32).to_le_bytes());
-                    }
+                    let mut rec = Vec::new();
+                    let n = lz4_record(chunk, &mut rec)?;
+                    rec.truncate(n);
                     Ok(rec)
                 })
                 .collect::<Result<_, BlockError>>()?;
@@ -348,6 +339,29 @@ pub fn encode(codec: Compression, data: &[u8]) -> Result<Vec<u8>, BlockError> {
         }
         Compression::Other(_) => Err(BlockError::UnknownCompression(codec)),
     }
+}
+
+/// One record of the reference's lz4 framing for `chunk` (at most [`LZ4_CHUNK`] bytes),
+/// written at the start of `rec` (grown when too short, else reused as it is):
+/// `[u32 BE length of the rest][u32 LE raw length][raw LZ4 block]`. Returns its length.
+pub(crate) fn lz4_record(chunk: &[u8], rec: &mut Vec<u8>) -> Result<usize, BlockError> {
+    let codec = Compression::Lz4;
+    let len = u32::try_from(chunk.len())
+        .ok()
+        .filter(|_| chunk.len() <= LZ4_CHUNK)
+        .ok_or_else(|| BlockError::Corrupt { codec, message: "an lz4 record holds at most 4 MiB".into() })?;
+    // Compressed straight into the record; a buffer is zeroed only when it grows.
+    let need = 8 + lz4_flex::block::get_maximum_output_size(chunk.len());
+    if rec.len() < need {
+        rec.resize(need, 0);
+    }
+    let n = lz4_flex::block::compress_into(chunk, &mut rec[8..])
+        .map_err(|e| BlockError::Corrupt { codec, message: e.to_string() })?;
+    // n is at most the bound for 4 MiB of input, well inside a u32.
+    let rest = u32::try_from(n + 4).map_err(|_| BlockError::Corrupt { codec, message: "record too long".into() })?;
+    rec[..4].copy_from_slice(&rest.to_be_bytes());
+    rec[4..8].copy_from_slice(&len.to_le_bytes());
+    Ok(8 + n)
 }
 
 /// The pieces of a compressed block, one after the other, in one buffer.
