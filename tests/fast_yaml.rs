@@ -91,3 +91,32 @@ fn fast_scanner_edge_cases() {
     assert!(Tree::parse_fast(cases[0], &Limits::default()).is_some());
     assert!(Tree::parse_fast(cases[5], &Limits::default()).is_none(), "block scalars go to libyaml");
 }
+
+/// Texts of 128 KB and more are parsed with the node arena's pages made present by a
+/// helper thread: the same tree, whether the arena is reserved too large (sparse text:
+/// long strings) or too small (dense flow lists that outgrow it, so the helper must stop
+/// before the arena moves).
+#[test]
+fn large_texts_parse_the_same_with_the_arena_prefaulted() {
+    let mut dense = String::from("%YAML 1.1\n---\n");
+    for g in 0..3000 {
+        dense += &format!("g{g}: {{a: 1, b: 2.5, c: x y, d: [1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6]}}\n");
+    }
+    dense += "...\n";
+    let mut sparse = String::from("%YAML 1.1\n---\n");
+    for g in 0..700 {
+        sparse += &format!("s{g}: {}\n", vec!["lorem ipsum"; 16].join(" "));
+    }
+    sparse += "...\n";
+    // A list of one-character items: more nodes than one per four bytes of text.
+    let mut tight = String::from("%YAML 1.1\n---\nk: [");
+    for _ in 0..1500 {
+        tight += &"1, ".repeat(40);
+        tight += "\n  ";
+    }
+    tight += "1]\n...\n";
+    for (name, text) in [("dense", &dense), ("sparse", &sparse), ("tight", &tight)] {
+        assert!(text.len() >= 128 << 10, "{name}: {} bytes", text.len());
+        assert!(check_same(name, text), "{name}: the fast scanner gave up");
+    }
+}

@@ -167,7 +167,7 @@ impl Tree {
             Ok::<bool, BuildError>(stopped)
         });
         match done {
-            Ok(true) => Some(Ok(b.tree)),
+            Ok(true) => Some(Ok(b.into_tree())),
             Ok(false) => None,
             Err(e) => Some(Err(e)),
         }
@@ -506,6 +506,10 @@ enum Frame {
 }
 
 struct Builder<'l> {
+    /// The node arena's pages made present ahead of the parse (large texts only).
+    /// First, so that on every path it is stopped before the arena is freed (fields
+    /// drop in order).
+    prefault: Option<crate::hugepages::Prefault>,
     limits: &'l Limits,
     tree: Tree,
     anchors: HashMap<String, NodeId>,
@@ -578,6 +582,14 @@ impl<'l> Builder<'l> {
         // as usual.)
         let _ = tree.nodes.try_reserve(text_len.div_ceil(4).min(limits.max_nodes).min(1 << 26));
         crate::hugepages::advise(tree.nodes.as_ptr(), tree.nodes.capacity() * std::mem::size_of::<Node>());
+        // The arena's pages are made present by a helper while the parse runs, a little
+        // ahead of the nodes (a text of 128 KB or more; dense ASDF metadata holds about
+        // a node per 8 bytes of text).
+        let prefault = if text_len >= 128 << 10 {
+            crate::hugepages::Prefault::start(tree.nodes.as_ptr(), tree.nodes.capacity() * std::mem::size_of::<Node>())
+        } else {
+            None
+        };
         Builder {
             limits,
             tree,
@@ -587,7 +599,20 @@ impl<'l> Builder<'l> {
             pairs: Vec::new(),
             merge_keys: Vec::new(),
             documents: 0,
+            prefault,
         }
+    }
+
+    fn finish_prefault(&mut self) {
+        if let Some(mut p) = self.prefault.take() {
+            p.stop();
+        }
+    }
+
+    /// The tree built, the helper stopped.
+    fn into_tree(mut self) -> Tree {
+        self.finish_prefault();
+        std::mem::take(&mut self.tree)
     }
 
     fn anchor(&mut self, anchor: Option<String>, id: NodeId) {
@@ -625,7 +650,7 @@ impl<'l> Builder<'l> {
                 break;
             }
         }
-        Ok(self.tree)
+        Ok(self.into_tree())
     }
 
     /// Takes one event; says whether the tree is complete.
@@ -688,6 +713,15 @@ impl<'l> Builder<'l> {
 
     fn add(&mut self, node: Node) -> Result<NodeId, TreeError> {
         Limits::check("max_nodes", self.tree.nodes.len() as u64 + 1, self.limits.max_nodes as u64)?;
+        let len = self.tree.nodes.len();
+        if len == self.tree.nodes.capacity() {
+            // The arena is about to move: the helper must be done with it.
+            self.finish_prefault();
+        } else if len % 1024 == 0 {
+            if let Some(p) = &self.prefault {
+                p.filled(len * std::mem::size_of::<Node>());
+            }
+        }
         Ok(self.tree.push(node))
     }
 
