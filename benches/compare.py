@@ -14,7 +14,8 @@ mean, NaN count), in its own process with imports excluded from the time. Writin
 write phase of `rasdf defragment` (as it reports with RASDF_TIMINGS=1: the data is read
 and decoded first, untimed) against the reference writing the same, already loaded,
 data. Peak memory is the whole process's in both cases.
-Times are the best of three; a rasdf run is timed from its start to its exit (wait4).
+Times are the best of seven runs for the trees, of three for the arrays (`--runs`); a
+rasdf run is timed from its start to its exit (wait4).
 Peak memory is each process's maximum resident set (VmHWM) and the peak of its
 anonymous memory, polled every millisecond.
 """
@@ -184,18 +185,21 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rasdf", default="target/release/rasdf")
     ap.add_argument("--dir", default="target/bench-inputs")
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=None, help="runs per case (default: 7 for the trees, 3 for the arrays)")
     a = ap.parse_args()
     inputs = make_inputs(a.dir, a.quick)
     rows = []
     for name, path, comp in inputs:
-        r = best_of(a.runs, run_rasdf([a.rasdf, "info", "--stats", "--max-rows", "1", path]))
-        p = best_of(a.runs, run_ref(REF_READ, path))
+        # Runs of a few milliseconds vary most on a shared machine: more of them, for
+        # both sides alike.
+        runs = a.runs or (7 if name.startswith("tree") else 3)
+        r = best_of(runs, run_rasdf([a.rasdf, "info", "--stats", "--max-rows", "1", path]))
+        p = best_of(runs, run_ref(REF_READ, path))
         rows.append((f"read {name}", p, r))
         out_r = os.path.join(a.dir, "out_rasdf.asdf")
         out_p = os.path.join(a.dir, "out_ref.asdf")
-        r = best_of(a.runs, run_rasdf([a.rasdf, "defragment", path, "-o", out_r, "-c", comp], phase="write"))
-        p = best_of(a.runs, run_ref(REF_WRITE, path, out_p, comp))
+        r = best_of(runs, run_rasdf([a.rasdf, "defragment", path, "-o", out_r, "-c", comp], phase="write"))
+        p = best_of(runs, run_ref(REF_WRITE, path, out_p, comp))
         rows.append((f"write {name} ({comp})", p, r))
     print(f"| case | asdf s | rasdf s | speed-up | asdf peak RSS MiB | rasdf peak RSS MiB | rasdf peak anon MiB |")
     print("|---|---|---|---|---|---|---|")
