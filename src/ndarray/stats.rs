@@ -67,6 +67,13 @@ const LANES: usize = 8;
 
 fn contiguous<T: NativeType>(bytes: &[u8], order: ByteOrder) -> Stats {
     let size = std::mem::size_of::<T>();
+    if bytes.len() <= PIECE * size {
+        // One piece: on this thread (the pool's threads are not started for it).
+        return match order {
+            ByteOrder::Little => piece_stats::<T>(bytes, ByteOrder::Little),
+            ByteOrder::Big => piece_stats::<T>(bytes, ByteOrder::Big),
+        };
+    }
     bytes
         .par_chunks(PIECE * size)
         .map(|piece| match order {
