@@ -606,23 +606,7 @@ impl<'f> Document<'f> {
         }
         let used = hw.n;
         let digest: [u8; 16] = <md5::Md5 as md5::Digest>::finalize(hw.md5).into();
-        let extra = if options.pad_blocks { padding(usize::try_from(used).unwrap_or(usize::MAX)) } else { 0 };
-        out.write_all(&vec![0u8; extra])?;
-        let end = out.stream_position()?;
-        let h = BlockHeader {
-            offset: start,
-            header_size: block::MIN_HEADER_SIZE,
-            flags: 0,
-            compression: comp,
-            allocated_size: used + extra as u64,
-            used_size: used,
-            data_size: total,
-            checksum: if options.checksums { digest } else { [0; 16] },
-        };
-        out.seek(SeekFrom::Start(start))?;
-        out.write_all(&h.to_bytes())?;
-        out.seek(SeekFrom::Start(end))?;
-        Ok(h.allocated_size)
+        finish_block(out, start, comp, used, total, digest, options)
     }
 
     /// Sets an array at `path` whose data (in the machine's byte order, C order) comes
@@ -870,6 +854,20 @@ fn write_lz4_pipelined<W: Write + Seek>(out: &mut W, data: &[u8], options: &Writ
         compressed.map_err(codec_error)?;
         std::mem::swap(&mut ready, &mut next);
     }
+    finish_block(out, start, Compression::Lz4, used, data.len() as u64, md5.finalize().into(), options)
+}
+
+/// Ends a block whose data was written after a placeholder header at `start`: pads it
+/// (if asked), then writes the real header there; returns the allocated size.
+fn finish_block<W: Write + Seek>(
+    out: &mut W,
+    start: u64,
+    compression: Compression,
+    used: u64,
+    data_size: u64,
+    digest: [u8; 16],
+    options: &WriteOptions,
+) -> Result<u64> {
     let extra = if options.pad_blocks { padding(usize::try_from(used).unwrap_or(usize::MAX)) } else { 0 };
     out.write_all(&vec![0u8; extra])?;
     let end = out.stream_position()?;
@@ -877,11 +875,11 @@ fn write_lz4_pipelined<W: Write + Seek>(out: &mut W, data: &[u8], options: &Writ
         offset: start,
         header_size: block::MIN_HEADER_SIZE,
         flags: 0,
-        compression: Compression::Lz4,
+        compression,
         allocated_size: used + extra as u64,
         used_size: used,
-        data_size: data.len() as u64,
-        checksum: if options.checksums { md5.finalize().into() } else { [0; 16] },
+        data_size,
+        checksum: if options.checksums { digest } else { [0; 16] },
     };
     out.seek(SeekFrom::Start(start))?;
     out.write_all(&h.to_bytes())?;
