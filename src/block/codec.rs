@@ -171,7 +171,6 @@ const OVERLAP_ADLER: usize = 16 << 20;
 /// stream's Adler-32 computed on another thread, piece by piece, as the pieces are
 /// decoded (a single stream inflates on one core; its checksum took a sixth of the time).
 fn inflate_overlapped(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
-    use flate2::{Decompress, FlushDecompress, Status};
     const PIECE: usize = 4 << 20;
     let codec = Compression::Zlib;
     let corrupt = |message: &str| BlockError::Corrupt { codec, message: message.into() };
@@ -184,64 +183,23 @@ fn inflate_overlapped(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
         return inflate(input, out);
     }
     let deflate = &input[2..];
-    let expected = out.len() as u64;
-    let mut d = Decompress::new(false);
+    let mut d = flate2::Decompress::new(false);
     std::thread::scope(|scope| {
         let (pieces, finished) = std::sync::mpsc::channel::<&[u8]>();
         let adler = scope.spawn(move || finished.iter().fold(1u32, zlib_rs::adler32::adler32));
-        let mut rest: &mut [u8] = out;
-        let mut ip = 0usize;
-        let mut ended = false;
-        while !rest.is_empty() && !ended {
-            let take = PIECE.min(rest.len());
-            let (piece, after) = std::mem::take(&mut rest).split_at_mut(take);
-            let mut filled = 0;
-            while filled < piece.len() {
-                let (ti, to) = (d.total_in(), d.total_out());
-                let status = d
-                    .decompress(&deflate[ip..], &mut piece[filled..], FlushDecompress::None)
-                    .map_err(|e| BlockError::Corrupt { codec, message: e.to_string() })?;
-                let consumed = usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX);
-                let produced = usize::try_from(d.total_out() - to).unwrap_or(usize::MAX);
-                ip += consumed;
-                filled += produced;
-                if status == Status::StreamEnd {
-                    ended = true;
-                    break;
-                }
-                if consumed == 0 && produced == 0 {
-                    return Err(BlockError::DecodedTooShort { codec, expected, got: d.total_out() });
-                }
-            }
-            let _ = pieces.send(&piece[..filled]);
-            rest = after;
-        }
-        drop(pieces);
-        if !ended {
-            // `out` is full: the stream must end here, without one byte more.
-            let mut probe = [0u8; 1];
-            loop {
-                let (ti, to) = (d.total_in(), d.total_out());
-                let status = d
-                    .decompress(&deflate[ip..], &mut probe, FlushDecompress::None)
-                    .map_err(|e| BlockError::Corrupt { codec, message: e.to_string() })?;
-                if d.total_out() > to {
-                    return Err(BlockError::DecodedTooLong { codec, expected });
-                }
-                let consumed = usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX);
-                ip += consumed;
-                if status == Status::StreamEnd {
-                    break;
-                }
-                if consumed == 0 {
-                    return Err(corrupt("incomplete stream: it ends before its last block"));
-                }
-            }
-        }
-        if d.total_out() < expected {
-            return Err(BlockError::DecodedTooShort { codec, expected, got: d.total_out() });
-        }
-        let trailer = deflate.get(ip..ip + 4).ok_or_else(|| corrupt("incomplete stream: no Adler-32 at its end"))?;
+        let consumed = drive(
+            codec,
+            deflate,
+            out,
+            PIECE,
+            |i, o| inflate_step(&mut d, i, o),
+            // Moved in, so the sender is gone (and the hashing thread ends) with `drive`.
+            move |piece| {
+                let _ = pieces.send(piece);
+            },
+        )?;
+        let trailer =
+            deflate.get(consumed..consumed + 4).ok_or_else(|| corrupt("incomplete stream: no Adler-32 at its end"))?;
         let computed = adler.join().map_err(|_| corrupt("the Adler-32 thread failed"))?;
         if trailer != computed.to_be_bytes() {
             return Err(corrupt("incorrect data check (Adler-32)"));
@@ -281,62 +239,89 @@ pub fn decode_into(codec: Compression, stored: &[u8], out: &mut [u8]) -> Result<
 }
 
 /// Runs a streaming decoder `step(input, output) -> (consumed, produced, ended)` until the
-/// stream ends, writing into `out` and then into a scratch byte that, if written, proves
-/// the stream is longer than `out`.
-fn drive(
+/// stream ends, writing into `out` a `piece` of it at a time (each handed to `finished`
+/// once filled) and then into a scratch byte that, if written, proves the stream is
+/// longer than `out`. Returns the input bytes consumed.
+fn drive<'o>(
     codec: Compression,
     input: &[u8],
-    out: &mut [u8],
+    out: &'o mut [u8],
+    piece: usize,
     mut step: impl FnMut(&[u8], &mut [u8]) -> Result<(usize, usize, bool), String>,
-) -> Result<(), BlockError> {
-    let (mut ip, mut op) = (0usize, 0usize);
-    let mut probe = [0u8; 1];
+    mut finished: impl FnMut(&'o [u8]),
+) -> Result<usize, BlockError> {
     let expected = out.len() as u64;
-    loop {
-        let target: &mut [u8] = if op < out.len() { &mut out[op..] } else { &mut probe };
-        let (consumed, produced, ended) =
-            step(&input[ip..], target).map_err(|message| BlockError::Corrupt { codec, message })?;
-        if op >= out.len() && produced > 0 {
+    let (mut ip, mut op) = (0usize, 0usize);
+    let mut step =
+        |input: &[u8], target: &mut [u8]| step(input, target).map_err(|message| BlockError::Corrupt { codec, message });
+    let mut rest: &'o mut [u8] = out;
+    let mut ended = false;
+    while !rest.is_empty() && !ended {
+        let take = piece.max(1).min(rest.len());
+        let (window, after) = std::mem::take(&mut rest).split_at_mut(take);
+        rest = after;
+        let mut filled = 0;
+        while filled < window.len() {
+            let (consumed, produced, end) = step(&input[ip..], &mut window[filled..])?;
+            ip += consumed;
+            filled += produced;
+            if end {
+                ended = true;
+                break;
+            }
+            if consumed == 0 && produced == 0 {
+                // No progress: the input ran out before the stream's end.
+                return Err(BlockError::DecodedTooShort { codec, expected, got: (op + filled) as u64 });
+            }
+        }
+        let window: &'o [u8] = window;
+        finished(&window[..filled]);
+        op += filled;
+    }
+    let mut probe = [0u8; 1];
+    while !ended {
+        // `out` is full: the stream must end here, without one byte more.
+        let (consumed, produced, end) = step(&input[ip..], &mut probe)?;
+        if produced > 0 {
             return Err(BlockError::DecodedTooLong { codec, expected });
         }
         ip += consumed;
-        op += produced;
-        if ended {
-            break;
-        }
-        if consumed == 0 && produced == 0 {
-            // No progress: the input ran out before the stream's end.
+        ended = end;
+        if !end && consumed == 0 {
             return Err(BlockError::DecodedTooShort { codec, expected, got: op as u64 });
         }
     }
-    if op < out.len() {
+    if (op as u64) < expected {
         return Err(BlockError::DecodedTooShort { codec, expected, got: op as u64 });
     }
-    Ok(())
+    Ok(ip)
+}
+
+/// One step of a zlib (or raw deflate) decoder, as [`drive`] takes it.
+fn inflate_step(d: &mut flate2::Decompress, input: &[u8], out: &mut [u8]) -> Result<(usize, usize, bool), String> {
+    let (ti, to) = (d.total_in(), d.total_out());
+    let status = d.decompress(input, out, flate2::FlushDecompress::None).map_err(|e| e.to_string())?;
+    let consumed = usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX);
+    let produced = usize::try_from(d.total_out() - to).unwrap_or(usize::MAX);
+    Ok((consumed, produced, status == flate2::Status::StreamEnd))
 }
 
 fn inflate(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
-    use flate2::{Decompress, FlushDecompress, Status};
-    let mut d = Decompress::new(true);
-    drive(Compression::Zlib, input, out, |i, o| {
-        let (ti, to) = (d.total_in(), d.total_out());
-        let status = d.decompress(i, o, FlushDecompress::None).map_err(|e| e.to_string())?;
-        let consumed = usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX);
-        let produced = usize::try_from(d.total_out() - to).unwrap_or(usize::MAX);
-        Ok((consumed, produced, status == Status::StreamEnd))
-    })
+    let mut d = flate2::Decompress::new(true);
+    drive(Compression::Zlib, input, out, usize::MAX, |i, o| inflate_step(&mut d, i, o), |_| {}).map(drop)
 }
 
 fn bunzip(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
     use bzip2::{Decompress, Status};
     let mut d = Decompress::new(false);
-    drive(Compression::Bzp2, input, out, |i, o| {
+    let step = |i: &[u8], o: &mut [u8]| {
         let (ti, to) = (d.total_in(), d.total_out());
         let status = d.decompress(i, o).map_err(|e| e.to_string())?;
         let consumed = usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX);
         let produced = usize::try_from(d.total_out() - to).unwrap_or(usize::MAX);
         Ok((consumed, produced, status == Status::StreamEnd))
-    })
+    };
+    drive(Compression::Bzp2, input, out, usize::MAX, step, |_| {}).map(drop)
 }
 
 /// One record of the reference's lz4 framing: the raw LZ4 block and its decoded length.
