@@ -449,13 +449,18 @@ impl<'f> Document<'f> {
         out.write_all(&text)?;
         // Compress and hash blocks in parallel, then write them in order; chunked data
         // is compressed and hashed as it arrives, and its header patched afterwards.
-        let blocks: Vec<Option<(BlockHeader, Cow<'_, [u8]>)>> = plan
+        let blocks: Vec<Prepared<'_>> = plan
             .internal
             .par_iter()
-            .map(|&(base, comp)| match self.bases.get(base).and_then(|b| b.chunks.as_ref()) {
-                Some(_) => Ok(None),
-                None if pipelined_lz4(self.block_bytes(base, &plan), comp) => Ok(None),
-                None => encode_block(self.block_bytes(base, &plan), comp, options.checksums).map(Some),
+            .map(|&(base, comp)| {
+                let data = self.block_bytes(base, &plan);
+                if self.bases.get(base).is_some_and(|b| b.chunks.is_some()) {
+                    Ok(Prepared::Chunked)
+                } else if comp == Compression::Lz4 && data.len() > block::codec::LZ4_CHUNK {
+                    Ok(Prepared::Lz4Pipelined)
+                } else {
+                    encode_block(data, comp, options.checksums).map(|(h, stored)| Prepared::Encoded(h, stored))
+                }
             })
             .collect::<std::result::Result<_, _>>()
             .map_err(|e| Error::new(e, Location::default()))?;
@@ -464,7 +469,7 @@ impl<'f> Document<'f> {
         for (prepared, &(base, comp)) in blocks.into_iter().zip(&plan.internal) {
             offsets.push(offset);
             let allocated = match prepared {
-                Some((mut h, stored)) => {
+                Prepared::Encoded(mut h, stored) => {
                     let extra = pad(stored.len());
                     h.allocated_size = h.used_size + extra as u64;
                     if options.checksums && stored.len() >= OVERLAP_MD5 {
@@ -491,10 +496,8 @@ impl<'f> Document<'f> {
                     }
                     h.allocated_size
                 }
-                None if self.bases.get(base).is_some_and(|b| b.chunks.is_some()) => {
-                    self.write_chunked(out, base, comp, options)?
-                }
-                None => write_lz4_pipelined(out, self.block_bytes(base, &plan), options)?,
+                Prepared::Chunked => self.write_chunked(out, base, comp, options)?,
+                Prepared::Lz4Pipelined => write_lz4_pipelined(out, self.block_bytes(base, &plan), options)?,
             };
             offset += block::HEADER_LEN as u64 + allocated;
         }
@@ -802,10 +805,15 @@ pub fn external_path(main: &Path, n: usize) -> PathBuf {
     main.with_file_name(format!("{stem}{n:04}.asdf"))
 }
 
-/// Whether a block is compressed to lz4 while it is written (see [`write_lz4_pipelined`]):
-/// lz4 blocks of two records or more.
-fn pipelined_lz4(data: &[u8], comp: Compression) -> bool {
-    comp == Compression::Lz4 && data.len() > block::codec::LZ4_CHUNK
+/// A block before it is written.
+enum Prepared<'a> {
+    /// Compressed and (small enough) hashed already: its header and stored bytes.
+    Encoded(BlockHeader, Cow<'a, [u8]>),
+    /// A chunked base: compressed and hashed as its chunks arrive.
+    Chunked,
+    /// lz4 of two records or more: compressed while it is written (see
+    /// [`write_lz4_pipelined`]).
+    Lz4Pipelined,
 }
 
 /// Writes `data` as an lz4 block at the current position; returns its allocated size.
