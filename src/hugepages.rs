@@ -1,4 +1,5 @@
-//! Transparent huge pages for large buffers.
+//! Memory advice for large buffers: transparent huge pages, and pages made present
+//! ahead of the thread filling them ([`Prefault`]).
 //!
 //! A buffer of hundreds of MiB filled for the first time costs one page fault per
 //! 4 KiB page; on systems that give huge pages only where asked (`madvise` mode, the
@@ -48,7 +49,7 @@ const PREFAULT_MIN: usize = 1 << 20;
 /// [`Prefault::AHEAD`] bytes beyond what the filler reports with [`Prefault::filled`], so
 /// a buffer reserved far larger than it is filled costs no more memory than before.
 ///
-/// Stop it (or drop it) before the buffer is freed or moved.
+/// Drop it before the buffer is freed or moved.
 pub(crate) struct Prefault {
     #[cfg(target_os = "linux")]
     shared: std::sync::Arc<Progress>,
@@ -98,8 +99,9 @@ impl Prefault {
                     }
                     let n = STEP.min(limit - at);
                     // SAFETY: the range lies inside an allocation the caller owns and keeps
-                    // until `stop` returns (which joins this thread); MADV_POPULATE_WRITE
-                    // only makes its pages present and writable, leaving the contents as
+                    // until the `Prefault` is dropped (which joins this thread);
+                    // MADV_POPULATE_WRITE only makes its pages present and writable, leaving
+                    // the contents as
                     // they are (a missing anonymous page reads as zeros either way). On
                     // kernels without it (before 5.14) it fails with EINVAL: then stop.
                     if unsafe { libc::madvise(at as *mut libc::c_void, n, libc::MADV_POPULATE_WRITE) } != 0 {
@@ -124,9 +126,11 @@ impl Prefault {
         #[cfg(not(target_os = "linux"))]
         let _ = bytes;
     }
+}
 
-    /// Stops the helper and waits for it.
-    pub(crate) fn stop(&mut self) {
+/// Dropping stops the helper and waits for it.
+impl Drop for Prefault {
+    fn drop(&mut self) {
         #[cfg(target_os = "linux")]
         {
             self.shared.stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -135,12 +139,6 @@ impl Prefault {
                 let _ = t.join();
             }
         }
-    }
-}
-
-impl Drop for Prefault {
-    fn drop(&mut self) {
-        self.stop();
     }
 }
 
@@ -170,10 +168,7 @@ mod tests {
         assert!(v.iter().enumerate().all(|(i, x)| *x == (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
         // Stopped before anything is filled: nothing is left running.
         let w: Vec<u8> = Vec::with_capacity(8 << 20);
-        let mut h = Prefault::start(w.as_ptr(), 8 << 20);
-        if let Some(h) = &mut h {
-            h.stop();
-        }
+        drop(Prefault::start(w.as_ptr(), 8 << 20));
         assert!(Prefault::start(w.as_ptr(), 4096).is_none(), "a helper for one page");
     }
 }

@@ -603,15 +603,9 @@ impl<'l> Builder<'l> {
         }
     }
 
-    fn finish_prefault(&mut self) {
-        if let Some(mut p) = self.prefault.take() {
-            p.stop();
-        }
-    }
-
     /// The tree built, the helper stopped.
     fn into_tree(mut self) -> Tree {
-        self.finish_prefault();
+        self.prefault = None;
         std::mem::take(&mut self.tree)
     }
 
@@ -715,8 +709,8 @@ impl<'l> Builder<'l> {
         Limits::check("max_nodes", self.tree.nodes.len() as u64 + 1, self.limits.max_nodes as u64)?;
         let len = self.tree.nodes.len();
         if len == self.tree.nodes.capacity() {
-            // The arena is about to move: the helper must be done with it.
-            self.finish_prefault();
+            // The arena is about to move: the helper must be done with it (dropping stops it).
+            self.prefault = None;
         } else if len % 1024 == 0 {
             if let Some(p) = &self.prefault {
                 p.filled(len * std::mem::size_of::<Node>());
