@@ -101,9 +101,9 @@ impl Prefault {
                     // SAFETY: the range lies inside an allocation the caller owns and keeps
                     // until the `Prefault` is dropped (which joins this thread);
                     // MADV_POPULATE_WRITE only makes its pages present and writable, leaving
-                    // the contents as
-                    // they are (a missing anonymous page reads as zeros either way). On
-                    // kernels without it (before 5.14) it fails with EINVAL: then stop.
+                    // the contents as they are (a missing anonymous page reads as zeros
+                    // either way). On kernels without it (before 5.14) it fails with
+                    // EINVAL: then stop.
                     if unsafe { libc::madvise(at as *mut libc::c_void, n, libc::MADV_POPULATE_WRITE) } != 0 {
                         break;
                     }
