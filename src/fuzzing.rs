@@ -57,7 +57,8 @@ pub fn header(data: &[u8]) {
 }
 
 /// YAML to a tree; the fast scanner, where it does not give up, must agree with
-/// libyaml; a tree that parses must emit YAML that parses to the same emission.
+/// libyaml, and a parse in parts with the parse of the whole; a tree that parses must
+/// emit YAML that parses to the same emission.
 pub fn tree(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let limits = tight_limits();
@@ -71,6 +72,15 @@ pub fn tree(data: &[u8]) {
             ),
             (Ok(_), Err(e)) => panic!("the fast scanner accepted what libyaml refuses: {e:?}"),
             (Err(_), _) => {}
+        }
+    }
+    // A parse in parts, where it does not decline, is the parse of the whole text.
+    for parts in 2..=3 {
+        if let Some(split) = Tree::parse_in_parts(text, &limits, parts) {
+            match Tree::parse_fast_whole(text, &limits) {
+                Some(Ok(whole)) => assert_eq!(split, whole, "the parse in {parts} parts differs"),
+                other => panic!("a parse in {parts} parts joined what the whole parse gives as {other:?}"),
+            }
         }
     }
     if let Ok(t) = Tree::parse(text, &limits) {

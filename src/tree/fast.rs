@@ -22,8 +22,74 @@ pub(crate) fn scan<'t, E>(
     if !plain_text(text) {
         return Ok(false);
     }
-    let mut s = Scanner { b: text.as_bytes(), text, i: 0, line: 1, line_start: 0, handles: HashMap::new(), depth: 0 };
-    match s.document(sink) {
+    let mut s = Scanner::new(text);
+    finish(s.document(sink))
+}
+
+/// Line starts where `text` may be cut into about `parts` pieces of equal size for
+/// [`scan_part`]: each holds, at column 0, what can only begin a key of a root block
+/// mapping (a letter, a digit, `_` or a quote). Fewer (none) when the text has no such
+/// lines where they are wanted. Whether a cut really falls between two entries of the
+/// root mapping is settled by the scan of the part before it: when it does not, that
+/// part is cut inside a construct and the scanner gives up on it.
+pub(crate) fn split_points(text: &str, parts: usize) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut cuts = Vec::new();
+    for k in 1..parts {
+        let from = (b.len() / parts * k).max(cuts.last().map_or(0, |&c| c + 1));
+        let mut i = from;
+        let cut = loop {
+            let Some(nl) = b.get(i..).and_then(|rest| memchr::memchr(b'\n', rest)) else { break None };
+            let at = i + nl + 1;
+            if b.get(at).is_some_and(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'\'' | b'"')) {
+                break Some(at);
+            }
+            i = at;
+        };
+        match cut {
+            Some(at) if at < b.len() => cuts.push(at),
+            _ => break,
+        }
+    }
+    cuts
+}
+
+/// Scans one part of a text cut at [`split_points`]: `text[..end]` when `start` is 0,
+/// whose root must then be a block mapping at column 0 (the scanner gives up on any
+/// other root); otherwise the entries of that root mapping from `start` (the beginning
+/// of a line) to `end`, as the events of a document whose root is an untagged mapping
+/// holding just them. Positions are those in the whole text.
+pub(crate) fn scan_part<'t, E>(
+    text: &'t str,
+    start: usize,
+    end: usize,
+    sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>,
+) -> Result<bool, E> {
+    let (Some(head), Some(part)) = (text.get(..end), text.get(start..end)) else { return Ok(false) };
+    if !plain_text(part) {
+        return Ok(false);
+    }
+    let mut s = Scanner::new(head);
+    s.root_map_only = true;
+    s.more_follows = end < text.len();
+    if start == 0 {
+        return finish(s.document(sink));
+    }
+    let mut entries = |s: &mut Scanner<'t>| {
+        // The directives give the tag handles; the document's start is the first part's.
+        s.directives()?;
+        s.i = start;
+        s.line = 1 + memchr::memchr_iter(b'\n', &s.b[..start]).count();
+        s.line_start = start;
+        s.emit(sink, Ev::DocStart)?;
+        s.nest(|s| s.block_map(0, Props::default(), sink))?;
+        s.document_end(sink)
+    };
+    finish(entries(&mut s))
+}
+
+fn finish<E>(r: R<bool, E>) -> Result<bool, E> {
+    match r {
         Ok(done) => Ok(done),
         Err(Stop::GiveUp) => Ok(false),
         Err(Stop::Sink(e)) => Err(e),
@@ -47,6 +113,10 @@ struct Scanner<'t> {
     /// Collections open; deeper nesting than [`MAX_DEPTH`] is left to libyaml, which
     /// does not recurse.
     depth: usize,
+    /// Give up unless the root is a block mapping at column 0 (see [`scan_part`]).
+    root_map_only: bool,
+    /// The text goes on past `b` (a part of it): the document must not end inside.
+    more_follows: bool,
 }
 
 /// The deepest nesting the (recursive) fast scanner follows.
@@ -64,6 +134,20 @@ fn give_up<T, E>() -> R<T, E> {
 }
 
 impl<'t> Scanner<'t> {
+    fn new(text: &'t str) -> Self {
+        Scanner {
+            b: text.as_bytes(),
+            text,
+            i: 0,
+            line: 1,
+            line_start: 0,
+            handles: HashMap::new(),
+            depth: 0,
+            root_map_only: false,
+            more_follows: false,
+        }
+    }
+
     fn pos(&self) -> (usize, usize) {
         (self.line, self.i - self.line_start + 1)
     }
@@ -165,7 +249,54 @@ impl<'t> Scanner<'t> {
     }
 
     fn document<E>(&mut self, sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>) -> R<bool, E> {
-        // Directives (each at most once, as libyaml requires).
+        self.directives()?;
+        if !(self.b[self.i..].starts_with(b"---") && matches!(self.at(3), b' ' | b'\n' | b'\r' | 0)) {
+            return give_up();
+        }
+        self.emit(sink, Ev::DocStart)?;
+        self.i += 3;
+        self.skip_spaces();
+        let props = self.props()?;
+        if self.at_eol() {
+            self.newline()?;
+            match self.next_content_line()? {
+                Some(0) => {
+                    if self.b[self.i..].starts_with(b"...") || (self.root_map_only && self.dash_at(0)) {
+                        return give_up();
+                    }
+                    self.block_node(0, props, sink)?;
+                }
+                _ => return give_up(),
+            }
+        } else {
+            if self.root_map_only {
+                return give_up();
+            }
+            // An inline root (`--- {a: 1}`).
+            self.inline_value(props, sink)?;
+            self.end_line()?;
+        }
+        self.document_end(sink)
+    }
+
+    /// After the root: the end of the text or `...`.
+    fn document_end<E>(&mut self, sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>) -> R<bool, E> {
+        match self.next_content_line()? {
+            // (A part of the text with more after it must not end the document.)
+            Some(0)
+                if self.b[self.i..].starts_with(b"...")
+                    && matches!(self.at(3), b'\n' | b'\r' | 0)
+                    && !self.more_follows => {}
+            None => {}
+            _ => return give_up(),
+        }
+        self.emit(sink, Ev::DocEnd)?;
+        self.emit(sink, Ev::End)?;
+        Ok(true)
+    }
+
+    /// The directives before the document (each at most once, as libyaml requires).
+    fn directives<E>(&mut self) -> R<(), E> {
         let mut version_seen = false;
         loop {
             if self.peek() != b'%' {
@@ -193,37 +324,7 @@ impl<'t> Scanner<'t> {
             self.i = end;
             self.newline()?;
         }
-        if !(self.b[self.i..].starts_with(b"---") && matches!(self.at(3), b' ' | b'\n' | b'\r' | 0)) {
-            return give_up();
-        }
-        self.emit(sink, Ev::DocStart)?;
-        self.i += 3;
-        self.skip_spaces();
-        let props = self.props()?;
-        if self.at_eol() {
-            self.newline()?;
-            match self.next_content_line()? {
-                Some(0) => {
-                    if self.b[self.i..].starts_with(b"...") {
-                        return give_up();
-                    }
-                    self.block_node(0, props, sink)?;
-                }
-                _ => return give_up(),
-            }
-        } else {
-            // An inline root (`--- {a: 1}`).
-            self.inline_value(props, sink)?;
-            self.end_line()?;
-        }
-        match self.next_content_line()? {
-            Some(0) if self.b[self.i..].starts_with(b"...") && matches!(self.at(3), b'\n' | b'\r' | 0) => {}
-            None => {}
-            _ => return give_up(),
-        }
-        self.emit(sink, Ev::DocEnd)?;
-        self.emit(sink, Ev::End)?;
-        Ok(true)
+        Ok(())
     }
 
     fn line_end(&self) -> usize {

@@ -120,8 +120,9 @@ pub struct Node {
     pub col: u32,
 }
 
-/// A parsed YAML tree.
-#[derive(Debug, Clone, Default)]
+/// A parsed YAML tree. (Two trees are equal when their arenas and roots are: the same
+/// nodes at the same places, in the same order.)
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Tree {
     nodes: Vec<Node>,
     root: Option<NodeId>,
@@ -150,7 +151,7 @@ impl Tree {
     /// As [`Tree::parse`].
     #[doc(hidden)]
     pub fn parse_libyaml(text: &str, limits: &Limits) -> Result<Tree, ParseError> {
-        guard_parser(|| Builder::new(limits, text.len()).run(text))
+        guard_parser(|| Builder::new(limits, text.len(), true).run(text))
             .unwrap_or_else(|message| Err((TreeError::Syntax(message), None)))
     }
 
@@ -158,19 +159,67 @@ impl Tree {
     /// leaves to libyaml.
     #[doc(hidden)]
     pub fn parse_fast(text: &str, limits: &Limits) -> Option<Result<Tree, ParseError>> {
-        let mut b = Builder::new(limits, text.len());
-        let mut stopped = false;
-        let done = fast::scan(text, &mut |ev, pos| {
-            if !stopped && b.event(ev, pos)? == Flow::Stop {
-                stopped = true;
-            }
-            Ok::<bool, BuildError>(stopped)
-        });
+        match Tree::parse_split(text, limits) {
+            Some(tree) => Some(Ok(tree)),
+            None => Tree::parse_fast_whole(text, limits),
+        }
+    }
+
+    /// [`Tree::parse_fast`] on one thread.
+    pub(crate) fn parse_fast_whole(text: &str, limits: &Limits) -> Option<Result<Tree, ParseError>> {
+        let mut b = Builder::new(limits, text.len(), true);
+        let done = fast::scan(text, &mut b.sink());
         match done {
             Ok(true) => Some(Ok(b.into_tree())),
             Ok(false) => None,
             Err(e) => Some(Err(e)),
         }
+    }
+
+    /// A large tree whose root is a block mapping, parsed in parts on several threads
+    /// (the text cut between entries of the root mapping) and joined. `None` when the
+    /// text is small, or a part cannot be parsed alone (the scanner gave up, an alias
+    /// names an anchor of another part, a merge key, an error, a limit): the caller then
+    /// parses the whole text at once, which gives the same tree or the error with its
+    /// place.
+    fn parse_split(text: &str, limits: &Limits) -> Option<Tree> {
+        let threads = std::thread::available_parallelism().map_or(1, usize::from).min(text.len() / SPLIT_PART_MIN);
+        if threads < 2 {
+            return None;
+        }
+        Tree::parse_in_parts(text, limits, threads)
+    }
+
+    /// [`Tree::parse_split`] in (at most) `parts` parts, whatever the text's size.
+    pub(crate) fn parse_in_parts(text: &str, limits: &Limits, parts: usize) -> Option<Tree> {
+        let cuts = fast::split_points(text, parts);
+        if cuts.is_empty() {
+            return None;
+        }
+        let bounds: Vec<(usize, usize)> = std::iter::once(0)
+            .chain(cuts.iter().copied())
+            .zip(cuts.iter().copied().chain(std::iter::once(text.len())))
+            .collect();
+        let part = |(start, end): (usize, usize)| {
+            // The first part's arena has room for the whole tree: the others join it.
+            let mut b = Builder::new(limits, if start == 0 { text.len() } else { end - start }, false);
+            let done = fast::scan_part(text, start, end, &mut b.sink());
+            match done {
+                Ok(true) if b.merge_keys.is_empty() => Some(b.into_tree()),
+                _ => None,
+            }
+        };
+        let parts: Vec<Option<Tree>> = std::thread::scope(|scope| {
+            // A thread the system refuses, or one that panicked, leaves its part undone.
+            let others: Vec<_> = bounds[1..]
+                .iter()
+                .map(|&r| std::thread::Builder::new().spawn_scoped(scope, move || part(r)).ok())
+                .collect();
+            let first = part(bounds[0]);
+            std::iter::once(first).chain(others.into_iter().map(|h| h?.join().ok().flatten())).collect()
+        });
+        let parts: Option<Vec<Tree>> = parts.into_iter().collect();
+        join_parts(parts?, limits)
     }
 
     /// The root node, when the tree has one.
@@ -572,8 +621,9 @@ fn collection_tag(tag: Option<String>) -> Option<String> {
 }
 
 impl<'l> Builder<'l> {
-    /// A builder for a text of `text_len` bytes.
-    fn new(limits: &'l Limits, text_len: usize) -> Self {
+    /// A builder for a text of `text_len` bytes; `helper`: whether a thread may make the
+    /// arena's pages present ahead of the parse.
+    fn new(limits: &'l Limits, text_len: usize, helper: bool) -> Self {
         let mut tree = Tree::default();
         // Room for the nodes such a text may hold (one per 4 bytes covers even dense flow
         // lists), reserved once: memory is touched only as nodes arrive, and the arena
@@ -585,7 +635,7 @@ impl<'l> Builder<'l> {
         // The arena's pages are made present by a helper while the parse runs, a little
         // ahead of the nodes (a text of 128 KB or more; dense ASDF metadata holds about
         // a node per 8 bytes of text).
-        let prefault = if text_len >= 128 << 10 {
+        let prefault = if helper && text_len >= 128 << 10 {
             crate::hugepages::Prefault::start(tree.nodes.as_ptr(), tree.nodes.capacity() * std::mem::size_of::<Node>())
         } else {
             None
@@ -600,6 +650,18 @@ impl<'l> Builder<'l> {
             merge_keys: Vec::new(),
             documents: 0,
             prefault,
+        }
+    }
+
+    /// The event sink for the fast scanner: it stops taking events once the tree is
+    /// complete.
+    fn sink<'s, 'a>(&'s mut self) -> impl FnMut(Ev<'a>, (usize, usize)) -> Result<bool, BuildError> + 's {
+        let mut stopped = false;
+        move |ev, pos| {
+            if !stopped && self.event(ev, pos)? == Flow::Stop {
+                stopped = true;
+            }
+            Ok(stopped)
         }
     }
 
@@ -901,6 +963,54 @@ impl<'l> Builder<'l> {
     }
 }
 
+/// Texts are parsed in parts of at least this many bytes. (A thread costs ~0.1 ms; but
+/// where the second core of a virtual machine takes milliseconds to wake, as on the
+/// machine the benchmarks ran on, parts of 170 KB gained nothing, parts of 1.4 MB a
+/// quarter.)
+const SPLIT_PART_MIN: usize = 512 << 10;
+
+/// Joins the trees of a split parse ([`Tree::parse_split`]): the first holds the
+/// document's root mapping, each later one (node 0, its root) more entries of it. The
+/// nodes keep the order of a parse of the whole text.
+fn join_parts(parts: Vec<Tree>, limits: &Limits) -> Option<Tree> {
+    let mut parts = parts.into_iter();
+    let mut tree = parts.next()?;
+    let root = tree.root?.0 as usize;
+    let Value::Map(own) = &mut tree.nodes[root].value else { return None };
+    let mut pairs = std::mem::take(own);
+    for part in parts {
+        let total = tree.nodes.len().checked_add(part.nodes.len())?;
+        if part.root != Some(NodeId(0)) || total > limits.max_nodes || u32::try_from(total).is_err() {
+            return None;
+        }
+        // Node k of the part becomes node `offset + k`; its node 0 is dropped.
+        let offset = u32::try_from(tree.nodes.len() - 1).ok()?;
+        let shift = |id: &mut NodeId| id.0 += offset;
+        let mut nodes = part.nodes.into_iter();
+        let Some(Node { tag: None, value: Value::Map(mut more), .. }) = nodes.next() else { return None };
+        more.iter_mut().for_each(|(k, v)| {
+            shift(k);
+            shift(v);
+        });
+        pairs.append(&mut more);
+        tree.nodes.extend(nodes.map(|mut n| {
+            match &mut n.value {
+                Value::Seq(items) => items.iter_mut().for_each(shift),
+                Value::Map(p) => p.iter_mut().for_each(|(k, v)| {
+                    shift(k);
+                    shift(v);
+                }),
+                _ => {}
+            }
+            n
+        }));
+    }
+    // Keys repeated across parts merge as in one mapping.
+    let pairs = dedupe(&tree, pairs).ok()?;
+    tree.nodes[root].value = Value::Map(pairs);
+    Some(tree)
+}
+
 /// Merges duplicate keys: the last value wins, at the first key's place.
 fn dedupe(tree: &Tree, pairs: Vec<(NodeId, NodeId)>) -> Result<Vec<(NodeId, NodeId)>, TreeError> {
     if pairs.len() < 2 {
@@ -965,6 +1075,92 @@ mod tests {
 
     fn parse(s: &str) -> Tree {
         Tree::parse(s, &Limits::default()).unwrap()
+    }
+
+    /// A root mapping of `n` entries of many shapes, each `~60-200` bytes.
+    fn many_entries(n: usize) -> String {
+        let mut t = String::from("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n");
+        for i in 0..n {
+            match i % 8 {
+                0 => {
+                    t += &format!("e{i}: !core/ndarray-1.1.0\n  source: {i}\n  shape: [3, {i}]\n  datatype: float64\n")
+                }
+                1 => t += &format!("e{i}: {{a: 1.5, b: value {i}, c: [x, 'y z', \"w\\t\"],\n  d: yes}}\n"),
+                2 => t += &format!("'e{i}':\n  a: &a{i} [1, 2, {i}]\n  copy: *a{i}\n"),
+                3 => t += &format!("e{i}:\n- 1\n- [nested, 0x1F]\n- k: v\n  m: ~\n"),
+                4 => t += &format!("# a comment\n\ne{i}: plain text {i}  \n"),
+                5 => t += &format!("\"e{i}\": !!str 017\ndup: {i}\n"),
+                6 => t += &format!("e{i}:\n  deep:\n    deeper: {{x: !<tag:x.org:y-1.0> 1}}\n  list: []\n"),
+                _ => t += &format!("e{i}: 2001-12-14t21:59:43.10-05:00\nempty{i}:\n"),
+            }
+        }
+        t
+    }
+
+    fn whole(text: &str) -> Tree {
+        Tree::parse_fast_whole(text, &Limits::default()).expect("the fast scanner takes it").expect("it parses")
+    }
+
+    #[test]
+    fn parse_in_parts_is_the_parse_of_the_whole() {
+        for (text, ends) in [(many_entries(200), ""), (many_entries(57), "...\n"), (many_entries(9), "...\r\n")] {
+            let text = text + ends;
+            let expected = whole(&text);
+            for parts in 2..=7 {
+                let split = Tree::parse_in_parts(&text, &Limits::default(), parts);
+                assert!(split.as_ref() == Some(&expected), "{parts} parts of {} bytes", text.len());
+            }
+        }
+        // Lines ending in CRLF: positions still count lines.
+        let text = many_entries(40).replace('\n', "\r\n");
+        assert!(Tree::parse_in_parts(&text, &Limits::default(), 3) == Some(whole(&text)), "CRLF");
+        // Keys repeated across parts: the last value, at the first place.
+        let text = many_entries(64);
+        let t = Tree::parse_in_parts(&text, &Limits::default(), 4).unwrap();
+        assert_eq!(t.get("dup").unwrap().as_i64(), Some(61));
+        assert_eq!(t.root().unwrap().pairs().unwrap().filter(|(k, _)| k.as_str() == Some("dup")).count(), 1);
+    }
+
+    #[test]
+    fn parse_in_parts_declines_what_it_cannot_join() {
+        let limits = Limits::default();
+        let head = many_entries(30);
+        let declined = |text: &str| {
+            for parts in 2..=4 {
+                let split = Tree::parse_in_parts(text, &limits, parts);
+                assert!(split.is_none(), "{parts} parts of {:?}...", &text[text.len() - 40..]);
+            }
+        };
+        // An alias to an anchor of an earlier part; a merge key.
+        declined(&format!("{head}{}", "late: *a2\n".repeat(40)));
+        declined(&format!("{head}{}", "m: {<<: {a: 1}}\n".repeat(40)));
+        // A key-like line at column 0 inside a flow collection or a quoted scalar.
+        let cut_inside = |inner: &str| format!("{head}tail: [1,\n{inner}\n]\n{}", "x: 1\n".repeat(3));
+        let text = cut_inside(&"k: 1,\n".repeat(400));
+        assert_eq!(Tree::parse(&text, &limits).is_ok(), Tree::parse_libyaml(&text, &limits).is_ok());
+        for parts in 2..=4 {
+            if let Some(t) = Tree::parse_in_parts(&text, &limits, parts) {
+                assert!(Some(Ok(t)) == Tree::parse_fast_whole(&text, &limits), "{parts} parts");
+            }
+        }
+        declined(&format!("{head}q: \"{}\"\n", "word\n".repeat(400)));
+        // The document ends in an early part: what follows is not the tree.
+        let text = format!("{head}...\n{}", "k: 1\n".repeat(400));
+        declined(&text);
+        assert_eq!(whole(&text).len(), whole(&head).len());
+        // A root that is not a block mapping, then key-like lines: invalid YAML.
+        declined(&format!("--- [a,\n{}b]\n", "k: 1\n".repeat(400)));
+        declined(&format!("--- {{a: 1}}\n{}", "k: 1\n".repeat(400)));
+        declined(&format!("---\n- a\n{}", "k: 1\n".repeat(400)));
+        // An error in a later part; the whole parse reports it, at its place.
+        let text = format!("{head}{}bad: !!int x\n", "k: 1\n".repeat(400));
+        declined(&text);
+        let (err, pos) = Tree::parse(&text, &limits).unwrap_err();
+        assert!(matches!(err, TreeError::BadScalar { .. }), "{err:?}");
+        assert_eq!(pos.map(|p| p.0), Some(text.lines().count()));
+        // Too many nodes altogether, though each part has few enough.
+        let small = Limits { max_nodes: whole(&head).len() - 5, ..Limits::default() };
+        assert!(Tree::parse_in_parts(&head, &small, 2).is_none());
     }
 
     #[test]
