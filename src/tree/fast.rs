@@ -117,6 +117,8 @@ struct Scanner<'t> {
     root_map_only: bool,
     /// The text goes on past `b` (a part of it): the document must not end inside.
     more_follows: bool,
+    /// The start and the end of the line whose end was last looked for.
+    eol: std::cell::Cell<(usize, usize)>,
 }
 
 /// The deepest nesting the (recursive) fast scanner follows.
@@ -145,6 +147,7 @@ impl<'t> Scanner<'t> {
             depth: 0,
             root_map_only: false,
             more_follows: false,
+            eol: std::cell::Cell::new((usize::MAX, 0)),
         }
     }
 
@@ -152,6 +155,7 @@ impl<'t> Scanner<'t> {
         (self.line, self.i - self.line_start + 1)
     }
 
+    #[inline]
     fn emit<E>(&self, sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>, ev: Ev<'t>) -> R<bool, E> {
         sink(ev, self.pos()).map_err(Stop::Sink)
     }
@@ -327,14 +331,23 @@ impl<'t> Scanner<'t> {
         Ok(())
     }
 
+    /// Where the current line ends (its line break, or the end of the text).
     fn line_end(&self) -> usize {
-        memchr::memchr2(b'\n', b'\r', &self.b[self.i.min(self.b.len())..]).map_or(self.b.len(), |k| self.i + k)
+        // Remembered per line: flow mappings ask at every key. (The first break at or
+        // after the position is the line's end from anywhere on the line.)
+        let (line_start, end) = self.eol.get();
+        if line_start == self.line_start && end >= self.i {
+            return end;
+        }
+        let end =
+            memchr::memchr2(b'\n', b'\r', &self.b[self.i.min(self.b.len())..]).map_or(self.b.len(), |k| self.i + k);
+        self.eol.set((self.line_start, end));
+        end
     }
 
     /// Whether the current line runs more than `n` bytes past the position.
     fn line_longer_than(&self, n: usize) -> bool {
-        let rest = &self.b[self.i.min(self.b.len())..];
-        rest.len() > n && memchr::memchr2(b'\n', b'\r', &rest[..=n]).is_none()
+        self.line_end().saturating_sub(self.i) > n
     }
 
     /// Tag and anchor, in either order, each followed by spaces or the end of the line.
@@ -537,7 +550,7 @@ impl<'t> Scanner<'t> {
                     }
                     self.i += 1;
                 }
-                let v = &self.text[start..self.i].trim_end_matches(' ');
+                let v = trim_spaces(&self.text[start..self.i]);
                 self.emit(sink, Ev::Scalar { anchor: None, tag: None, value: Cow::Borrowed(v), plain: true })?;
             }
             _ => return give_up(),
@@ -646,7 +659,7 @@ impl<'t> Scanner<'t> {
                 // A plain scalar to the end of the line.
                 let start = self.i;
                 let end = self.line_end();
-                let v = self.text[start..end].trim_end_matches(' ');
+                let v = trim_spaces(&self.text[start..end]);
                 let vb = v.as_bytes();
                 if vb.windows(2).any(|w| w == b": " || w == b" #") || vb.ends_with(b":") || vb.contains(&b'\t') {
                     return give_up();
@@ -791,6 +804,21 @@ impl<'t> Scanner<'t> {
     /// A plain scalar in a flow collection; it may be folded over lines (one line break
     /// becomes a space).
     fn flow_plain<E>(&mut self) -> R<Cow<'t, str>, E> {
+        // The usual case first: a run of ordinary bytes up to `,`, a bracket, or `: `.
+        let start = self.i;
+        let mut i = start;
+        while i < self.b.len() && !FLOW_PLAIN_STOP[usize::from(self.b[i])] {
+            i += 1;
+        }
+        let ended = match self.b.get(i) {
+            Some(b',' | b'[' | b']' | b'{' | b'}') => true,
+            Some(b':') => matches!(self.b.get(i + 1), Some(b' ' | b'\n' | b'\r')),
+            _ => false,
+        };
+        if ended {
+            self.i = i;
+            return Ok(Cow::Borrowed(trim_spaces(&self.text[start..i])));
+        }
         let mut out: Cow<'t, str> = Cow::Borrowed("");
         loop {
             let start = self.i;
@@ -819,7 +847,7 @@ impl<'t> Scanner<'t> {
                 }
                 self.i += 1;
             }
-            let piece = self.text[start..self.i].trim_end_matches(' ');
+            let piece = trim_spaces(&self.text[start..self.i]);
             if out.is_empty() {
                 out = Cow::Borrowed(piece);
             } else {
@@ -942,13 +970,22 @@ static FLOW_PLAIN_STOP: [bool; 256] = {
 };
 
 fn plain_text(text: &str) -> bool {
-    let ascii_ok = text.bytes().all(|b| (b >= 0x20 && b != 0x7f) || matches!(b, b'\t' | b'\n' | b'\r') || b >= 0x80);
+    // Control bytes other than tab and line breaks, and DEL; whole chunks at a time, so
+    // that the compiler can test many bytes at once.
+    let bad = |b: u8| (b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r') | (b == 0x7f);
+    let ascii_ok = text.as_bytes().chunks(64).all(|c| !c.iter().fold(false, |any, &b| any | bad(b)));
     ascii_ok
         && (text.is_ascii()
             || text.chars().all(|c| {
                 let u = c as u32;
                 !(0x80..=0x9f).contains(&u) && !matches!(u, 0x2028 | 0x2029 | 0xfeff | 0xfffe | 0xffff)
             }))
+}
+
+/// `s` without the spaces that end it.
+fn trim_spaces(s: &str) -> &str {
+    let n = s.bytes().rev().take_while(|&b| b == b' ').count();
+    &s[..s.len() - n]
 }
 
 /// Whether a plain scalar may start with `c` (followed by `next`).

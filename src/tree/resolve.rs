@@ -185,7 +185,7 @@ pub fn is_float(s: &str) -> bool {
 /// PyYAML's `construct_yaml_float` for text that [`is_float`] accepted.
 pub fn construct_float(s: &str) -> Option<f64> {
     // The usual case, `1.5` or `-2.0e+10`: Rust's parser takes it as is.
-    if !s.contains(['_', ':', 'i', 'I', 'n', 'N']) {
+    if !s.bytes().any(|b| matches!(b, b'_' | b':' | b'i' | b'I' | b'n' | b'N')) {
         if let Ok(f) = s.parse::<f64>() {
             return Some(f);
         }
