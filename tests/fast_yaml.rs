@@ -84,6 +84,8 @@ fn fast_scanner_edge_cases() {
         "%YAML 1.1\n--- {a: 1}\n...\n",
         "%YAML 1.1\n---\na:\nb: !!str\nc: &a\nd: *a\n",
         "%YAML 1.1\n---\n# comment\na: 1\n\n  # indented comment\nb: 2\n",
+        // `?` starts a complex key in a flow collection even before a non-blank.
+        "%YAML 1.1\n---\na: [?x, 1]\nb: {?y: 2}\nc: [x?, y]\n",
     ];
     for (n, c) in cases.iter().enumerate() {
         check_same(&format!("case {n}"), c);
@@ -119,4 +121,24 @@ fn large_texts_parse_the_same_with_the_arena_prefaulted() {
         assert!(text.len() >= 128 << 10, "{name}: {} bytes", text.len());
         assert!(check_same(name, text), "{name}: the fast scanner gave up");
     }
+}
+
+/// Texts of 1 MB and more whose root is a block mapping are parsed in parts on several
+/// threads (where the machine has them) and joined: the tree of libyaml all the same,
+/// positions included (checked through an error in the last part).
+#[test]
+fn large_texts_parse_the_same_in_parts() {
+    let mut text = String::from("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n");
+    for g in 0..12000 {
+        text += &format!(
+            "g{g}: !core/ndarray-1.1.0\n  source: {g}\n  shape: [{g}, 2]\n  meta: {{a: 1.5, b: x y, g: {g}}}\n"
+        );
+    }
+    assert!(text.len() >= 1 << 20, "{} bytes", text.len());
+    assert!(check_same("in parts", &text), "the fast scanner gave up");
+    let t = Tree::parse(&text, &Limits::default()).unwrap();
+    assert_eq!(t.get("g11999/meta/g").and_then(|n| n.as_i64()), Some(11999));
+    let bad = format!("{text}late: !!int x\n");
+    let (_, pos) = Tree::parse(&bad, &Limits::default()).unwrap_err();
+    assert_eq!(pos.map(|p| p.0), Some(bad.lines().count()));
 }

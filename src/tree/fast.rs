@@ -787,7 +787,9 @@ impl<'t> Scanner<'t> {
                     Ev::Scalar { anchor: props.anchor, tag: props.tag, value: Cow::Owned(v), plain: false },
                 )?;
             }
-            c if starts_plain(c, self.at(1)) && c != b':' => {
+            // In a flow collection `:` and `?` are indicators even before a non-blank:
+            // `?x` is a complex key `x` (libyaml).
+            c if starts_plain(c, self.at(1)) && c != b':' && c != b'?' => {
                 let line = self.line;
                 let v = self.flow_plain()?;
                 // A key is a simple key: libyaml refuses one folded over lines.

@@ -886,8 +886,7 @@ impl<'l> Builder<'l> {
     }
 
     fn finish_seq(&mut self, id: NodeId, items: Vec<NodeId>) -> Result<(), TreeError> {
-        let tag = self.tree.nodes[id.0 as usize].tag.clone();
-        match tag.as_deref() {
+        match self.tree.nodes[id.0 as usize].tag.as_deref() {
             // `!!omap` and `!!pairs`: a list of one-pair mappings.
             Some("tag:yaml.org,2002:omap") => {
                 let mut pairs = Vec::with_capacity(items.len());
@@ -1026,18 +1025,25 @@ fn dedupe(tree: &Tree, pairs: Vec<(NodeId, NodeId)>) -> Result<Vec<(NodeId, Node
             pairs.iter().enumerate().all(|(i, (a, _))| pairs[..i].iter().all(|(b, _)| str_key(*a) != str_key(*b)))
         } else {
             // FNV-1a hashes, sorted: distinct hashes prove distinct keys; equal ones are
-            // settled by the full check below.
-            let mut hashes: Vec<u64> = pairs
-                .iter()
-                .map(|(k, _)| {
-                    str_key(*k)
-                        .unwrap_or("")
-                        .bytes()
-                        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
-                })
-                .collect();
-            hashes.sort_unstable();
-            hashes.windows(2).all(|w| w[0] != w[1])
+            // settled by the full check below. (On the stack for the usual sizes.)
+            let hash = |(k, _): &(NodeId, NodeId)| {
+                str_key(*k)
+                    .unwrap_or("")
+                    .bytes()
+                    .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+            };
+            let distinct = |hashes: &mut [u64]| {
+                hashes.sort_unstable();
+                hashes.windows(2).all(|w| w[0] != w[1])
+            };
+            let mut stack = [0u64; 64];
+            match stack.get_mut(..pairs.len()) {
+                Some(hashes) => {
+                    hashes.iter_mut().zip(&pairs).for_each(|(h, p)| *h = hash(p));
+                    distinct(hashes)
+                }
+                None => distinct(&mut pairs.iter().map(hash).collect::<Vec<u64>>()),
+            }
         };
         if unique {
             return Ok(pairs);
