@@ -351,7 +351,16 @@ impl<'t> Scanner<'t> {
     }
 
     /// Tag and anchor, in either order, each followed by spaces or the end of the line.
+    #[inline]
     fn props<E>(&mut self) -> R<Props, E> {
+        // Mostly none: those without a call.
+        if !matches!(self.peek(), b'!' | b'&') {
+            return Ok(Props::default());
+        }
+        self.props_slow()
+    }
+
+    fn props_slow<E>(&mut self) -> R<Props, E> {
         let mut p = Props::default();
         loop {
             match self.peek() {
@@ -678,7 +687,19 @@ impl<'t> Scanner<'t> {
     }
 
     /// Skips spaces and line breaks inside a flow collection.
+    #[inline]
     fn flow_space<E>(&mut self) -> R<(), E> {
+        // Mostly one space or none: those without a call.
+        if self.peek() == b' ' {
+            self.i += 1;
+        }
+        if !matches!(self.peek(), b' ' | b'\n' | b'\r' | b'\t' | b'#') && self.i != self.line_start {
+            return Ok(());
+        }
+        self.flow_space_slow()
+    }
+
+    fn flow_space_slow<E>(&mut self) -> R<(), E> {
         loop {
             match self.peek() {
                 b' ' => self.i += 1,
