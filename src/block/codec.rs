@@ -371,7 +371,7 @@ fn lz4_decode(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
         slices.push(head);
         rest = tail;
     }
-    records.par_iter().zip(slices.into_par_iter()).try_for_each(|(r, dst)| {
+    let one = |(r, dst): (&Lz4Record, &mut [u8])| {
         let n = lz4_flex::block::decompress_into(r.block, dst)
             .map_err(|e| BlockError::Corrupt { codec: Compression::Lz4, message: e.to_string() })?;
         if n != r.raw_len {
@@ -381,7 +381,12 @@ fn lz4_decode(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
             });
         }
         Ok(())
-    })
+    };
+    // A single record (small blocks) is decoded here: no pool to start.
+    if records.len() == 1 {
+        return records.iter().zip(slices).try_for_each(one);
+    }
+    records.par_iter().zip(slices.into_par_iter()).try_for_each(one)
 }
 
 /// Chunk size of the reference's lz4 writer (`compression_block_size`, 4 MiB).

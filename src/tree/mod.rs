@@ -183,6 +183,9 @@ impl Tree {
     /// parses the whole text at once, which gives the same tree or the error with its
     /// place.
     fn parse_split(text: &str, limits: &Limits) -> Option<Tree> {
+        if text.len() < 2 * SPLIT_PART_MIN {
+            return None;
+        }
         let threads = std::thread::available_parallelism().map_or(1, usize::from).min(text.len() / SPLIT_PART_MIN);
         if threads < 2 {
             return None;
