@@ -186,10 +186,13 @@ def main():
     ap.add_argument("--rasdf", default="target/release/rasdf")
     ap.add_argument("--dir", default="target/bench-inputs")
     ap.add_argument("--runs", type=int, default=None, help="runs per case (default: 7 for the trees, 3 for the arrays)")
+    ap.add_argument("--only", default=None, help="only the inputs whose name contains this (e.g. tree)")
     a = ap.parse_args()
     inputs = make_inputs(a.dir, a.quick)
     rows = []
     for name, path, comp in inputs:
+        if a.only and a.only not in name:
+            continue
         # Runs of a few milliseconds vary most on a shared machine: more of them, for
         # both sides alike.
         runs = a.runs or (7 if name.startswith("tree") else 3)
