@@ -988,20 +988,18 @@ fn join_parts(parts: Vec<Tree>, limits: &Limits) -> Option<Tree> {
         // Node k of the part becomes node `offset + k`; its node 0 is dropped.
         let offset = u32::try_from(tree.nodes.len() - 1).ok()?;
         let shift = |id: &mut NodeId| id.0 += offset;
-        let mut nodes = part.nodes.into_iter();
-        let Some(Node { tag: None, value: Value::Map(mut more), .. }) = nodes.next() else { return None };
-        more.iter_mut().for_each(|(k, v)| {
+        let shift_pair = |(k, v): &mut (NodeId, NodeId)| {
             shift(k);
             shift(v);
-        });
+        };
+        let mut nodes = part.nodes.into_iter();
+        let Some(Node { tag: None, value: Value::Map(mut more), .. }) = nodes.next() else { return None };
+        more.iter_mut().for_each(shift_pair);
         pairs.append(&mut more);
         tree.nodes.extend(nodes.map(|mut n| {
             match &mut n.value {
                 Value::Seq(items) => items.iter_mut().for_each(shift),
-                Value::Map(p) => p.iter_mut().for_each(|(k, v)| {
-                    shift(k);
-                    shift(v);
-                }),
+                Value::Map(p) => p.iter_mut().for_each(shift_pair),
                 _ => {}
             }
             n
