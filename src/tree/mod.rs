@@ -1118,6 +1118,10 @@ mod tests {
                 assert!(split.as_ref() == Some(&expected), "{parts} parts of {} bytes", text.len());
             }
         }
+        // Nesting as deep as the scanner follows, in a part parsed on a spawned thread
+        // (smaller stack than the main thread's).
+        let text = format!("{}deep: {{a: {}1{}}}\n", many_entries(60), "[".repeat(120), "]".repeat(120));
+        assert!(Tree::parse_in_parts(&text, &Limits::default(), 2) == Some(whole(&text)), "deep");
         // Lines ending in CRLF: positions still count lines.
         let text = many_entries(40).replace('\n', "\r\n");
         assert!(Tree::parse_in_parts(&text, &Limits::default(), 3) == Some(whole(&text)), "CRLF");
