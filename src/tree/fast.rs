@@ -37,18 +37,11 @@ pub(crate) fn split_points(text: &str, parts: usize) -> Vec<usize> {
     let mut cuts = Vec::new();
     for k in 1..parts {
         let from = (b.len() / parts * k).max(cuts.last().map_or(0, |&c| c + 1));
-        let mut i = from;
-        let cut = loop {
-            let Some(nl) = b.get(i..).and_then(|rest| memchr::memchr(b'\n', rest)) else { break None };
-            let at = i + nl + 1;
-            if b.get(at).is_some_and(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'\'' | b'"')) {
-                break Some(at);
-            }
-            i = at;
-        };
-        match cut {
-            Some(at) if at < b.len() => cuts.push(at),
-            _ => break,
+        let key_start = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'\'' | b'"');
+        let mut line_starts = memchr::memchr_iter(b'\n', b.get(from..).unwrap_or_default()).map(|nl| from + nl + 1);
+        match line_starts.find(|&at| b.get(at).is_some_and(key_start)) {
+            Some(at) => cuts.push(at),
+            None => break,
         }
     }
     cuts
@@ -824,15 +817,21 @@ impl<'t> Scanner<'t> {
         Ok(())
     }
 
+    /// Where the run of bytes from `i` that need no thought in a flow plain scalar ends.
+    #[inline]
+    fn plain_run(&self, mut i: usize) -> usize {
+        while i < self.b.len() && !FLOW_PLAIN_STOP[usize::from(self.b[i])] {
+            i += 1;
+        }
+        i
+    }
+
     /// A plain scalar in a flow collection; it may be folded over lines (one line break
     /// becomes a space).
     fn flow_plain<E>(&mut self) -> R<Cow<'t, str>, E> {
         // The usual case first: a run of ordinary bytes up to `,`, a bracket, or `: `.
         let start = self.i;
-        let mut i = start;
-        while i < self.b.len() && !FLOW_PLAIN_STOP[usize::from(self.b[i])] {
-            i += 1;
-        }
+        let i = self.plain_run(start);
         let ended = match self.b.get(i) {
             Some(b',' | b'[' | b']' | b'{' | b'}') => true,
             Some(b':') => matches!(self.b.get(i + 1), Some(b' ' | b'\n' | b'\r')),
@@ -846,10 +845,7 @@ impl<'t> Scanner<'t> {
         loop {
             let start = self.i;
             loop {
-                // Bytes that need no thought are skipped a run at a time.
-                while self.i < self.b.len() && !FLOW_PLAIN_STOP[usize::from(self.b[self.i])] {
-                    self.i += 1;
-                }
+                self.i = self.plain_run(self.i);
                 let c = self.peek();
                 if self.at_eol() || matches!(c, b',' | b'[' | b']' | b'{' | b'}') {
                     break;
