@@ -30,6 +30,7 @@ mod hugepages;
 pub mod index;
 pub mod limits;
 pub mod ndarray;
+mod pipeline;
 pub mod tree;
 pub mod write;
 

@@ -817,53 +817,40 @@ enum Prepared<'a> {
 }
 
 /// Writes `data` as an lz4 block at the current position; returns its allocated size.
-/// The records are compressed a few at a time on the thread pool, while the ones before
-/// them are hashed and written on this thread; the buffers go round, so memory stays at
-/// a few records however large the block, and no copy of the whole block is made.
+/// The records are compressed on worker threads (see [`crate::pipeline`]) while this
+/// thread hashes and writes the finished ones in order; the buffers go round, so memory
+/// stays at a few records however large the block, and no copy of the whole block is
+/// made.
 fn write_lz4_pipelined<W: Write + Seek>(out: &mut W, data: &[u8], options: &WriteOptions) -> Result<u64> {
     use md5::Digest;
     let start = out.stream_position()?;
     out.write_all(&[0u8; block::HEADER_LEN])?;
-    let records: Vec<&[u8]> = data.chunks(block::codec::LZ4_CHUNK).collect();
-    let window = rayon::current_num_threads().max(1) * 2;
-    let groups: Vec<&[&[u8]]> = records.chunks(window).collect();
-    let compress = |group: &[&[u8]], bufs: &mut [(Vec<u8>, usize)]| {
-        group.par_iter().zip(bufs.par_iter_mut()).try_for_each(|(chunk, (buf, len))| {
-            *len = block::codec::lz4_record(chunk, buf)?;
-            Ok::<(), block::BlockError>(())
-        })
-    };
-    let codec_error = |e: block::BlockError| Error::new(e, Location::default());
-    let mut ready: Vec<(Vec<u8>, usize)> = vec![(Vec::new(), 0); window];
-    let mut next: Vec<(Vec<u8>, usize)> = vec![(Vec::new(), 0); window];
+    let records = data.len().div_ceil(block::codec::LZ4_CHUNK);
+    let workers = rayon::current_num_threads();
     let mut md5 = md5::Md5::new();
     let mut used = 0u64;
-    if let Some(first) = groups.first() {
-        compress(first, &mut ready).map_err(codec_error)?;
-    }
-    for (g, group) in groups.iter().enumerate() {
-        let following = groups.get(g + 1);
-        let mut compressed = Ok(());
-        let written = rayon::in_place_scope(|scope| {
-            if let Some(following) = following {
-                let next = &mut next;
-                let compressed = &mut compressed;
-                scope.spawn(move |_| *compressed = compress(following, next));
+    crate::pipeline::in_order(
+        records,
+        workers,
+        LZ4_SLOTS_PER_WORKER * workers,
+        |n, buf| {
+            let at = n * block::codec::LZ4_CHUNK;
+            let chunk = &data[at..data.len().min(at + block::codec::LZ4_CHUNK)];
+            block::codec::lz4_record(chunk, buf).map_err(|e| Error::new(e, Location::default()))
+        },
+        |record| {
+            if options.checksums {
+                md5.update(record);
             }
-            ready[..group.len()].iter().try_for_each(|(buf, len)| {
-                if options.checksums {
-                    md5.update(&buf[..*len]);
-                }
-                used += *len as u64;
-                out.write_all(&buf[..*len])
-            })
-        });
-        written?;
-        compressed.map_err(codec_error)?;
-        std::mem::swap(&mut ready, &mut next);
-    }
+            used += record.len() as u64;
+            out.write_all(record).map_err(Error::from)
+        },
+    )?;
     finish_block(out, start, Compression::Lz4, used, data.len() as u64, md5.finalize().into(), options)
 }
+
+/// Buffers per worker in [`write_lz4_pipelined`]: one being filled, one waiting its turn.
+const LZ4_SLOTS_PER_WORKER: usize = 2;
 
 /// Ends a block whose data was written after a placeholder header at `start`: pads it
 /// (if asked), then writes the real header there; returns the allocated size.

@@ -484,7 +484,7 @@ fn large_compressed_blocks_cross_the_reference() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Large lz4 blocks are compressed a few records at a time while earlier ones are
+/// Large lz4 blocks are compressed record by record on worker threads while earlier ones are
 /// written; documents of 64 MiB and more go past the page cache. Either way the bytes
 /// are those of compressing the block at once, and every checksum holds; with padding
 /// and a second block after the first, the offsets stay right.
