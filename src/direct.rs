@@ -9,10 +9,14 @@
 //! checksum is known only at the end) go through the page cache as usual, which the
 //! kernel keeps coherent with the direct writes. Where direct I/O is refused (`tmpfs`,
 //! some network filesystems, a device with larger sectors), everything goes through the
-//! page cache: the result is the same file either way.
+//! page cache: the result is the same file either way. The writes happen on a thread of
+//! their own, so that the caller hashes and compresses the next piece meanwhile (a
+//! direct write of 8 MiB blocks for 5 ms on the machine measured).
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 
 #[cfg(target_os = "linux")]
 use std::os::unix::fs::FileExt;
@@ -23,86 +27,204 @@ const ALIGN: usize = 4096;
 /// Bytes staged before a direct write.
 const STAGE: usize = 8 << 20;
 
-/// A `Write + Seek` over a file that sends whole aligned pieces past the page cache.
-/// Call [`DirectWriter::finish`] at the end: it writes what is still staged.
-///
-/// (A version that wrote one staging area on a thread of its own while the next filled
-/// measured no faster: the writers that use this are bound by hashing and compressing.)
-pub(crate) struct DirectWriter<'f> {
-    file: &'f File,
-    /// The same file opened again with `O_DIRECT`, while direct writes are accepted.
-    direct: Option<File>,
-    /// `STAGE + ALIGN` bytes; the staging area is the aligned `STAGE` inside.
+/// Staging areas in use at most: one filling while the other is written.
+const STAGES: usize = 2;
+
+/// An aligned staging area of `STAGE` bytes.
+struct Stage {
+    /// `STAGE + ALIGN` bytes; the area is the aligned `STAGE` inside.
     raw: Vec<u8>,
-    /// Where the staging area starts inside `raw`.
+    /// Where the area starts inside `raw`.
     at: usize,
+}
+
+impl Stage {
+    fn new() -> Stage {
+        let raw = vec![0u8; STAGE + ALIGN];
+        // At most ALIGN - 1 for a byte vector (its address is a plain integer).
+        let at = raw.as_ptr().align_offset(ALIGN).min(ALIGN);
+        Stage { raw, at }
+    }
+
+    fn area(&self) -> &[u8] {
+        &self.raw[self.at..self.at + STAGE]
+    }
+
+    fn area_mut(&mut self) -> &mut [u8] {
+        &mut self.raw[self.at..self.at + STAGE]
+    }
+}
+
+/// Work for the writing thread, done in the order sent.
+enum Job {
+    /// The first `len` bytes of a staging area (a multiple of `ALIGN`), at `offset`
+    /// (aligned), direct where the filesystem allows; the area is then sent back.
+    Direct { stage: Stage, len: usize, offset: u64 },
+    /// A few bytes through the page cache: a patch behind the staging area, the tail.
+    Buffered { bytes: Vec<u8>, offset: u64 },
+}
+
+/// A `Write + Seek` over a file that sends whole aligned pieces past the page cache, on
+/// a thread of its own: the caller fills one staging area while the other is written.
+/// Call [`DirectWriter::finish`] at the end: it writes what is still staged and reports
+/// the writing thread's errors.
+pub(crate) struct DirectWriter {
+    /// The area being filled.
+    stage: Stage,
+    /// Staging areas made so far (at most `STAGES`).
+    made: usize,
+    /// Areas back from the writing thread, ready to fill.
+    spare: Vec<Stage>,
     /// File offset of the staging area's first byte (a multiple of `ALIGN`).
     start: u64,
     /// Bytes staged.
     len: usize,
     /// The logical position.
     pos: u64,
+    /// To the writing thread; `None` once it has been told to end.
+    jobs: Option<mpsc::Sender<Job>>,
+    /// Staging areas the writing thread is done with.
+    done: mpsc::Receiver<Stage>,
+    writer: Option<JoinHandle<std::io::Result<()>>>,
 }
 
-impl<'f> DirectWriter<'f> {
+impl DirectWriter {
     /// A writer at offset 0 of `file` (empty, just created), or `None` where this
-    /// platform or filesystem has no direct I/O.
-    pub(crate) fn new(file: &'f File) -> Option<Self> {
+    /// platform or filesystem has no direct I/O (or no thread can be started).
+    pub(crate) fn new(file: &File) -> Option<Self> {
         let direct = open_direct(file)?;
-        let raw = vec![0u8; STAGE + ALIGN];
-        // At most ALIGN - 1 for a byte vector (its address is a plain integer).
-        let at = raw.as_ptr().align_offset(ALIGN).min(ALIGN);
-        Some(DirectWriter { file, direct: Some(direct), raw, at, start: 0, len: 0, pos: 0 })
+        let buffered = file.try_clone().ok()?;
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let (give_back, done) = mpsc::channel::<Stage>();
+        let writer = std::thread::Builder::new()
+            .name("rasdf-direct".into())
+            .spawn(move || write_jobs(&queue, &give_back, Some(direct), &buffered))
+            .ok()?;
+        Some(DirectWriter {
+            stage: Stage::new(),
+            made: 1,
+            spare: Vec::new(),
+            start: 0,
+            len: 0,
+            pos: 0,
+            jobs: Some(jobs),
+            done,
+            writer: Some(writer),
+        })
     }
 
-    /// Writes out the staged bytes: the aligned part directly, the rest buffered.
+    /// Writes out the staged bytes (the aligned part directly, the rest buffered) and
+    /// waits for the writing thread to finish.
     pub(crate) fn finish(mut self) -> std::io::Result<()> {
         let aligned = self.len / ALIGN * ALIGN;
-        self.write_out(aligned)?;
-        let tail = self.len;
-        if tail > 0 {
-            write_at(self.file, &self.raw[self.at..self.at + tail], self.start)?;
+        let tail = self.stage.area()[aligned..self.len].to_vec();
+        if aligned > 0 {
+            let stage = std::mem::replace(&mut self.stage, Stage { raw: Vec::new(), at: 0 });
+            self.send(Job::Direct { stage, len: aligned, offset: self.start })?;
         }
-        Ok(())
+        if !tail.is_empty() {
+            self.send(Job::Buffered { bytes: tail, offset: self.start + aligned as u64 })?;
+        }
+        self.end()
     }
 
-    /// Writes the first `n` staged bytes (a multiple of `ALIGN`) to the file and moves the
-    /// rest to the front of the staging area.
-    fn write_out(&mut self, n: usize) -> std::io::Result<()> {
-        if n == 0 {
-            return Ok(());
+    /// Tells the writing thread to end and returns its first error.
+    fn end(&mut self) -> std::io::Result<()> {
+        self.jobs = None;
+        match self.writer.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(std::io::Error::other("the writing thread panicked")),
+            None => Ok(()),
         }
-        let piece = &self.raw[self.at..self.at + n];
-        let written_directly = match &self.direct {
-            Some(d) => match write_at(d, piece, self.start) {
-                Ok(()) => true,
-                // Refused (sectors larger than ALIGN): the page cache from now on.
-                Err(e) if e.raw_os_error() == Some(EINVAL) => false,
-                Err(e) => return Err(e),
-            },
-            None => false,
+    }
+
+    /// The error that stopped the writing thread before it was told to end.
+    fn stopped(&mut self) -> std::io::Error {
+        match self.end() {
+            Err(e) => e,
+            Ok(()) => std::io::Error::other("the writing thread ended early"),
+        }
+    }
+
+    /// Hands `job` to the writing thread; if it has stopped, its error.
+    fn send(&mut self, job: Job) -> std::io::Result<()> {
+        if self.jobs.as_ref().is_some_and(|jobs| jobs.send(job).is_ok()) { Ok(()) } else { Err(self.stopped()) }
+    }
+
+    /// Sends the full staging area to be written and starts filling another.
+    fn write_out(&mut self) -> std::io::Result<()> {
+        let next = match self.spare.pop() {
+            Some(stage) => stage,
+            None if self.made < STAGES => {
+                self.made += 1;
+                Stage::new()
+            }
+            None => self.done.recv().map_err(|mpsc::RecvError| self.stopped())?,
         };
-        if !written_directly {
-            self.direct = None;
-            write_at(self.file, piece, self.start)?;
+        let full = std::mem::replace(&mut self.stage, next);
+        self.send(Job::Direct { stage: full, len: STAGE, offset: self.start })?;
+        self.start += STAGE as u64;
+        self.len = 0;
+        while let Ok(stage) = self.done.try_recv() {
+            self.spare.push(stage);
         }
-        self.raw.copy_within(self.at + n..self.at + self.len, self.at);
-        self.start += n as u64;
-        self.len -= n;
         Ok(())
     }
 }
 
-impl Write for DirectWriter<'_> {
+impl Drop for DirectWriter {
+    fn drop(&mut self) {
+        // Left without `finish` (an error on the way): let the thread end before the
+        // file goes.
+        let _ = self.end();
+    }
+}
+
+/// The writing thread: does the jobs in order and gives the staging areas back; stops
+/// at the first error, which it returns.
+fn write_jobs(
+    queue: &mpsc::Receiver<Job>,
+    give_back: &mpsc::Sender<Stage>,
+    mut direct: Option<File>,
+    buffered: &File,
+) -> std::io::Result<()> {
+    for job in queue {
+        match job {
+            Job::Direct { stage, len, offset } => {
+                let piece = &stage.area()[..len];
+                let written_directly = match &direct {
+                    Some(d) => match write_at(d, piece, offset) {
+                        Ok(()) => true,
+                        // Refused (sectors larger than ALIGN): the page cache from now on.
+                        Err(e) if e.raw_os_error() == Some(EINVAL) => false,
+                        Err(e) => return Err(e),
+                    },
+                    None => false,
+                };
+                if !written_directly {
+                    direct = None;
+                    write_at(buffered, piece, offset)?;
+                }
+                // The writer may have finished or stopped: then nobody needs it back.
+                let _ = give_back.send(stage);
+            }
+            Job::Buffered { bytes, offset } => write_at(buffered, &bytes, offset)?,
+        }
+    }
+    Ok(())
+}
+
+impl Write for DirectWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
         }
         if self.pos < self.start {
-            // Behind the staging area: a patch of bytes already written out, through the
-            // page cache, which the kernel keeps coherent with the direct writes.
+            // Behind the staging area: a patch of bytes already sent, through the page
+            // cache, after the direct writes before it (the writing thread keeps the
+            // order), which the kernel keeps coherent with them.
             let n = buf.len().min(usize::try_from(self.start - self.pos).unwrap_or(usize::MAX));
-            write_at(self.file, &buf[..n], self.pos)?;
+            self.send(Job::Buffered { bytes: buf[..n].to_vec(), offset: self.pos })?;
             self.pos += n as u64;
             return Ok(n);
         }
@@ -110,19 +232,19 @@ impl Write for DirectWriter<'_> {
         while offset > self.len {
             // A seek past the end: the gap reads as zeros, as in a file.
             let gap = (offset - self.len).min(STAGE - self.len);
-            self.raw[self.at + self.len..self.at + self.len + gap].fill(0);
+            self.stage.area_mut()[self.len..self.len + gap].fill(0);
             self.len += gap;
             if self.len == STAGE {
-                self.write_out(STAGE)?;
+                self.write_out()?;
             }
             offset = usize::try_from(self.pos - self.start).unwrap_or(usize::MAX);
         }
         let n = buf.len().min(STAGE - offset);
-        self.raw[self.at + offset..self.at + offset + n].copy_from_slice(&buf[..n]);
+        self.stage.area_mut()[offset..offset + n].copy_from_slice(&buf[..n]);
         self.len = self.len.max(offset + n);
         self.pos += n as u64;
         if self.len == STAGE {
-            self.write_out(STAGE)?;
+            self.write_out()?;
         }
         Ok(n)
     }
@@ -132,7 +254,7 @@ impl Write for DirectWriter<'_> {
     }
 }
 
-impl Seek for DirectWriter<'_> {
+impl Seek for DirectWriter {
     fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
         let end = self.start + self.len as u64;
         let target = match to {
@@ -221,6 +343,30 @@ mod tests {
         File::open(&path).unwrap().read_to_end(&mut got).unwrap();
         assert_eq!(got.len(), expect.get_ref().len());
         assert!(got == *expect.get_ref(), "contents differ");
+    }
+
+    /// An error on the writing thread (here: a patch through a handle that cannot
+    /// write) comes back from `finish`, and a writer dropped unfinished does not hang.
+    #[test]
+    fn the_writing_threads_errors_are_reported() {
+        let path = std::env::temp_dir().join(format!("rasdf-direct-err-{}", std::process::id()));
+        drop(File::create(&path).unwrap());
+        let _cleanup = Cleanup(path.clone());
+        let read_only = File::open(&path).unwrap();
+        let Some(mut w) = DirectWriter::new(&read_only) else {
+            eprintln!("skipped: no direct I/O on this platform or filesystem");
+            return;
+        };
+        w.write_all(&vec![1u8; STAGE + 100]).unwrap();
+        w.seek(SeekFrom::Start(0)).unwrap();
+        // Behind the staging area: a buffered patch, which the read-only handle refuses.
+        w.write_all(b"patch").unwrap();
+        let err = w.finish().expect_err("the refused patch is reported");
+        assert_eq!(err.raw_os_error(), Some(9), "EBADF, got {err}");
+
+        let Some(mut w) = DirectWriter::new(&read_only) else { return };
+        w.write_all(&vec![2u8; 3 * STAGE]).unwrap();
+        drop(w);
     }
 
     struct Cleanup(std::path::PathBuf);
