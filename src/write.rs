@@ -1213,7 +1213,8 @@ pub(crate) fn datatype_node(tree: &mut Tree, d: &Datatype) -> NodeId {
     }
 }
 
-/// Nested lists of `a`'s elements (`null` where `mask` says), `[x]` for a 0-d array.
+/// Nested lists of `a`'s elements (`null` where `mask` says); for a 0-d array the record
+/// itself, or `[x]`.
 pub(crate) fn inline_data(tree: &mut Tree, a: &NdArray<'_>, mask: Option<&[bool]>) -> NodeId {
     let leaves: Vec<NodeId> = a
         .elements()
@@ -1228,7 +1229,12 @@ pub(crate) fn inline_data(tree: &mut Tree, a: &NdArray<'_>, mask: Option<&[bool]
         })
         .collect();
     if a.shape.is_empty() {
-        // `data: [x]` with `shape: []`: a bare `data: 5` would read as a block number.
+        // A 0-d record is written as the record itself (its list of fields), as the
+        // reference writes and reads it. Other 0-d arrays as `data: [x]`: a bare
+        // `data: 5` is block 5 to the reference (which reads no inline 0-d form).
+        if matches!(a.datatype, Datatype::Record(_)) && leaves.len() == 1 {
+            return leaves[0];
+        }
         return tree.push(node(Value::Seq(leaves)));
     }
     nest(tree, &mut leaves.into_iter(), &a.shape)

@@ -79,3 +79,78 @@ fn every_fixture_and_reference_file_reads_as_the_reference_library_live() {
         }
     }
 }
+
+/// `data: N` and `data: true` name a block, as `source` does, and `data: "name"` an
+/// external file: the reference reads them so, in the machine's byte order whatever
+/// `byteorder` says. Only a list under `data` is inline data.
+#[test]
+fn data_holding_a_block_number_reads_as_the_reference_reads_it() {
+    let dir = std::env::temp_dir().join(format!("rasdf-data-source-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read(common::testdata("example.asdf")).unwrap();
+    // Same lengths, so the block index stays right.
+    let edited = String::from_utf8_lossy(&text[..1229])
+        .replacen("source: 2", "data:   2", 1)
+        .replacen("source: 1", "data: true", 1)
+        .into_bytes();
+    assert_eq!(edited.len(), 1229 + 1, "one byte longer: the index is then stale and rebuilt");
+    let path = dir.join("data_source.asdf");
+    std::fs::write(&path, [&edited[..], &text[1229..]].concat()).unwrap();
+    let f = AsdfFile::open(&path).unwrap();
+    // sci/err: big-endian 0.25s read as little-endian.
+    let err = f.array::<f64>("sci/err").unwrap();
+    assert!(err.iter().all(|&x| x.to_bits() == 0.25f64.to_bits().swap_bytes()), "{:?}", &err.as_slice().unwrap()[..2]);
+    assert_eq!(f.ndarray("sci/dq").unwrap().storage, rasdf::ndarray::Storage::Block(1));
+    if let Some(json) = common::run_python("dump_tree.py", &[path.as_path()]) {
+        let expected: BTreeMap<String, Value> = serde_json::from_str(&json).unwrap();
+        let key = path.to_string_lossy().to_string();
+        if let Some(d) = diff(&rasdf_dump(&path), &expected[&key], &key) {
+            panic!("{d}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Inline forms the reference writes that are easy to misread: a 0-d record written as
+/// the record itself (one field holding a subarray looks like a one-item list), and
+/// nulls in a string array, which the reference fills with the text "0". Also a 0-d
+/// record wrapped in a list, as rasdf's to-yaml wrote it before (the reference cannot
+/// read that form; rasdf reads both).
+#[test]
+fn inline_zero_d_records_and_masked_strings_read_as_the_reference_reads_them() {
+    let dir = std::env::temp_dir().join(format!("rasdf-inline-forms-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let head = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n";
+    let record = "datatype: [{datatype: int16, name: f0, shape: [2]}]\n  shape: []\n";
+    let path = dir.join("inline_forms.asdf");
+    std::fs::write(
+        &path,
+        format!(
+            "{head}rec: !core/ndarray-1.1.0\n  data: [[7, 8]]\n  {record}\
+             s: !core/ndarray-1.1.0\n  data: [ab, null, c]\n  datatype: [ascii, 2]\n  shape: [3]\n\
+             u: !core/ndarray-1.1.0\n  data: [[null, xy]]\n  datatype: [ucs4, 2]\n  shape: [1, 2]\n...\n"
+        ),
+    )
+    .unwrap();
+    let wrapped = dir.join("wrapped.asdf");
+    std::fs::write(&wrapped, format!("{head}rec: !core/ndarray-1.1.0\n  data: [[[7, 8]]]\n  {record}...\n")).unwrap();
+    for p in [&path, &wrapped] {
+        let f = AsdfFile::open(p).unwrap();
+        let a = f.ndarray("rec").unwrap();
+        assert!(a.shape.is_empty(), "{}", p.display());
+        assert_eq!(a.data(), [7i16, 8].map(i16::to_ne_bytes).concat(), "{}", p.display());
+    }
+    let f = AsdfFile::open(&path).unwrap();
+    assert_eq!(f.ndarray("s").unwrap().data(), b"ab0\0c\0");
+    let got = rasdf_dump(&path);
+    let key = path.to_string_lossy().to_string();
+    if let Some(json) = common::run_python("dump_tree.py", &[path.as_path()]) {
+        let expected: BTreeMap<String, Value> = serde_json::from_str(&json).unwrap();
+        if let Some(d) = diff(&got, &expected[&key], &key) {
+            panic!("{d}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

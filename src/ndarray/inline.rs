@@ -126,14 +126,35 @@ pub(super) fn encode(data: NodeRef<'_>, meta: &ArrayMeta) -> Result<(Vec<u8>, Op
         .iter()
         .map(|d| if let Dim::Fixed(v) = d { usize::try_from(*v).map_err(|_| err("shape too large")) } else { Ok(0) })
         .collect::<Result<_, _>>()?;
+    if dims.is_empty() && matches!(meta.datatype, Datatype::Record(_)) {
+        // A 0-d record: the reference writes the record itself (`[1, 2.5]`), rasdf a
+        // one-item list of it; like the reference, take the record as it stands when it
+        // is one, else look one level in.
+        let mut bytes = Vec::with_capacity(meta.datatype.size());
+        if encode_value(&meta.datatype, data, &mut bytes, meta.byteorder, 0).is_ok() {
+            return Ok((bytes, None));
+        }
+    }
     let leaves = leaves(data, &dims)?;
     let size = meta.datatype.size();
     let mut bytes = Vec::with_capacity(leaves.len() * size);
     let mut mask = vec![false; leaves.len()];
     for (i, leaf) in leaves.iter().enumerate() {
         if leaf.is_null() {
+            // The reference puts 0 where a null is (`np.where(nones, 0, ...)`), which
+            // a string datatype holds as the text "0".
             mask[i] = true;
-            bytes.resize(bytes.len() + size, 0);
+            let start = bytes.len();
+            bytes.resize(start + size, 0);
+            match meta.datatype {
+                Datatype::Ascii(n) if n > 0 => bytes[start] = b'0',
+                Datatype::Ucs4(n) if n > 0 => {
+                    let zero =
+                        if meta.byteorder == ByteOrder::Big { 0x30u32.to_be_bytes() } else { 0x30u32.to_le_bytes() };
+                    bytes[start..start + 4].copy_from_slice(&zero);
+                }
+                _ => {}
+            }
         } else {
             encode_value(&meta.datatype, *leaf, &mut bytes, meta.byteorder, 0)?;
         }
