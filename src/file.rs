@@ -349,9 +349,15 @@ impl AsdfFile {
         let words = node.key("words").ok_or_else(|| bad("no words"))?;
         let a = self.ndarray_at(words)?;
         let mut value = num_bigint::BigInt::from(0);
+        // Least significant word first; each word ORed in as the reference does, so a
+        // plain list of non-negative ints serves as well as a uint32 array.
         for e in a.elements().iter().rev() {
-            let Element::UInt(w) = e else { return Err(bad("words must be uint32")) };
-            value = (value << 32) + num_bigint::BigInt::from(*w);
+            let w = match e {
+                Element::UInt(w) => num_bigint::BigInt::from(*w),
+                Element::Int(w) if *w >= 0 => num_bigint::BigInt::from(*w),
+                _ => return Err(bad("words must be non-negative integers")),
+            };
+            value = (value << 32) | w;
         }
         match node.key("sign").and_then(|s| s.as_str()) {
             Some("-") => Ok(-value),

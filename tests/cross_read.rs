@@ -154,3 +154,29 @@ fn inline_zero_d_records_and_masked_strings_read_as_the_reference_reads_them() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `core/integer` words given as a plain list (not an ndarray) read as the reference
+/// reads them.
+#[test]
+fn integer_words_as_a_plain_list() {
+    let dir = std::env::temp_dir().join(format!("rasdf-integer-words-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("words.asdf");
+    std::fs::write(
+        &path,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         neg: !core/integer-1.1.0 {sign: '-', words: [1, 2], string: '-8589934593'}\n\
+         big: !core/integer-1.1.0 {sign: '+', words: [0, 0, 1]}\n...\n",
+    )
+    .unwrap();
+    let got = rasdf_dump(&path);
+    assert_eq!(got["$map"][0][1]["$int"], "-8589934593");
+    assert_eq!(got["$map"][1][1]["$int"], "18446744073709551616");
+    if let Some(json) = common::run_python("dump_tree.py", &[path.as_path()]) {
+        let expected: BTreeMap<String, Value> = serde_json::from_str(&json).unwrap();
+        let key = path.to_string_lossy().to_string();
+        assert_eq!(got, expected[&key]);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
