@@ -43,9 +43,12 @@ fn element(e: &Element) -> J {
     }
 }
 
-/// Tags the reference converts to plain Python dicts (their tag is not kept).
+/// Tags the reference converts to plain Python dicts (their tag is not kept): a few core
+/// tags, and YAML's `!!omap` (an `OrderedDict`; rasdf keeps the tag, so that a rewrite
+/// writes it again, as the reference writes an `OrderedDict`).
 fn converted_to_dict(node: NodeRef<'_>) -> bool {
     ["core/asdf", "core/software", "core/history_entry", "core/extension_metadata"].iter().any(|t| node.is_asdf_tag(t))
+        || node.tag() == Some("tag:yaml.org,2002:omap")
 }
 
 pub fn dump_file(f: &AsdfFile) -> J {

@@ -1,0 +1,202 @@
+"""Write hand-made YAML-only ASDF files that exercise YAML 1.1 features, and dumps.json:
+each file's tree as the pinned reference library reads it (the canonical form of
+dump_tree.py). A file the reference refuses is recorded as {"$error": true}.
+
+    python tests/python/make_yaml_fixtures.py testdata/yaml
+"""
+
+import json
+import os
+import sys
+import warnings
+
+import dump_tree
+
+HEAD = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n"
+
+DOCS = {
+    "merge": """\
+base: &b {x: 1, y: 2}
+more: &m {z: 3}
+one:
+  <<: *b
+  y: 20
+list:
+  <<: [*b, *m]
+  w: 4
+first_wins:
+  <<: [{k: first}, {k: second}]
+explicit_wins:
+  k: mine
+  <<: {k: merged}
+""",
+    "binary": """\
+short: !!binary aGVsbG8=
+lines: !!binary |
+  aGVsbG8g
+  d29ybGQ=
+empty: !!binary ""
+""",
+    "omap_pairs": """\
+o: !!omap [{b: 1}, {a: 2}]
+block: !!omap
+  - z: 1
+  - y: 2
+p: !!pairs [{a: 1}, {a: 2}]
+""",
+    "explicit_core_tags": """\
+s: !!str 123
+s2: !!str yes
+i: !!int "0x10"
+i2: !!int "017"
+f: !!float "1"
+f2: !!float "-.inf"
+b: !!bool "off"
+n: !!null ""
+t: !!timestamp 2001-12-14
+t2: !!timestamp 2001-12-14 21:59:43.10 -5
+q: !!seq [1, two]
+m: !!map {a: 1}
+long: !<tag:yaml.org,2002:str> 42
+""",
+    "block_scalars": """\
+literal: |
+  line one
+   indented
+  
+  after blank
+folded: >
+  folded
+  text
+
+  new para
+    more indented
+  back
+strip: |-
+  no newline
+keep: |+
+  kept
+
+indicator: |2
+    two extra
+  base
+last: >-
+  end
+""",
+    "quoted": """\
+dq: "tab\\there \\x41 \\u00e9 \\U0001F600 \\N \\_ \\L \\P \\/ \\\\ \\" \\0 \\a \\b \\e \\f \\v"
+dq_fold: "one
+  two
+
+  three"
+dq_escaped_newline: "joined\\
+  here"
+sq: 'it''s # not a comment'
+sq_fold: 'one
+  two'
+plain_multi: a plain
+  scalar over
+  lines
+colon_in_plain: a:b c
+hash_in_plain: a#b
+url: http://example.org/a#frag
+""",
+    "flow": """\
+a: [a: 1, b]
+b: {a, b: 2}
+c: [ ]
+d: { }
+e: [1, 2, ]
+f: {x: [1, {y: [2]}], z: {}}
+g: [[], [[]], {}]
+h: {"quoted key": 1, 'single': 2, ? complex : 3}
+""",
+    "anchors": """\
+a: &s scalar
+b: *s
+c: &l [1, 2]
+d: *l
+e: &m {k: *s}
+f: [*m, *m]
+g: &x [1, *x]
+h: &y {self: *y}
+*s : aliased key
+""",
+    "keys": """\
+"": empty key
+~: null key
+1: int key
+-5: negative key
+true: bool key
+2020-01-01: date key
+"1": string one
+\u00e9t\u00e9: non-ascii key
+"a\\tb": escaped key
+dup: 1
+dup: 2
+""",
+    "comments": """\
+# a comment before
+a: 1 # trailing
+# between
+b:   # after key
+  - x   # in a list
+  # inside
+  - y
+c: "not # a comment"
+d: 'nor # this'
+""",
+    "nested_deep": "root:\n" + "".join("  " * (i + 1) + f"l{i}:\n" for i in range(25)) + "  " * 26 + "leaf: 1\n",
+    "numbers": """\
+ints: [0, -0, +7, 0b1010, 0x1F, 0x_1f, 017, 0o17, 1_000, 190:20:30, -1:30, 9223372036854775807, 9223372036854775808, -9223372036854775809]
+floats: [1.0, -1.5e+3, 1e5, 1.0e5, 6.8523015e+5, 685.230_15e+03, 685_230.15, 190:20:30.15, .5, 5., .inf, -.INF, .NaN, 1_0.5]
+other: [1e, 0x, 0b2, 08, 09.5, +.inf, 1__0]
+""",
+}
+
+# Files whose tag handles are not the usual one.
+RAW = {
+    "tag_handles": "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n"
+    "%TAG !ex! tag:example.org,2024:\n--- !core/asdf-1.1.0\n"
+    "a: !ex!thing-1.0.0 {x: 1}\nb: !<tag:example.org,2024:other-1.0.0> [1]\nc: !local text\n"
+    "d: !core/complex-1.0.0 1+2j\ne: !ex!scalar 5\n...\n",
+    "crlf": HEAD.replace("\n", "\r\n") + "a: |\r\n  one\r\n  two\r\nb: [1,\r\n  2]\r\n...\r\n",
+    "no_document_start_tag": "#ASDF 1.0.0\n%YAML 1.1\n---\na: 1\n...\n",
+    "trailing_after_end": HEAD + "a: 1\n...\n\x00\x00garbage after the tree\n",
+    # Refused by the reference; rasdf must refuse them too.
+    "bad_unhashable_key": HEAD + "? [1, 2]\n: v\n...\n",
+    "bad_base64": HEAD + "b: !!binary aGVsbG8\n...\n",
+    "bad_undefined_alias": HEAD + "a: *nowhere\n...\n",
+    "bad_tab_indent": HEAD + "a:\n\t- 1\n...\n",
+    "bad_unclosed_flow": HEAD + "a: [1, 2\n...\n",
+    "bad_bad_escape": HEAD + 'a: "\\q"\n...\n',
+}
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    names = []
+    for name, body in DOCS.items():
+        with open(os.path.join(out, name + ".asdf"), "w", newline="") as f:
+            f.write(HEAD + body + "...\n")
+        names.append(name + ".asdf")
+    for name, text in RAW.items():
+        with open(os.path.join(out, name + ".asdf"), "w", newline="") as f:
+            f.write(text)
+        names.append(name + ".asdf")
+    dumps = {}
+    for name in sorted(names):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                dumps[name] = dump_tree.dump_file(os.path.join(out, name))
+        except Exception as e:  # noqa: BLE001 - the reference's refusal is the expectation
+            print(f"{name}: the reference refuses it: {e!r}"[:200], file=sys.stderr)
+            dumps[name] = {"$error": True}
+    with open(os.path.join(out, "dumps.json"), "w") as f:
+        json.dump(dumps, f, indent=1, sort_keys=True, ensure_ascii=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
