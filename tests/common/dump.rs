@@ -119,3 +119,37 @@ pub fn without_library(mut j: J) -> J {
     }
     j
 }
+
+/// The first place two dumps differ, as a path and both values (`a` is rasdf's, `b` the
+/// reference's); pairs `skip` accepts are not compared, and are counted in `skipped`.
+pub fn diff_skipping(a: &J, b: &J, path: &str, skip: &dyn Fn(&J, &J) -> bool, skipped: &mut usize) -> Option<String> {
+    if skip(a, b) {
+        *skipped += 1;
+        return None;
+    }
+    match (a, b) {
+        (J::Array(x), J::Array(y)) => {
+            if x.len() != y.len() {
+                return Some(format!("{path}: {} items != {}", x.len(), y.len()));
+            }
+            x.iter()
+                .zip(y)
+                .enumerate()
+                .find_map(|(i, (p, q))| diff_skipping(p, q, &format!("{path}/{i}"), skip, skipped))
+        }
+        (J::Object(x), J::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| match (x.get(k), y.get(k)) {
+                (Some(p), Some(q)) => diff_skipping(p, q, &format!("{path}.{k}"), skip, skipped),
+                _ => Some(format!("{path}: key {k} only on one side")),
+            })
+        }
+        _ if a == b => None,
+        _ => Some(format!("{path}: rasdf {a} != reference {b}")),
+    }
+}
+
+/// The first place two dumps differ (see [`diff_skipping`]).
+pub fn diff(a: &J, b: &J, path: &str) -> Option<String> {
+    diff_skipping(a, b, path, &|_, _| false, &mut 0)
+}
