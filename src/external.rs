@@ -14,6 +14,9 @@ pub enum ExternalError {
     /// An absolute path.
     #[error("external source '{0}' is an absolute path; only paths relative to the file's folder are allowed")]
     Absolute(String),
+    /// A path with a NUL byte in it (`%00`).
+    #[error("external source '{0}' decodes to a path holding a NUL byte")]
+    Nul(String),
     /// A relative path that climbs out of the folder.
     #[error("external source '{0}' leads outside the file's folder")]
     Escapes(String),
@@ -33,8 +36,8 @@ pub enum ExternalError {
     },
 }
 
-/// Decodes `%XX` escapes of a URI path.
-fn percent_decode(s: &str) -> String {
+/// Decodes `%XX` escapes of a URI path, to bytes.
+fn percent_decode(s: &str) -> Vec<u8> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -49,7 +52,38 @@ fn percent_decode(s: &str) -> String {
         out.push(b[i]);
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out
+}
+
+/// The file name as a relative URI, `%XX`-escaped as the reference's `pathname2url`
+/// escapes it: every byte but ASCII letters, digits and `-._~` (so `my file%.asdf` is
+/// `my%20file%25.asdf`, which the reference reads back).
+pub(crate) fn percent_encode(name: &std::ffi::OsStr) -> String {
+    #[cfg(unix)]
+    let bytes = std::os::unix::ffi::OsStrExt::as_bytes(name).to_vec();
+    #[cfg(not(unix))]
+    let bytes = name.to_string_lossy().into_owned().into_bytes();
+    let mut out = String::with_capacity(bytes.len());
+    for b in bytes {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A decoded path as the OS takes it (its bytes as they are, on Unix).
+fn os_path(bytes: Vec<u8>) -> PathBuf {
+    #[cfg(unix)]
+    {
+        PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(bytes))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
+    }
 }
 
 /// Resolves `source` against `base_dir` (the folder of the main file), refusing anything
@@ -74,13 +108,21 @@ pub fn resolve(base_dir: &Path, source: &str) -> Result<Option<PathBuf>, Externa
             return Err(ExternalError::Scheme(source.into()));
         }
     }
-    let decoded = percent_decode(no_fragment);
-    if decoded.starts_with('/') || decoded.starts_with('\\') || decoded.contains('\0') {
+    let mut decoded = percent_decode(no_fragment);
+    if decoded.contains(&0) {
+        return Err(ExternalError::Nul(source.into()));
+    }
+    if decoded.starts_with(b"/") || decoded.starts_with(b"\\") {
         return Err(ExternalError::Absolute(source.into()));
+    }
+    for b in &mut decoded {
+        if *b == b'\\' {
+            *b = b'/';
+        }
     }
     let mut rel = PathBuf::new();
     let mut depth = 0usize;
-    for comp in Path::new(&decoded.replace('\\', "/")).components() {
+    for comp in os_path(decoded).components() {
         match comp {
             Component::Normal(c) => {
                 rel.push(c);
@@ -127,6 +169,21 @@ mod tests {
         assert!(matches!(resolve(&dir, "%2e%2e/x.asdf"), Err(ExternalError::Escapes(_))));
         assert_eq!(resolve(&dir, "#").unwrap(), None);
         assert_eq!(resolve(&dir, "").unwrap(), None);
+        assert!(matches!(resolve(&dir, "a%00.asdf"), Err(ExternalError::Nul(_))));
+        assert!(matches!(resolve(&dir, "%2Fetc/passwd"), Err(ExternalError::Absolute(_))));
+    }
+
+    #[test]
+    fn names_are_escaped_as_the_reference_escapes_them_and_read_back() {
+        // pathname2url("out é%+~(1)0000.asdf") in the reference.
+        let name = std::ffi::OsStr::new("out é%+~(1)0000.asdf");
+        assert_eq!(percent_encode(name), "out%20%C3%A9%25%2B~%281%290000.asdf");
+        let base = std::env::temp_dir().join(format!("rasdf-ext-names-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::write(base.join(name), b"#ASDF 1.0.0\n").unwrap();
+        let found = resolve(&base, &percent_encode(name)).unwrap().unwrap();
+        assert_eq!(found.file_name(), Some(name));
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[cfg(unix)]

@@ -1049,7 +1049,7 @@ impl Document<'_> {
                         let main =
                             main.ok_or_else(|| usage("external arrays need the main file's path to name their files"))?;
                         let p = external_path(main, slot);
-                        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                        let name = p.file_name().map(crate::external::percent_encode).unwrap_or_default();
                         tree.push(node(Value::Str(name)))
                     } else {
                         tree.push(node(Value::Int(i64::try_from(slot).unwrap_or(i64::MAX))))
