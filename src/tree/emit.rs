@@ -174,7 +174,20 @@ pub fn short_tag(tag: &str) -> String {
             return format!("!!{rest}");
         }
     }
-    format!("!<{tag}>")
+    // Verbatim, with what a YAML tag URI may not hold as it is (`%` itself, spaces,
+    // `>`, `#`, `{}`, non-ASCII...) %XX-escaped as UTF-8: YAML parsers (libyaml,
+    // so the reference's PyYAML too) decode those escapes when they read the tag back.
+    let mut out = String::with_capacity(tag.len() + 3);
+    out.push_str("!<");
+    for b in tag.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_;/?:@&=+$,.!~*'()[]".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out.push('>');
+    out
 }
 
 /// Writes YAML documents for trees.
@@ -382,6 +395,17 @@ enum Ctx {
 mod tests {
     use super::*;
     use crate::Limits;
+
+    #[test]
+    fn tags_that_need_escaping_read_back() {
+        // A tag holding `%` (written `%25`), spaces, `>`, `#` and non-ASCII letters.
+        for tag in ["!c(re5%55", "tag:example.org,2024:a b>c#d", "tag:x/\u{e9}t\u{e9}", "!local", "x%y%25"] {
+            let text = format!("%YAML 1.1\n---\na: {} v\n...\n", short_tag(tag));
+            let tree = Tree::parse(&text, &Limits::default()).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            let node = tree.root().and_then(|r| r.key("a")).unwrap();
+            assert_eq!(node.tag(), Some(tag), "{text}");
+        }
+    }
 
     #[test]
     fn floats_as_pyyaml() {

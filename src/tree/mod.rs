@@ -613,6 +613,21 @@ type BuildError = (TreeError, Option<(usize, usize)>);
 /// A parse error and its line and column in the tree text, if known.
 pub type ParseError = (TreeError, Option<(usize, usize)>);
 
+/// libyaml-safer turns each `%XX` escape of a tag into the character U+00XX; libyaml,
+/// and so the reference's PyYAML, reads the escaped bytes as UTF-8 (`%C3%A9` is `é`), and
+/// refuses them when they are not. (A tag holds no other character past ASCII: the
+/// scanner allows none.)
+fn utf8_escapes(tag: Option<String>) -> Result<Option<String>, TreeError> {
+    match tag {
+        Some(t) if !t.is_ascii() => {
+            let bytes: Option<Vec<u8>> = t.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
+            let text = bytes.and_then(|b| String::from_utf8(b).ok());
+            text.map(Some).ok_or_else(|| TreeError::Syntax(format!("the %-escapes of tag {t:?} are not UTF-8")))
+        }
+        other => Ok(other),
+    }
+}
+
 fn mark_pos(m: libyaml_safer::Mark) -> (usize, usize) {
     let line = usize::try_from(m.line).unwrap_or(usize::MAX).saturating_add(1);
     (line, usize::try_from(m.column).unwrap_or(usize::MAX).saturating_add(1))
@@ -691,16 +706,17 @@ impl<'l> Builder<'l> {
                 (TreeError::Syntax(e.to_string()), pos)
             })?;
             let pos = mark_pos(ev.start_mark);
+            let utf8 = |tag| utf8_escapes(tag).map_err(|e| (e, Some(pos)));
             let ev = match ev.data {
                 EventData::StreamEnd => Ev::End,
                 EventData::DocumentStart { .. } => Ev::DocStart,
                 EventData::DocumentEnd { .. } => Ev::DocEnd,
                 EventData::Alias { anchor } => Ev::Alias(anchor),
                 EventData::Scalar { anchor, tag, value, style, .. } => {
-                    Ev::Scalar { anchor, tag, value: Cow::Owned(value), plain: style == ScalarStyle::Plain }
+                    Ev::Scalar { anchor, tag: utf8(tag)?, value: Cow::Owned(value), plain: style == ScalarStyle::Plain }
                 }
-                EventData::SequenceStart { anchor, tag, .. } => Ev::SeqStart { anchor, tag },
-                EventData::MappingStart { anchor, tag, .. } => Ev::MapStart { anchor, tag },
+                EventData::SequenceStart { anchor, tag, .. } => Ev::SeqStart { anchor, tag: utf8(tag)? },
+                EventData::MappingStart { anchor, tag, .. } => Ev::MapStart { anchor, tag: utf8(tag)? },
                 EventData::SequenceEnd => Ev::SeqEnd,
                 EventData::MappingEnd => Ev::MapEnd,
                 EventData::StreamStart { .. } => continue,

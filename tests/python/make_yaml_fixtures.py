@@ -163,7 +163,10 @@ RAW = {
     "crlf": HEAD.replace("\n", "\r\n") + "a: |\r\n  one\r\n  two\r\nb: [1,\r\n  2]\r\n...\r\n",
     "no_document_start_tag": "#ASDF 1.0.0\n%YAML 1.1\n---\na: 1\n...\n",
     "trailing_after_end": HEAD + "a: 1\n...\n\x00\x00garbage after the tree\n",
+    "tag_escapes": HEAD + "a: !<tag:example.org/%C3%A9t%C3%A9%2520> {x: 1}\nb: !ex%25ample 5\n"
+    "c: !<tag:example.org,2024:[x]> [1]\n...\n",
     # Refused by the reference; rasdf must refuse them too.
+    "bad_tag_escape_not_utf8": HEAD + "a: !<tag:example.org/%FF> 1\n...\n",
     "bad_unhashable_key": HEAD + "? [1, 2]\n: v\n...\n",
     "bad_base64": HEAD + "b: !!binary aGVsbG8\n...\n",
     "bad_undefined_alias": HEAD + "a: *nowhere\n...\n",
