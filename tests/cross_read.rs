@@ -77,9 +77,7 @@ fn every_fixture_and_reference_file_reads_as_the_reference_library_live() {
 /// `byteorder` says. Only a list under `data` is inline data.
 #[test]
 fn data_holding_a_block_number_reads_as_the_reference_reads_it() {
-    let dir = std::env::temp_dir().join(format!("rasdf-data-source-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("data-source");
     let text = std::fs::read(common::testdata("example.asdf")).unwrap();
     // Same lengths, so the block index stays right.
     let edited = String::from_utf8_lossy(&text[..1229])
@@ -105,9 +103,7 @@ fn data_holding_a_block_number_reads_as_the_reference_reads_it() {
 /// read that form; rasdf reads both).
 #[test]
 fn inline_zero_d_records_and_masked_strings_read_as_the_reference_reads_them() {
-    let dir = std::env::temp_dir().join(format!("rasdf-inline-forms-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("inline-forms");
     let head = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n";
     let record = "datatype: [{datatype: int16, name: f0, shape: [2]}]\n  shape: []\n";
     let path = dir.join("inline_forms.asdf");
@@ -138,9 +134,7 @@ fn inline_zero_d_records_and_masked_strings_read_as_the_reference_reads_them() {
 /// reads them.
 #[test]
 fn integer_words_as_a_plain_list() {
-    let dir = std::env::temp_dir().join(format!("rasdf-integer-words-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("integer-words");
     let path = dir.join("words.asdf");
     std::fs::write(
         &path,

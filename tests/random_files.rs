@@ -24,13 +24,6 @@ fn seed_and_count() -> (u64, usize) {
     (seed.unwrap_or(20_261_123), files.unwrap_or(160))
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rasdf-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// Whether `theirs` is the reference's bug where `ours` is an array: its inline reader
 /// (asdf 6.0.0) fails on 0-d arrays that are not records and, when `np.asarray` of the
 /// first items raises a `TypeError`, on record arrays (one field, several dimensions,
@@ -67,7 +60,7 @@ fn random_reference_files_read_the_same_and_rewrite_the_same() {
         return;
     };
     let (seed, files) = seed_and_count();
-    let dir = temp_dir("random-files");
+    let dir = common::temp_dir("random-files");
     let made = Command::new(py)
         .arg(common::root().join("tests/python/make_random_files.py"))
         .args([seed.to_string(), files.to_string()])

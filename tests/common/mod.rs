@@ -77,3 +77,11 @@ pub fn md5_hex(data: &[u8]) -> String {
     rasdf::block::md5(data).iter().map(|b| format!("{b:02x}")).collect()
 }
 pub mod dump;
+
+/// A fresh, empty folder for one test: `<tmp>/rasdf-<tag>-<pid>`.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rasdf-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
