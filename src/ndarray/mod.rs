@@ -121,7 +121,25 @@ impl ArrayMeta {
         if node.pairs().is_none() {
             return Err(ArrayError::Invalid("an ndarray must be a mapping or a list".into()));
         }
-        let mut byteorder = match node.key("byteorder") {
+        // As the reference takes them: an integer (a bool too, as in Python) is a block
+        // number, a string an external file, under `data` as under `source`; anything else
+        // under `data` (a list) is inline data (`Err(data)` here).
+        let source_of = |s: NodeRef<'_>| match (s.as_i64(), s.as_bool(), s.as_str()) {
+            (Some(i), _, _) => Some(Source::Block(i)),
+            (_, Some(b), _) => Some(Source::Block(i64::from(b))),
+            (_, _, Some(uri)) if !s.is_asdf_tag("core/complex") => Some(Source::External(uri.to_string())),
+            _ => None,
+        };
+        let data = node.key("data");
+        let source = match (node.key("source"), data) {
+            (Some(_), Some(_)) => return Err(ArrayError::Invalid("both source and data are given".into())),
+            (Some(s), None) => {
+                Ok(source_of(s).ok_or_else(|| ArrayError::Invalid("source must be an integer or a string".into()))?)
+            }
+            (None, Some(d)) => source_of(d).ok_or(d),
+            (None, None) => return Err(ArrayError::Invalid("an ndarray needs source or data".into())),
+        };
+        let declared = match node.key("byteorder") {
             Some(b) => match b.as_str() {
                 Some("big") => ByteOrder::Big,
                 Some("little") => ByteOrder::Little,
@@ -134,7 +152,11 @@ impl ArrayMeta {
             },
             None => ByteOrder::Big,
         };
-        let mut datatype = node.key("datatype").map(|d| Datatype::parse(d, byteorder)).transpose()?;
+        // Anything under `data` (inline data, or `data: 3`, block 3 to the reference) is
+        // in the machine's order whatever `byteorder` says, and so are its fields by
+        // default.
+        let byteorder = if data.is_some() { ByteOrder::NATIVE } else { declared };
+        let datatype = node.key("datatype").map(|d| Datatype::parse(d, byteorder)).transpose()?;
         let mut shape = match node.key("shape") {
             Some(s) => {
                 let items = s.items().ok_or_else(|| ArrayError::Invalid("shape must be a list".into()))?;
@@ -169,30 +191,9 @@ impl ArrayMeta {
             }
             None => None,
         };
-        // As the reference takes them: an integer (a bool too, as in Python) is a block
-        // number, a string an external file; under `data` as under `source`.
-        let source_of = |s: NodeRef<'_>| match (s.as_i64(), s.as_bool(), s.as_str()) {
-            (Some(i), _, _) => Some(Source::Block(i)),
-            (_, Some(b), _) => Some(Source::Block(i64::from(b))),
-            (_, _, Some(uri)) if !s.is_asdf_tag("core/complex") => Some(Source::External(uri.to_string())),
-            _ => None,
-        };
-        let data = node.key("data");
-        let source = match (node.key("source"), data, data.and_then(source_of)) {
-            (Some(_), Some(_), _) => return Err(ArrayError::Invalid("both source and data are given".into())),
-            (Some(s), None, _) => {
-                source_of(s).ok_or_else(|| ArrayError::Invalid("source must be an integer or a string".into()))?
-            }
-            (None, Some(_), Some(source)) => {
-                // `data: 3` is block 3 to the reference, read in the machine's byte order
-                // whatever `byteorder` says.
-                byteorder = ByteOrder::NATIVE;
-                datatype = node.key("datatype").map(|d| Datatype::parse(d, byteorder)).transpose()?;
-                source
-            }
-            (None, Some(data), None) => {
-                // Inline data is in the machine's order, and so are its fields by default.
-                let datatype = node.key("datatype").map(|d| Datatype::parse(d, ByteOrder::NATIVE)).transpose()?;
+        let source = match source {
+            Ok(source) => source,
+            Err(data) => {
                 let (dt, inferred) = inline::infer(data, datatype.as_ref(), shape.as_deref())?;
                 if shape.is_none() {
                     shape = Some(inferred.into_iter().map(|d| Dim::Fixed(d as u64)).collect());
@@ -200,13 +201,12 @@ impl ArrayMeta {
                 return Ok(ArrayMeta {
                     source: Source::Inline,
                     datatype: dt,
-                    byteorder: ByteOrder::NATIVE,
+                    byteorder,
                     shape: shape.unwrap_or_default(),
                     offset,
                     strides,
                 });
             }
-            (None, None, _) => return Err(ArrayError::Invalid("an ndarray needs source or data".into())),
         };
         let datatype =
             datatype.ok_or_else(|| ArrayError::Invalid("an ndarray with a source needs a datatype".into()))?;
