@@ -36,25 +36,6 @@ pub enum ExternalError {
     },
 }
 
-/// Decodes `%XX` escapes of a URI path, to bytes.
-fn percent_decode(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Some(v) = std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    out
-}
-
 /// The file name as a relative URI, `%XX`-escaped as the reference's `pathname2url`
 /// escapes it: every byte but ASCII letters, digits and `-._~` (so `my file%.asdf` is
 /// `my%20file%25.asdf`, which the reference reads back).
@@ -63,15 +44,7 @@ pub(crate) fn percent_encode(name: &std::ffi::OsStr) -> String {
     let bytes = std::os::unix::ffi::OsStrExt::as_bytes(name).to_vec();
     #[cfg(not(unix))]
     let bytes = name.to_string_lossy().into_owned().into_bytes();
-    let mut out = String::with_capacity(bytes.len());
-    for b in bytes {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    crate::uri::escape(&bytes, b"-._~")
 }
 
 /// A decoded path as the OS takes it (its bytes as they are, on Unix).
@@ -108,7 +81,7 @@ pub fn resolve(base_dir: &Path, source: &str) -> Result<Option<PathBuf>, Externa
             return Err(ExternalError::Scheme(source.into()));
         }
     }
-    let mut decoded = percent_decode(no_fragment);
+    let mut decoded = crate::uri::unescape(no_fragment);
     if decoded.contains(&0) {
         return Err(ExternalError::Nul(source.into()));
     }

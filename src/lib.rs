@@ -32,6 +32,7 @@ pub mod limits;
 pub mod ndarray;
 mod pipeline;
 pub mod tree;
+mod uri;
 pub mod write;
 
 pub use error::{Error, ErrorKind, Location, Result, Warning};

@@ -177,17 +177,7 @@ pub fn short_tag(tag: &str) -> String {
     // Verbatim, with what a YAML tag URI may not hold as it is (`%` itself, spaces,
     // `>`, `#`, `{}`, non-ASCII...) %XX-escaped as UTF-8: YAML parsers (libyaml,
     // so the reference's PyYAML too) decode those escapes when they read the tag back.
-    let mut out = String::with_capacity(tag.len() + 3);
-    out.push_str("!<");
-    for b in tag.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_;/?:@&=+$,.!~*'()[]".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out.push('>');
-    out
+    format!("!<{}>", crate::uri::escape(tag.as_bytes(), b"-_;/?:@&=+$,.!~*'()[]"))
 }
 
 /// Writes YAML documents for trees.
