@@ -52,24 +52,96 @@ pub fn resolve_plain(s: &str) -> Resolved {
         b'~' if s == "~" => Resolved::Null,
         b'<' if s == "<<" => Resolved::Merge,
         b'=' if s == "=" => Resolved::Value,
-        b'-' | b'+' | b'.' | b'0'..=b'9' => {
-            if is_float(s) {
-                if let Some(f) = construct_float(s) {
-                    return Resolved::Float(f);
-                }
-            }
-            if is_int(s) {
-                if let Some(i) = construct_int(s) {
-                    return i;
-                }
-            }
-            if first.is_ascii_digit() && is_timestamp(s) {
-                return Resolved::Timestamp;
-            }
-            Resolved::Str
-        }
+        b'-' | b'+' | b'.' | b'0'..=b'9' => plain_decimal(s).unwrap_or_else(|| resolve_number_like(s)),
         _ => Resolved::Str,
     }
+}
+
+/// A plain scalar that starts as a number may be: a float, an int, a timestamp, or a
+/// string.
+fn resolve_number_like(s: &str) -> Resolved {
+    if is_float(s) {
+        if let Some(f) = construct_float(s) {
+            return Resolved::Float(f);
+        }
+    }
+    if is_int(s) {
+        if let Some(i) = construct_int(s) {
+            return i;
+        }
+    }
+    if s.as_bytes().first().is_some_and(u8::is_ascii_digit) && is_timestamp(s) {
+        return Resolved::Timestamp;
+    }
+    Resolved::Str
+}
+
+/// The usual numbers, in one pass: a decimal int (`-12`, no leading zero) or float
+/// (`1.5`, `-0.25e+3`) without `_`, whose value is exact without a full float parser:
+/// at most 19 digits, and for a float a mantissa below 2^53 scaled by at most 10^22, so
+/// one multiplication or division rounds it correctly (as Python's `float` does).
+/// `None` for anything else, left to the general rules.
+fn plain_decimal(s: &str) -> Option<Resolved> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
+        1e20, 1e21, 1e22,
+    ];
+    let b = s.as_bytes();
+    let neg = b.first() == Some(&b'-');
+    let mut i = usize::from(matches!(b.first(), Some(b'-' | b'+')));
+    let int_start = i;
+    let mut mantissa: u64 = 0;
+    let mut digits = 0usize;
+    while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+        mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+        digits += 1;
+        i += 1;
+    }
+    let int_digits = i - int_start;
+    if int_digits == 0 || digits > 19 {
+        return None;
+    }
+    if i == b.len() {
+        // An int: `0`, or no leading zero (octal), and within i64.
+        if int_digits > 1 && b[int_start] == b'0' {
+            return None;
+        }
+        let v = i64::try_from(mantissa).ok()?;
+        return Some(Resolved::Int(if neg { -v } else { v }));
+    }
+    if b[i] != b'.' {
+        return None;
+    }
+    i += 1;
+    let frac_start = i;
+    while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+        mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+        digits += 1;
+        i += 1;
+    }
+    if digits > 19 {
+        return None;
+    }
+    let mut exp10 = -i64::try_from(i - frac_start).ok()?;
+    if i < b.len() {
+        // `[eE][-+][0-9]+`, the sign required (`1.0e5` is a string).
+        if !matches!(b[i], b'e' | b'E') || !matches!(b.get(i + 1), Some(b'-' | b'+')) {
+            return None;
+        }
+        let exp_neg = b[i + 1] == b'-';
+        let exp_digits =
+            b.get(i + 2..).filter(|d| !d.is_empty() && d.len() <= 4 && d.iter().all(u8::is_ascii_digit))?;
+        let e = exp_digits.iter().fold(0i64, |e, d| e * 10 + i64::from(d - b'0'));
+        exp10 += if exp_neg { -e } else { e };
+    }
+    if mantissa >= 1 << 53 {
+        return None;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let m = mantissa as f64;
+    let scale = *POW10.get(usize::try_from(exp10.unsigned_abs()).ok()?)?;
+    let v = if exp10 < 0 { m / scale } else { m * scale };
+    Some(Resolved::Float(if neg { -v } else { v }))
 }
 
 /// The YAML 1.1 bool words PyYAML knows (no `y`/`n`).
@@ -373,6 +445,118 @@ pub fn parse_timestamp(s: &str) -> Option<Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-pass path gives what the general rules give, wherever it answers, and it
+    /// answers for the usual numbers.
+    #[test]
+    fn plain_decimal_agrees_with_the_general_rules() {
+        let mut texts: Vec<String> = [
+            "0",
+            "-0",
+            "+0",
+            "7",
+            "-12",
+            "+12",
+            "017",
+            "00",
+            "0.0",
+            "-0.0",
+            "00.5",
+            "1.",
+            "-1.",
+            "1.5",
+            "-2.25",
+            "1.5e+3",
+            "1.5E-3",
+            "1.5e3",
+            "1e+5",
+            "1.e+5",
+            ".5",
+            "-.5",
+            "1.5e+",
+            "1.5e+0400",
+            "1.5e-0400",
+            "1._5",
+            "1_0",
+            "1:30",
+            "1.5.5",
+            "1.5e+3x",
+            "2001-12-14",
+            "9223372036854775807",
+            "-9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "99999999999999999999",
+            "9007199254740993.0",
+            "9007199254740992.0",
+            "0.1",
+            "0.30000000000000004",
+            "123456789012345678.9",
+            "1234567890123456789.0",
+            "4.9406564584124654e-324",
+            "1.7976931348623157e+308",
+            "2.5e+22",
+            "2.5e+23",
+            "2.5e-22",
+            "-",
+            "+",
+            ".",
+            "-.",
+        ]
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect();
+        // Deterministic pseudo-random numbers of every shape the fast path reads.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..20_000 {
+            let mut t = String::new();
+            match next(3) {
+                0 => t.push('-'),
+                1 => t.push('+'),
+                _ => {}
+            }
+            for _ in 0..next(12) {
+                t.push(char::from(b'0' + u8::try_from(next(10)).unwrap()));
+            }
+            if next(4) > 0 {
+                t.push('.');
+                for _ in 0..next(12) {
+                    t.push(char::from(b'0' + u8::try_from(next(10)).unwrap()));
+                }
+            }
+            if next(3) == 0 {
+                t.push(if next(2) == 0 { 'e' } else { 'E' });
+                match next(3) {
+                    0 => t.push('-'),
+                    1 => t.push('+'),
+                    _ => {}
+                }
+                t += &next(40).to_string();
+            }
+            texts.push(t);
+        }
+        let mut answered = 0;
+        for t in &texts {
+            if let Some(fast) = plain_decimal(t) {
+                answered += 1;
+                let general = resolve_number_like(t);
+                match (&fast, &general) {
+                    (Resolved::Float(a), Resolved::Float(b)) => assert_eq!(a.to_bits(), b.to_bits(), "{t}"),
+                    _ => assert_eq!(fast, general, "{t}"),
+                }
+            }
+        }
+        assert!(answered > texts.len() / 3, "the fast path answered only {answered} of {}", texts.len());
+        for usual in ["1.5", "-0.25", "12", "1.5e+3", "0.0"] {
+            assert!(plain_decimal(usual).is_some(), "{usual}");
+        }
+    }
 
     #[test]
     fn pyyaml_table() {
