@@ -92,11 +92,30 @@ pub fn parse(file: &[u8], at: u64) -> Result<Vec<u64>, IndexError> {
         .ok_or_else(|| IndexError::Syntax("no index header".into()))?;
     let end = body.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
     let text = std::str::from_utf8(&body[..end]).map_err(|e| IndexError::Syntax(e.to_string()))?;
+    if let Some(offsets) = plain_list(text) {
+        return Ok(offsets);
+    }
     let (offsets, seen_seq) = crate::tree::guard_parser(|| parse_list(text)).map_err(IndexError::Syntax)??;
     if !seen_seq {
         return Err(IndexError::Syntax("no list".into()));
     }
     Ok(offsets)
+}
+
+/// The index as writers lay it out (`%YAML 1.1`, `---`, a line `- N` per block, `...`),
+/// read without a YAML parser; `None` for any other text, which the parser then reads.
+fn plain_list(text: &str) -> Option<Vec<u64>> {
+    let body = text.strip_prefix("%YAML 1.1\n---\n")?;
+    let body = body.strip_suffix("...\n").or_else(|| body.strip_suffix("..."))?;
+    let lines = body.strip_suffix('\n')?;
+    lines
+        .split('\n')
+        .map(|line| {
+            let digits = line.strip_prefix("- ")?;
+            let plain = !digits.is_empty() && digits.len() <= 20 && digits.bytes().all(|b| b.is_ascii_digit());
+            plain.then(|| digits.parse::<u64>().ok()).flatten()
+        })
+        .collect()
 }
 
 /// The offsets of a YAML list of integers, and whether a list was found.
@@ -190,6 +209,31 @@ pub fn write(offsets: &[u64]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_lists_read_as_the_yaml_parser_reads_them() {
+        for text in [
+            "%YAML 1.1\n---\n- 10\n- 20\n...\n",
+            "%YAML 1.1\n---\n- 0\n...",
+            "%YAML 1.1\n---\n- 18446744073709551615\n...\n",
+            "%YAML 1.1\n---\n- 017\n...\n",
+        ] {
+            let fast = plain_list(text).unwrap_or_else(|| panic!("not read plainly: {text:?}"));
+            let (general, _) = parse_list(text).unwrap();
+            assert_eq!(fast, general, "{text:?}");
+        }
+        for other in [
+            "%YAML 1.1\n---\n- 10\n- 20 # c\n...\n",
+            "%YAML 1.1\n--- [1, 2]\n...\n",
+            "%YAML 1.1\n---\n- +5\n...\n",
+            "%YAML 1.1\n---\n-  5\n...\n",
+            "%YAML 1.1\n---\n- 18446744073709551616\n...\n",
+            "%YAML 1.1\n---\n...\n",
+            "%YAML 1.1\n---\n- 1\n",
+        ] {
+            assert_eq!(plain_list(other), None, "{other:?}");
+        }
+    }
 
     #[test]
     fn parses_flow_and_block_styles_and_trailing_nuls() {
