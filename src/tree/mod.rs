@@ -1218,6 +1218,39 @@ mod tests {
         assert_eq!(n, 6);
     }
 
+    /// The walk goes depth first, in document order, each node once (the first time it
+    /// is reached), with its path: as a recursive walk would.
+    #[test]
+    fn walk_is_depth_first_in_order_with_paths() {
+        fn recurse(n: NodeRef<'_>, path: String, seen: &mut Vec<bool>, out: &mut Vec<(String, u32)>) {
+            if std::mem::replace(&mut seen[n.id().0 as usize], true) {
+                return;
+            }
+            out.push((path.clone(), n.id().0));
+            if let Some(items) = n.items() {
+                for (i, c) in items.enumerate() {
+                    recurse(c, format!("{path}/{i}"), seen, out);
+                }
+            } else if let Some(pairs) = n.pairs() {
+                for (k, v) in pairs {
+                    recurse(v, format!("{path}/{}", k.key_text()), seen, out);
+                }
+            }
+        }
+        let t = parse(
+            "a: {x: &s 1, y: [2, &m {z: *s, w: [], v: {}}]}\nb: *m\nc: &r [1, *r, [[3], 4]]\nd: 5\ne: [*m, *s]\n",
+        );
+        let mut walked = Vec::new();
+        t.walk(|p, n| walked.push((p.to_string(), n.id().0)));
+        let mut expected = Vec::new();
+        recurse(t.root().unwrap(), String::new(), &mut vec![false; t.len()], &mut expected);
+        assert_eq!(walked, expected);
+        assert!(walked.iter().any(|(p, _)| p == "/c/2/0/0"), "{walked:?}");
+        let mut scalar_root = Vec::new();
+        parse("7\n").walk(|p, n| scalar_root.push((p.to_string(), n.as_i64())));
+        assert_eq!(scalar_root, [(String::new(), Some(7))]);
+    }
+
     #[test]
     fn merge_keys_and_duplicates() {
         let t = parse("base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\nd: {k: 1, k: 2}\n");
