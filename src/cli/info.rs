@@ -2,6 +2,7 @@
 //! and storage; with `--stats`, min, max, mean and NaN count of every array.
 
 use std::io::{self, Write};
+use std::rc::Rc;
 
 use rayon::prelude::*;
 
@@ -123,6 +124,20 @@ fn cut(line: String, max: Option<usize>) -> String {
     }
 }
 
+/// How a node shown by [`report`] is named in its line.
+enum Name<'t> {
+    Root,
+    Index(usize),
+    Key(NodeRef<'t>),
+}
+
+/// A node whose children [`report`] shows: their lines' prefix, and the nodes from the
+/// root to it (a node on its own path is not entered again).
+struct Parent {
+    child_prefix: String,
+    path: Vec<u32>,
+}
+
 /// An array's statistics and a description, `None` for datatypes without statistics,
 /// or the error reading it.
 type ArrayStats = Result<Option<(Stats, String)>, String>;
@@ -136,13 +151,14 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
         writeln!(out, "root (AsdfObject)")?;
         return Ok(Outcome::Ok);
     };
+    let tree = file.tree();
     let mut rows = 0usize;
     let mut hidden = false;
-    // (node, name, prefix for children, prefix for this line, depth); iterative so that
-    // deep trees cannot overflow the stack; a node on its own path is not entered again.
-    let mut stack: Vec<(NodeRef<'_>, String, String, String, Vec<u32>)> =
-        vec![(root, "root".into(), String::new(), String::new(), Vec::new())];
-    while let Some((node, name, child_prefix, line_prefix, path)) = stack.pop() {
+    // (node, its name, the node it hangs from, whether it is the last child there);
+    // iterative so that deep trees cannot overflow the stack. Names and prefixes are
+    // made only for the lines shown.
+    let mut stack: Vec<(NodeRef<'_>, Name<'_>, Option<Rc<Parent>>, bool)> = vec![(root, Name::Root, None, true)];
+    while let Some((node, name, parent, last)) = stack.pop() {
         // Aliases are shown expanded, as the reference shows them; a budget keeps a
         // "billion laughs" tree from printing for ever.
         if options.max_rows.is_some_and(|m| rows >= m) || rows as u64 >= file.limits().max_alias_expansion {
@@ -150,7 +166,22 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
             break;
         }
         rows += 1;
-        let mut line = format!("{line_prefix}{name} ({})", type_name(node));
+        let (prefix, path): (&str, &[u32]) = parent.as_deref().map_or(("", &[]), |p| (&p.child_prefix, &p.path));
+        let mut line = String::with_capacity(prefix.len() + 64);
+        line += prefix;
+        if parent.is_some() {
+            line += if last { "└─" } else { "├─" };
+        }
+        match name {
+            Name::Root => line += "root",
+            Name::Index(i) => {
+                let _ = std::fmt::Write::write_fmt(&mut line, format_args!("[{i}]"));
+            }
+            Name::Key(k) => line += &k.key_text(),
+        }
+        line += " (";
+        line += &type_name(node);
+        line += ")";
         let is_array = node.is_asdf_tag("core/ndarray");
         if is_array {
             line += ": ";
@@ -167,24 +198,29 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
             continue;
         }
         writeln!(out, "{}", cut(line, options.max_cols))?;
-        if is_array {
+        if is_array || !matches!(node.value(), Value::Seq(_) | Value::Map(_)) {
             continue;
         }
-        let children: Vec<(String, NodeRef<'_>)> = match node.value() {
-            Value::Seq(_) => {
-                node.items().into_iter().flatten().enumerate().map(|(i, n)| (format!("[{i}]"), n)).collect()
+        let mut child_prefix = String::with_capacity(prefix.len() + 8);
+        child_prefix += prefix;
+        if parent.is_some() {
+            child_prefix += if last { "  " } else { "│ " };
+        }
+        let here = Some(Rc::new(Parent { child_prefix, path: path.iter().copied().chain([node.id().0]).collect() }));
+        match node.value() {
+            Value::Seq(items) => {
+                let n = items.len();
+                for (i, &c) in items.iter().enumerate().rev() {
+                    stack.push((tree.node(c), Name::Index(i), here.clone(), i + 1 == n));
+                }
             }
-            Value::Map(_) => node.pairs().into_iter().flatten().map(|(k, v)| (k.key_text(), v)).collect(),
-            _ => Vec::new(),
-        };
-        let n = children.len();
-        let mut path = path;
-        path.push(node.id().0);
-        for (i, (cname, child)) in children.into_iter().enumerate().rev() {
-            let last = i + 1 == n;
-            let lp = format!("{child_prefix}{}", if last { "└─" } else { "├─" });
-            let cp = format!("{child_prefix}{}", if last { "  " } else { "│ " });
-            stack.push((child, cname, cp, lp, path.clone()));
+            Value::Map(pairs) => {
+                let n = pairs.len();
+                for (i, &(k, v)) in pairs.iter().enumerate().rev() {
+                    stack.push((tree.node(v), Name::Key(tree.node(k)), here.clone(), i + 1 == n));
+                }
+            }
+            _ => {}
         }
     }
     if hidden {
@@ -237,4 +273,44 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
         }
     }
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(yaml: &str, options: &InfoOptions) -> String {
+        let bytes = format!(
+            "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n{yaml}...\n"
+        );
+        let file = crate::OpenOptions::new().from_bytes(bytes.into_bytes()).unwrap();
+        let mut out = Vec::new();
+        report(&file, options, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Names, types, values and the tree's drawing; a node inside itself is shown once
+    /// more, marked, and not entered.
+    #[test]
+    fn draws_the_tree() {
+        let yaml = "a: &x\n  b: [1, two, {c: null}]\n  self: *x\nd: 1.5\n3: yes\n";
+        let all = InfoOptions { max_rows: None, ..Default::default() };
+        let expected = "\
+root (AsdfObject)
+├─a (dict)
+│ ├─b (list)
+│ │ ├─[0] (int): 1
+│ │ ├─[1] (str): two
+│ │ └─[2] (dict)
+│ │   └─c (NoneType): None
+│ └─self (dict) (recursive reference)
+├─d (float): 1.5
+└─3 (bool): True
+";
+        assert_eq!(shown(yaml, &all), expected);
+        let few = InfoOptions { max_rows: Some(3), show_values: false, ..Default::default() };
+        assert_eq!(shown(yaml, &few), "root (AsdfObject)\n├─a (dict)\n│ ├─b (list)\nSome nodes not shown.\n");
+        let narrow = InfoOptions { max_rows: None, max_cols: Some(12), ..Default::default() };
+        assert!(shown(yaml, &narrow).lines().all(|l| l.chars().count() <= 12));
+    }
 }
