@@ -92,9 +92,14 @@ pub fn parse(file: &[u8], at: u64) -> Result<Vec<u64>, IndexError> {
         .ok_or_else(|| IndexError::Syntax("no index header".into()))?;
     let end = body.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
     let text = std::str::from_utf8(&body[..end]).map_err(|e| IndexError::Syntax(e.to_string()))?;
-    if let Some(offsets) = plain_list(text) {
-        return Ok(offsets);
+    match plain_list(text) {
+        Some(offsets) => Ok(offsets),
+        None => parse_yaml(text),
     }
+}
+
+/// The index text through the YAML parser.
+pub(crate) fn parse_yaml(text: &str) -> Result<Vec<u64>, IndexError> {
     let (offsets, seen_seq) = crate::tree::guard_parser(|| parse_list(text)).map_err(IndexError::Syntax)??;
     if !seen_seq {
         return Err(IndexError::Syntax("no list".into()));
@@ -104,7 +109,7 @@ pub fn parse(file: &[u8], at: u64) -> Result<Vec<u64>, IndexError> {
 
 /// The index as writers lay it out (`%YAML 1.1`, `---`, a line `- N` per block, `...`),
 /// read without a YAML parser; `None` for any other text, which the parser then reads.
-fn plain_list(text: &str) -> Option<Vec<u64>> {
+pub(crate) fn plain_list(text: &str) -> Option<Vec<u64>> {
     let body = text.strip_prefix("%YAML 1.1\n---\n")?;
     let body = body.strip_suffix("...\n").or_else(|| body.strip_suffix("..."))?;
     let lines = body.strip_suffix('\n')?;
