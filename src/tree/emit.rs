@@ -66,10 +66,12 @@ pub fn push_float(out: &mut String, x: f64) {
     }
 }
 
-/// The shortest decimal digits of finite `x >= 0` that read back to it (zmij, the fastest
-/// shortest round-trip formatter; Rust's own and Python's repr choose the same digits),
-/// written to `out` without trailing zeros, and the power of ten of the first one:
-/// `(digits, exp)` stands for `d.ddd × 10^exp`. Zero is `"0"` at power 0.
+/// The shortest decimal digits of finite `x >= 0` that read back to it, written to `out`
+/// without trailing zeros, and the power of ten of the first one: `(digits, exp)` stands
+/// for `d.ddd × 10^exp`; zero is `"0"` at power 0. zmij picks the digits as Python's repr
+/// does, a tie between two last digits going to the even one (std's `{:e}` rounds it
+/// up). Its fixed form (below 1e16) and its exponent form both hold at most 17 digits
+/// from the first significant one, so `out` holds them all.
 fn shortest_digits(x: f64, out: &mut [u8; 17]) -> (usize, i32) {
     let mut buffer = zmij::Buffer::new();
     let text = buffer.format_finite(x).as_bytes();
