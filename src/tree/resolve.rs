@@ -91,14 +91,8 @@ fn plain_decimal(s: &str) -> Option<Resolved> {
     let mut i = usize::from(matches!(b.first(), Some(b'-' | b'+')));
     let int_start = i;
     let mut mantissa: u64 = 0;
-    let mut digits = 0usize;
-    while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-        mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-        digits += 1;
-        i += 1;
-    }
-    let int_digits = i - int_start;
-    if int_digits == 0 || digits > 19 {
+    let int_digits = digits_into(b, &mut i, &mut mantissa);
+    if int_digits == 0 || int_digits > 19 {
         return None;
     }
     if i == b.len() {
@@ -114,12 +108,7 @@ fn plain_decimal(s: &str) -> Option<Resolved> {
     }
     i += 1;
     let frac_start = i;
-    while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-        mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-        digits += 1;
-        i += 1;
-    }
-    if digits > 19 {
+    if int_digits + digits_into(b, &mut i, &mut mantissa) > 19 {
         return None;
     }
     let mut exp10 = -i64::try_from(i - frac_start).ok()?;
@@ -142,6 +131,17 @@ fn plain_decimal(s: &str) -> Option<Resolved> {
     let scale = *POW10.get(usize::try_from(exp10.unsigned_abs()).ok()?)?;
     let v = if exp10 < 0 { m / scale } else { m * scale };
     Some(Resolved::Float(if neg { -v } else { v }))
+}
+
+/// The decimal digits of `b` from `*i` on, appended to `mantissa` (exact while it holds
+/// at most 19 digits, which callers check); moves `*i` past them and returns how many.
+fn digits_into(b: &[u8], i: &mut usize, mantissa: &mut u64) -> usize {
+    let start = *i;
+    while let Some(&c) = b.get(*i).filter(|c| c.is_ascii_digit()) {
+        *mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+        *i += 1;
+    }
+    *i - start
 }
 
 /// The YAML 1.1 bool words PyYAML knows (no `y`/`n`).
