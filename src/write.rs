@@ -116,13 +116,12 @@ impl std::fmt::Debug for Chunks {
 /// Passes bytes through, counting them and hashing them.
 struct HashCount<'w, W: Write> {
     inner: &'w mut W,
-    md5: md5::Md5,
+    md5: block::Md5,
     n: u64,
 }
 
 impl<W: Write> Write for HashCount<'_, W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        use md5::Digest;
         let n = self.inner.write(buf)?;
         self.md5.update(&buf[..n]);
         self.n += n as u64;
@@ -549,7 +548,7 @@ impl<'f> Document<'f> {
         let iter = iter.ok_or_else(|| usage("a chunked array can be written once: its chunks are used up"))?;
         let start = out.stream_position()?;
         out.write_all(&[0u8; block::HEADER_LEN])?;
-        let mut hw = HashCount { inner: out, md5: <md5::Md5 as md5::Digest>::new(), n: 0 };
+        let mut hw = HashCount { inner: out, md5: block::Md5::new(), n: 0 };
         let mut total = 0u64;
         let io = |e: std::io::Error| Error::from(e);
         match comp {
@@ -608,7 +607,7 @@ impl<'f> Document<'f> {
             return Err(usage(format!("the chunks held {total} bytes, the array's shape needs {}", chunks.len)));
         }
         let used = hw.n;
-        let digest: [u8; 16] = <md5::Md5 as md5::Digest>::finalize(hw.md5).into();
+        let digest = hw.md5.finalize();
         finish_block(out, start, comp, used, total, digest, options)
     }
 
@@ -822,12 +821,11 @@ enum Prepared<'a> {
 /// stays at a few records however large the block, and no copy of the whole block is
 /// made.
 fn write_lz4_pipelined<W: Write + Seek>(out: &mut W, data: &[u8], options: &WriteOptions) -> Result<u64> {
-    use md5::Digest;
     let start = out.stream_position()?;
     out.write_all(&[0u8; block::HEADER_LEN])?;
     let records = data.len().div_ceil(block::codec::LZ4_CHUNK);
     let workers = rayon::current_num_threads();
-    let mut md5 = md5::Md5::new();
+    let mut md5 = block::Md5::new();
     let mut used = 0u64;
     crate::pipeline::in_order(
         records,
@@ -846,7 +844,7 @@ fn write_lz4_pipelined<W: Write + Seek>(out: &mut W, data: &[u8], options: &Writ
             out.write_all(record).map_err(Error::from)
         },
     )?;
-    finish_block(out, start, Compression::Lz4, used, data.len() as u64, md5.finalize().into(), options)
+    finish_block(out, start, Compression::Lz4, used, data.len() as u64, md5.finalize(), options)
 }
 
 /// Buffers per worker in [`write_lz4_pipelined`]: one being filled, one waiting its turn.

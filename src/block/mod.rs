@@ -33,6 +33,7 @@
 //! assert_eq!(header.stored_bytes(&bytes).unwrap(), b"abc");
 //! ```
 
+mod checksum;
 pub mod codec;
 mod pbunzip;
 mod pdeflate;
@@ -40,11 +41,10 @@ mod pdeflate;
 use std::borrow::Cow;
 use std::fmt;
 
-use md5::{Digest, Md5};
-
 use crate::Limits;
 use crate::error::{Error, Location};
 
+pub(crate) use checksum::Md5;
 pub use codec::Compression;
 
 /// The four bytes that open every block.
@@ -320,7 +320,7 @@ impl BlockHeader {
 
 /// The MD5 of `bytes`.
 pub fn md5(bytes: &[u8]) -> [u8; 16] {
-    Md5::digest(bytes).into()
+    checksum::digest(bytes)
 }
 
 /// How a block's checksum compared.
