@@ -404,6 +404,9 @@ pub fn encode(codec: Compression, data: &[u8]) -> Result<Vec<u8>, BlockError> {
             super::pdeflate::compress(data, 6).map_err(|message| BlockError::Corrupt { codec, message })
         }
         Compression::Bzp2 => {
+            if let Some(stream) = super::pbzip::compress(data, 9) {
+                return Ok(stream);
+            }
             let mut e = bzip2::write::BzEncoder::new(Vec::with_capacity(data.len() / 2), bzip2::Compression::new(9));
             e.write_all(data).and_then(|_| e.finish()).map_err(|err| io_corrupt(codec, err))
         }

@@ -36,6 +36,7 @@
 mod checksum;
 pub mod codec;
 mod pbunzip;
+mod pbzip;
 mod pdeflate;
 
 use std::borrow::Cow;

@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
-const BLOCK_MAGIC: u64 = 0x3141_5926_5359;
-const END_MAGIC: u64 = 0x1772_4538_5090;
+pub(super) const BLOCK_MAGIC: u64 = 0x3141_5926_5359;
+pub(super) const END_MAGIC: u64 = 0x1772_4538_5090;
 
 /// Least mean compressed size of a block for the parallel path.
 const MIN_BLOCK_BYTES: usize = 8 << 10;
@@ -149,7 +149,7 @@ fn find_magic(data: &[u8], magic: u64) -> Vec<u64> {
 }
 
 /// `n` (at most 56) bits of `data` from bit `p`, most significant first.
-fn read_bits(data: &[u8], p: u64, n: u32) -> Option<u64> {
+pub(super) fn read_bits(data: &[u8], p: u64, n: u32) -> Option<u64> {
     let k = usize::try_from(p / 8).ok()?;
     let s = (p % 8) as u32;
     let bytes = (s + n).div_ceil(8);
