@@ -31,6 +31,8 @@ pub mod index;
 pub mod limits;
 pub mod ndarray;
 mod pipeline;
+#[cfg(test)]
+mod testutil;
 pub mod tree;
 mod uri;
 pub mod write;

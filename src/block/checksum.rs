@@ -178,82 +178,47 @@ macro_rules! step_portable {
 
 /// One step on x86-64: the part of the step that waits for `b`, the newest word, in
 /// assembly, so that it stays as short as written; the rest is summed first, in Rust.
+/// `$sum` is `a` plus all that does not wait for `b`, `$f` what the round function
+/// starts from, and `$ops` finish the function from `b` (and `x`, an older word).
 #[cfg(target_arch = "x86_64")]
-macro_rules! step_x86_64 {
-    (F, $a:ident, $b:ident, $c:ident, $d:ident, $xt:expr, $s:literal) => {{
-        // f = d ^ (b & (c ^ d))
-        let mut sum = $a.wrapping_add($xt);
-        let mut f = $c ^ $d;
+macro_rules! chain_x86_64 {
+    ($a:ident, $b:ident, $s:literal, $sum:expr, $f:expr, [$($op:literal),+] $(, $x:expr)?) => {{
+        let mut sum = $sum;
+        let mut f = $f;
         // SAFETY: register arithmetic only: no memory, no stack.
         unsafe {
             core::arch::asm!(
-                "and {f:e}, {b:e}",
-                "xor {f:e}, {d:e}",
+                $($op,)+
                 "add {sum:e}, {f:e}",
                 concat!("rol {sum:e}, ", $s),
                 "add {sum:e}, {b:e}",
-                f = inout(reg) f, sum = inout(reg) sum, b = in(reg) $b, d = in(reg) $d,
+                f = inout(reg) f, sum = inout(reg) sum, b = in(reg) $b, $(x = in(reg) $x,)?
                 options(pure, nomem, nostack),
             );
         }
         let _ = f;
         $a = sum;
     }};
-    (G, $a:ident, $b:ident, $c:ident, $d:ident, $xt:expr, $s:literal) => {{
-        // g = (b & d) + (c & !d), the second part known before b
-        let mut sum = $a.wrapping_add($xt).wrapping_add($c & !$d);
-        let mut g = $d;
-        // SAFETY: register arithmetic only: no memory, no stack.
-        unsafe {
-            core::arch::asm!(
-                "and {g:e}, {b:e}",
-                "add {sum:e}, {g:e}",
-                concat!("rol {sum:e}, ", $s),
-                "add {sum:e}, {b:e}",
-                g = inout(reg) g, sum = inout(reg) sum, b = in(reg) $b,
-                options(pure, nomem, nostack),
-            );
-        }
-        let _ = g;
-        $a = sum;
-    }};
-    (H, $a:ident, $b:ident, $c:ident, $d:ident, $xt:expr, $s:literal) => {{
-        // h = b ^ (c ^ d)
-        let mut sum = $a.wrapping_add($xt);
-        let mut h = $c ^ $d;
-        // SAFETY: register arithmetic only: no memory, no stack.
-        unsafe {
-            core::arch::asm!(
-                "xor {h:e}, {b:e}",
-                "add {sum:e}, {h:e}",
-                concat!("rol {sum:e}, ", $s),
-                "add {sum:e}, {b:e}",
-                h = inout(reg) h, sum = inout(reg) sum, b = in(reg) $b,
-                options(pure, nomem, nostack),
-            );
-        }
-        let _ = h;
-        $a = sum;
-    }};
-    (I, $a:ident, $b:ident, $c:ident, $d:ident, $xt:expr, $s:literal) => {{
-        // i = c ^ (b | !d)
-        let mut sum = $a.wrapping_add($xt);
-        let mut i = !$d;
-        // SAFETY: register arithmetic only: no memory, no stack.
-        unsafe {
-            core::arch::asm!(
-                "or {i:e}, {b:e}",
-                "xor {i:e}, {c:e}",
-                "add {sum:e}, {i:e}",
-                concat!("rol {sum:e}, ", $s),
-                "add {sum:e}, {b:e}",
-                i = inout(reg) i, sum = inout(reg) sum, b = in(reg) $b, c = in(reg) $c,
-                options(pure, nomem, nostack),
-            );
-        }
-        let _ = i;
-        $a = sum;
-    }};
+}
+
+#[cfg(target_arch = "x86_64")]
+macro_rules! step_x86_64 {
+    // f = d ^ (b & (c ^ d))
+    (F, $a:ident, $b:ident, $c:ident, $d:ident, $xt:expr, $s:literal) => {
+        chain_x86_64!($a, $b, $s, $a.wrapping_add($xt), $c ^ $d, ["and {f:e}, {b:e}", "xor {f:e}, {x:e}"], $d)
+    };
+    // g = (b & d) + (c & !d), the second part known before b
+    (G, $a:ident, $b:ident, $c:ident, $d:ident, $xt:expr, $s:literal) => {
+        chain_x86_64!($a, $b, $s, $a.wrapping_add($xt).wrapping_add($c & !$d), $d, ["and {f:e}, {b:e}"])
+    };
+    // h = b ^ (c ^ d)
+    (H, $a:ident, $b:ident, $c:ident, $d:ident, $xt:expr, $s:literal) => {
+        chain_x86_64!($a, $b, $s, $a.wrapping_add($xt), $c ^ $d, ["xor {f:e}, {b:e}"])
+    };
+    // i = c ^ (b | !d)
+    (I, $a:ident, $b:ident, $c:ident, $d:ident, $xt:expr, $s:literal) => {
+        chain_x86_64!($a, $b, $s, $a.wrapping_add($xt), !$d, ["or {f:e}, {b:e}", "xor {f:e}, {x:e}"], $c)
+    };
 }
 
 /// The 64 steps over each block, with `$step` doing one (RFC 1321, section 3.4: the
@@ -314,6 +279,7 @@ compress_with!(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::noise;
 
     fn hex(d: [u8; 16]) -> String {
         d.iter().map(|b| format!("{b:02x}")).collect()
@@ -339,22 +305,10 @@ mod tests {
         }
     }
 
-    fn noise(n: usize) -> Vec<u8> {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x.to_le_bytes()[3]
-            })
-            .collect()
-    }
-
     #[test]
     fn agrees_with_the_md5_crate_at_every_length_and_split() {
         use md5::Digest;
-        let data = noise(4096 + 200);
+        let data = noise(4096 + 200, 0x9e37_79b9_7f4a_7c15);
         // Every length around the padding's edges (55, 56, 63, 64 and their multiples),
         // whole and fed in two parts at every split.
         for len in (0..300).chain([1000, 4095, 4096, 4097, 4296]) {
@@ -375,7 +329,7 @@ mod tests {
     fn the_portable_steps_give_what_the_assembly_gives() {
         // On x86-64 `compress` is the assembly; the portable steps, which other targets
         // use, must agree with it (and so with RFC 1321).
-        let data = noise(64 * 50);
+        let data = noise(64 * 50, 0x9e37_79b9_7f4a_7c15);
         let mut asm = START;
         let mut portable = START;
         compress(&mut asm, &data);

@@ -212,13 +212,7 @@ impl Bits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
-
-    fn bzip(data: &[u8], level: u32) -> Vec<u8> {
-        let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(level));
-        e.write_all(data).unwrap();
-        e.finish().unwrap()
-    }
+    use crate::testutil::bzip;
 
     fn sample(n: usize) -> Vec<u8> {
         let mut x = 99u32;

@@ -197,24 +197,7 @@ impl BitWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn serial(data: &[u8], level: u32) -> Vec<u8> {
-        let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(level));
-        e.write_all(data).unwrap();
-        e.finish().unwrap()
-    }
-
-    fn noise(n: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x.to_le_bytes()[2]
-            })
-            .collect()
-    }
+    use crate::testutil::{bzip as serial, noise};
 
     #[test]
     fn writes_the_serial_stream_bit_for_bit() {
