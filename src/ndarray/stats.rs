@@ -74,14 +74,18 @@ fn contiguous<T: NativeType>(bytes: &[u8], order: ByteOrder) -> Stats {
             ByteOrder::Big => piece_stats::<T>(bytes, ByteOrder::Big),
         };
     }
-    bytes
+    let pieces: Vec<Stats> = bytes
         .par_chunks(PIECE * size)
         .map(|piece| match order {
             // The byte order is a constant of each loop.
             ByteOrder::Little => piece_stats::<T>(piece, ByteOrder::Little),
             ByteOrder::Big => piece_stats::<T>(piece, ByteOrder::Big),
         })
-        .reduce(|| Stats::EMPTY, Stats::merge)
+        .collect();
+    // Merged in order, on one thread: a parallel reduce would add the pieces' sums in an
+    // order that depends on how the work was split, and the mean could change in its last
+    // digits from one run to the next.
+    pieces.into_iter().fold(Stats::EMPTY, Stats::merge)
 }
 
 #[inline(always)]
@@ -193,6 +197,16 @@ mod tests {
             check(&g, |v, o| if o == ByteOrder::Little { v.to_le_bytes().to_vec() } else { v.to_be_bytes().to_vec() });
             let h: Vec<i16> = (0..n).map(|_| next().to_le_bytes()[0] as i16 * 97 - 12000).collect();
             check(&h, |v, o| if o == ByteOrder::Little { v.to_le_bytes().to_vec() } else { v.to_be_bytes().to_vec() });
+        }
+        // The pieces' sums are added in order, whatever the threads did: here in any other
+        // order they round to 0, in order to 1.
+        let mut spread = vec![0.0f64; 4 * PIECE];
+        for (piece, x) in [1e16, 1.0, -1e16, 1.0].into_iter().enumerate() {
+            spread[piece * PIECE] = x;
+        }
+        let bytes: Vec<u8> = spread.iter().flat_map(|v| v.to_le_bytes()).collect();
+        for _ in 0..20 {
+            assert_eq!(contiguous::<f64>(&bytes, ByteOrder::Little).sum, 1.0);
         }
         // All NaN: min and max are NaN, the count of NaNs is every element.
         let all_nan = vec![f64::NAN; 20];
