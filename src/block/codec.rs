@@ -93,29 +93,52 @@ impl fmt::Display for Compression {
 pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u8>, BlockError> {
     let n = usize::try_from(data_size)
         .map_err(|_| BlockError::Corrupt { codec, message: format!("data_size {data_size} does not fit in memory") })?;
-    let mut out = Vec::new();
-    out.try_reserve_exact(n)
-        .map_err(|_| BlockError::Corrupt { codec, message: format!("cannot allocate data_size {data_size} bytes") })?;
-    crate::hugepages::advise(out.as_ptr(), n);
+    let cannot = || BlockError::Corrupt { codec, message: format!("cannot allocate data_size {data_size} bytes") };
     match codec {
         Compression::Zlib if n >= OVERLAP_ADLER => {
-            // Zeroed memory fresh from the system costs nothing until written.
-            out.resize(n, 0);
+            let mut out = zeroed(n).ok_or_else(cannot)?;
             inflate_overlapped(stored, &mut out)?;
+            Ok(out)
         }
         // Streaming decoders write into the reserved capacity: no zero-filling first.
-        Compression::Zlib => inflate_vec(stored, &mut out)?,
-        Compression::Bzp2 => {
-            if !super::pbunzip::decode(stored, &mut out) {
+        Compression::Zlib | Compression::Bzp2 => {
+            let mut out = Vec::new();
+            out.try_reserve_exact(n).map_err(|_| cannot())?;
+            crate::hugepages::advise(out.as_ptr(), n);
+            if codec == Compression::Zlib {
+                inflate_vec(stored, &mut out)?;
+            } else if !super::pbunzip::decode(stored, &mut out) {
                 bunzip_vec(stored, &mut out)?;
             }
+            Ok(out)
         }
         _ => {
-            out.resize(n, 0);
+            let mut out = zeroed(n).ok_or_else(cannot)?;
             decode_into(codec, stored, &mut out)?;
+            Ok(out)
         }
     }
-    Ok(out)
+}
+
+/// `n` zero bytes, asked of the allocator as zeroed memory: a large buffer then comes
+/// fresh from the system, already zero, and no page of it is touched (so none faults in)
+/// until the decoder writes it, on whichever thread does; filling it with zeros first
+/// would fault in every page on this thread, then write it twice. `None` when the
+/// allocation fails.
+fn zeroed(n: usize) -> Option<Vec<u8>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(n).ok()?;
+    // SAFETY: the layout's size is not zero.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return None;
+    }
+    crate::hugepages::advise(ptr, n);
+    // SAFETY: `ptr` comes from the global allocator with the layout of `n` bytes of
+    // alignment 1, and all `n` bytes are initialized (zero).
+    Some(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
 /// Runs a streaming decoder `step(input, out) -> (consumed, ended)` that appends to `out`
@@ -479,6 +502,16 @@ mod tests {
             let enc = encode(codec, &data).unwrap();
             assert_eq!(decode(codec, &enc, data.len() as u64).unwrap(), data, "{codec}");
         }
+    }
+
+    #[test]
+    fn zeroed_buffers_are_zero_at_every_size() {
+        for n in [0, 1, 4095, 4096, 5 << 20] {
+            let v = zeroed(n).unwrap();
+            assert_eq!(v.len(), n);
+            assert!(v.iter().all(|&b| b == 0), "{n} bytes");
+        }
+        assert!(zeroed(usize::MAX).is_none(), "an impossible size is refused, not aborted on");
     }
 
     #[test]
