@@ -14,9 +14,9 @@ pub(crate) fn noise(n: usize, seed: u64) -> Vec<u8> {
 }
 
 /// `data` compressed serially into one bzip2 stream, as libbzip2 writes it.
-pub(crate) fn bzip(data: &[u8], level: u32) -> Vec<u8> {
+pub(crate) fn bzip(data: &[u8], level: u32) -> std::io::Result<Vec<u8>> {
     use std::io::Write;
     let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(level));
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
+    e.write_all(data)?;
+    e.finish()
 }

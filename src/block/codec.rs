@@ -94,30 +94,38 @@ pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u
     let n = usize::try_from(data_size)
         .map_err(|_| BlockError::Corrupt { codec, message: format!("data_size {data_size} does not fit in memory") })?;
     let cannot = || BlockError::Corrupt { codec, message: format!("cannot allocate data_size {data_size} bytes") };
-    match codec {
+    // Streaming decoders write into reserved capacity: no zero-filling first.
+    let reserved = || {
+        let mut out = Vec::new();
+        out.try_reserve_exact(n).map_err(|_| cannot())?;
+        crate::hugepages::advise(out.as_ptr(), n);
+        Ok::<_, BlockError>(out)
+    };
+    let out = match codec {
         Compression::Zlib if n >= OVERLAP_ADLER => {
             let mut out = zeroed(n).ok_or_else(cannot)?;
             inflate_overlapped(stored, &mut out)?;
-            Ok(out)
+            out
         }
-        // Streaming decoders write into the reserved capacity: no zero-filling first.
-        Compression::Zlib | Compression::Bzp2 => {
-            let mut out = Vec::new();
-            out.try_reserve_exact(n).map_err(|_| cannot())?;
-            crate::hugepages::advise(out.as_ptr(), n);
-            if codec == Compression::Zlib {
-                inflate_vec(stored, &mut out)?;
-            } else if !super::pbunzip::decode(stored, &mut out) {
+        Compression::Zlib => {
+            let mut out = reserved()?;
+            inflate_vec(stored, &mut out)?;
+            out
+        }
+        Compression::Bzp2 => {
+            let mut out = reserved()?;
+            if !super::pbunzip::decode(stored, &mut out) {
                 bunzip_vec(stored, &mut out)?;
             }
-            Ok(out)
+            out
         }
         _ => {
             let mut out = zeroed(n).ok_or_else(cannot)?;
             decode_into(codec, stored, &mut out)?;
-            Ok(out)
+            out
         }
-    }
+    };
+    Ok(out)
 }
 
 /// `n` zero bytes, asked of the allocator as zeroed memory: a large buffer then comes

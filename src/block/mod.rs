@@ -33,6 +33,7 @@
 //! assert_eq!(header.stored_bytes(&bytes).unwrap(), b"abc");
 //! ```
 
+mod bits;
 mod checksum;
 pub mod codec;
 mod pbunzip;

@@ -16,6 +16,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
+use super::bits::{BitWriter, read_bits};
+
 pub(super) const BLOCK_MAGIC: u64 = 0x3141_5926_5359;
 pub(super) const END_MAGIC: u64 = 0x1772_4538_5090;
 
@@ -104,13 +106,14 @@ fn try_decode(stored: &[u8], out: &mut Vec<u8>) -> Option<()> {
 /// most `limit` bytes.
 fn decode_piece(stored: &[u8], level: u8, a: u64, b: u64, limit: usize) -> Option<Vec<u8>> {
     let crc = read_bits(stored, a + 48, 32)?;
-    let mut stream = Bits { buf: Vec::with_capacity(usize::try_from((b - a) / 8).ok()? + 20), len: 0 };
-    stream.push(u64::from(u32::from_be_bytes([b'B', b'Z', b'h', level])), 32);
-    stream.copy_from(stored, a, b)?;
-    stream.push(END_MAGIC, 48);
-    stream.push(crc, 32);
+    let mut stream = BitWriter::with_capacity(usize::try_from((b - a) / 8).ok()? + 20);
+    stream.bytes(&[b'B', b'Z', b'h', level]);
+    stream.copy_bits(stored, a, b)?;
+    stream.bits(END_MAGIC, 48);
+    stream.bits(crc, 32);
+    let stream = stream.finish();
     let mut d = bzip2::Decompress::new(false);
-    let mut out = Vec::with_capacity(stream.buf.len().saturating_mul(4).min(limit));
+    let mut out = Vec::with_capacity(stream.len().saturating_mul(4).min(limit));
     loop {
         if out.len() == out.capacity() {
             if out.len() >= limit {
@@ -120,7 +123,7 @@ fn decode_piece(stored: &[u8], level: u8, a: u64, b: u64, limit: usize) -> Optio
         }
         let consumed = usize::try_from(d.total_in()).ok()?;
         let before = out.len();
-        match d.decompress_vec(&stream.buf[consumed..], &mut out).ok()? {
+        match d.decompress_vec(&stream[consumed..], &mut out).ok()? {
             bzip2::Status::StreamEnd => return Some(out),
             _ if out.len() == before && usize::try_from(d.total_in()).ok()? == consumed => return None,
             _ => {}
@@ -148,67 +151,6 @@ fn find_magic(data: &[u8], magic: u64) -> Vec<u64> {
     found
 }
 
-/// `n` (at most 56) bits of `data` from bit `p`, most significant first.
-pub(super) fn read_bits(data: &[u8], p: u64, n: u32) -> Option<u64> {
-    let k = usize::try_from(p / 8).ok()?;
-    let s = (p % 8) as u32;
-    let bytes = (s + n).div_ceil(8);
-    let window = data.get(k..k.checked_add(bytes as usize)?)?;
-    let mut acc = 0u64;
-    for &byte in window {
-        acc = (acc << 8) | u64::from(byte);
-    }
-    Some((acc >> (bytes * 8 - s - n)) & ((1u64 << n) - 1))
-}
-
-/// A bit string under construction, most significant bit first.
-struct Bits {
-    buf: Vec<u8>,
-    /// Bits written.
-    len: u64,
-}
-
-impl Bits {
-    fn push(&mut self, value: u64, n: u32) {
-        for i in (0..n).rev() {
-            if self.len % 8 == 0 {
-                self.buf.push(0);
-            }
-            if (value >> i) & 1 == 1 {
-                let last = self.buf.len() - 1;
-                self.buf[last] |= 0x80 >> (self.len % 8);
-            }
-            self.len += 1;
-        }
-    }
-
-    /// Appends bits `a..b` of `src`; `self` must end on a byte boundary.
-    fn copy_from(&mut self, src: &[u8], a: u64, b: u64) -> Option<()> {
-        debug_assert_eq!(self.len % 8, 0);
-        let start = usize::try_from(a / 8).ok()?;
-        let s = (a % 8) as u32;
-        let nbits = b - a;
-        let nbytes = usize::try_from(nbits.div_ceil(8)).ok()?;
-        let body = src.get(start..start.checked_add(nbytes)?)?;
-        if s == 0 {
-            self.buf.extend_from_slice(body);
-        } else {
-            let next = src.get(start + 1..).unwrap_or(&[]);
-            self.buf.extend(body.iter().enumerate().map(|(i, &hi)| {
-                let lo = next.get(i).map_or(0, |&x| x >> (8 - s));
-                (hi << s) | lo
-            }));
-        }
-        let tail = (nbits % 8) as u32;
-        if tail != 0 {
-            let last = self.buf.len() - 1;
-            self.buf[last] &= 0xffu8 << (8 - tail);
-        }
-        self.len += nbits;
-        Some(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,22 +167,14 @@ mod tests {
     }
 
     #[test]
-    fn reads_bits_most_significant_first() {
-        let data = [0b1010_0000, 0xff, 0x01];
-        assert_eq!(read_bits(&data, 0, 3), Some(0b101));
-        assert_eq!(read_bits(&data, 4, 8), Some(0b0000_1111));
-        assert_eq!(read_bits(&data, 16, 8), Some(1));
-        assert_eq!(read_bits(&data, 20, 8), None);
-    }
-
-    #[test]
     fn finds_magics_at_every_bit_offset() {
         for shift in 0..8u32 {
-            let mut b = Bits { buf: vec![0x55], len: 8 };
-            b.push(0, shift);
-            b.push(BLOCK_MAGIC, 48);
-            b.push(0x3, 7);
-            assert_eq!(find_magic(&b.buf, BLOCK_MAGIC), vec![8 + u64::from(shift)], "shift {shift}");
+            let mut b = BitWriter::with_capacity(16);
+            b.bytes(&[0x55]);
+            b.bits(0, shift);
+            b.bits(BLOCK_MAGIC, 48);
+            b.bits(0x3, 7);
+            assert_eq!(find_magic(&b.finish(), BLOCK_MAGIC), vec![8 + u64::from(shift)], "shift {shift}");
         }
     }
 
@@ -249,7 +183,7 @@ mod tests {
         // Level 1: 100 kB blocks, so a few hundred kB spans several.
         for (n, level) in [(350_000, 1), (1_000_000, 2), (2_500_000, 9)] {
             let data = sample(n);
-            let z = bzip(&data, level);
+            let z = bzip(&data, level).unwrap();
             let mut out = Vec::with_capacity(data.len());
             assert!(decode(&z, &mut out), "n={n}");
             assert_eq!(out, data, "n={n}");
@@ -261,7 +195,7 @@ mod tests {
     #[test]
     fn never_accepts_what_the_serial_decoder_refuses() {
         let data = sample(300_000);
-        let z = bzip(&data, 1);
+        let z = bzip(&data, 1).unwrap();
         // The serial decoder as `codec::decode` drives it: one stream, what follows its
         // end ignored.
         let serial = |z: &[u8]| -> Option<Vec<u8>> {
@@ -313,9 +247,9 @@ mod tests {
     fn declines_one_block_wrong_sizes_and_damage() {
         let small = sample(1000);
         let mut out = Vec::with_capacity(small.len());
-        assert!(!decode(&bzip(&small, 9), &mut out), "one block");
+        assert!(!decode(&bzip(&small, 9).unwrap(), &mut out), "one block");
         let data = sample(350_000);
-        let z = bzip(&data, 1);
+        let z = bzip(&data, 1).unwrap();
         let mut out = Vec::with_capacity(data.len() - 1);
         assert!(!decode(&z, &mut out), "too long");
         assert!(out.is_empty());

@@ -21,7 +21,8 @@ use std::io::Write;
 
 use rayon::prelude::*;
 
-use super::pbunzip::{BLOCK_MAGIC, END_MAGIC, read_bits};
+use super::bits::{BitWriter, read_bits};
+use super::pbunzip::{BLOCK_MAGIC, END_MAGIC};
 
 /// Compresses `data` at `level` (1-9) in parallel; `None` when it fits one block (the
 /// serial compressor is as fast) or a piece did not compress to exactly one block.
@@ -49,18 +50,12 @@ pub(crate) fn compress(data: &[u8], level: u32) -> Option<Vec<u8>> {
     pieces.sort_unstable_by_key(|&(n, _)| n);
     let pieces: Vec<Piece> = pieces.into_iter().map(|(_, p)| p).collect::<Option<_>>()?;
     let total: usize = pieces.iter().map(|p| p.stream.len()).sum();
-    let mut out = BitWriter { out: Vec::with_capacity(total), acc: 0, n: 0 };
-    out.out.extend_from_slice(&[b'B', b'Z', b'h', b'0' + level_digit]);
+    let mut out = BitWriter::with_capacity(total);
+    out.bytes(&[b'B', b'Z', b'h', b'0' + level_digit]);
     let mut combined = 0u32;
     for Piece { stream, end, crc } in pieces {
         // The block's bits: from just after the 4-byte header to the end magic.
-        let bits = end - 32;
-        let whole = usize::try_from(bits / 8).ok()?;
-        out.bytes(&stream[4..4 + whole]);
-        let rest = (bits % 8) as u32;
-        if rest > 0 {
-            out.bits(u64::from(stream[4 + whole] >> (8 - rest)), rest);
-        }
+        out.copy_bits(&stream, 32, end)?;
         combined = combined.rotate_left(1) ^ crc;
     }
     out.bits(END_MAGIC, 48);
@@ -151,53 +146,14 @@ fn one_block(stream: &[u8]) -> Option<(u64, u32)> {
     })
 }
 
-/// Bits appended most significant first, at any alignment.
-struct BitWriter {
-    out: Vec<u8>,
-    /// Pending bits (the low `n`).
-    acc: u64,
-    n: u32,
-}
-
-impl BitWriter {
-    /// Appends the low `count` (at most 56) bits of `value`.
-    fn bits(&mut self, value: u64, count: u32) {
-        self.acc = (self.acc << count) | (value & ((1u64 << count) - 1));
-        self.n += count;
-        while self.n >= 8 {
-            self.n -= 8;
-            self.out.push((self.acc >> self.n).to_le_bytes()[0]);
-        }
-    }
-
-    fn bytes(&mut self, bytes: &[u8]) {
-        if self.n == 0 {
-            self.out.extend_from_slice(bytes);
-            return;
-        }
-        // Each byte shifts through the n pending bits.
-        let n = self.n;
-        let mut acc = self.acc;
-        self.out.extend(bytes.iter().map(|&b| {
-            acc = (acc << 8) | u64::from(b);
-            (acc >> n).to_le_bytes()[0]
-        }));
-        self.acc = acc & ((1u64 << n) - 1);
-    }
-
-    /// The bytes, the last padded with zero bits.
-    fn finish(mut self) -> Vec<u8> {
-        if self.n > 0 {
-            self.out.push((self.acc << (8 - self.n)).to_le_bytes()[0]);
-        }
-        self.out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{bzip as serial, noise};
+    use crate::testutil::{bzip, noise};
+
+    fn serial(data: &[u8], level: u32) -> Vec<u8> {
+        bzip(data, level).unwrap()
+    }
 
     #[test]
     fn writes_the_serial_stream_bit_for_bit() {
@@ -252,20 +208,5 @@ mod tests {
         assert!(compress(&noise(10_000, 3), 9).is_none());
         assert!(compress(&[], 9).is_none());
         assert!(compress(&noise(10_000, 3), 0).is_none());
-    }
-
-    #[test]
-    fn bit_writer_joins_at_any_alignment() {
-        for shift in 0..8u32 {
-            let mut w = BitWriter { out: Vec::new(), acc: 0, n: 0 };
-            w.bits(0b1, shift.max(1));
-            w.bytes(&[0xde, 0xad]);
-            w.bits(0b101, 3);
-            let got = w.finish();
-            let total = u64::from(shift.max(1)) + 16 + 3;
-            assert_eq!(read_bits(&got, u64::from(shift.max(1)), 16), Some(0xdead), "shift {shift}");
-            assert_eq!(read_bits(&got, total - 3, 3), Some(0b101));
-            assert_eq!(got.len() as u64, total.div_ceil(8));
-        }
     }
 }
