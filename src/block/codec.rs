@@ -198,6 +198,23 @@ fn inflate_vec(input: &[u8], out: &mut Vec<u8>) -> Result<(), BlockError> {
 /// inflating.
 const OVERLAP_ADLER: usize = 16 << 20;
 
+/// The deflate stream inside a zlib stream whose two-byte header (RFC 1950) is the plain
+/// one: deflate, a window of at most 32 KiB, no preset dictionary, and the check bits.
+/// Other streams (the reference never writes them) take the plain path and its errors.
+fn plain_zlib_body(input: &[u8]) -> Option<&[u8]> {
+    match input {
+        [cmf, flg, body @ ..]
+            if cmf & 0x0f == 8
+                && cmf >> 4 <= 7
+                && flg & 0x20 == 0
+                && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0 =>
+        {
+            Some(body)
+        }
+        _ => None,
+    }
+}
+
 /// Inflates a zlib stream into `out` (filled exactly), as [`inflate`] does, with the
 /// stream's Adler-32 computed on another thread, piece by piece, as the pieces are
 /// decoded (a single stream inflates on one core; its checksum took a sixth of the time).
@@ -205,20 +222,14 @@ fn inflate_overlapped(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
     const PIECE: usize = 4 << 20;
     let codec = Compression::Zlib;
     let corrupt = |message: &str| BlockError::Corrupt { codec, message: message.into() };
-    // The two-byte header (RFC 1950): deflate, a window of at most 32 KiB, no preset
-    // dictionary (the reference never writes one: such streams take the plain path and
-    // its error), and the check bits.
-    let plain_header = matches!(input, [cmf, flg, ..]
-        if cmf & 0x0f == 8 && cmf >> 4 <= 7 && flg & 0x20 == 0 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0);
-    if !plain_header {
+    let Some(deflate) = plain_zlib_body(input) else {
         return inflate(input, out);
-    }
-    let deflate = &input[2..];
+    };
     let mut d = flate2::Decompress::new(false);
     std::thread::scope(|scope| {
         let (pieces, finished) = std::sync::mpsc::channel::<&[u8]>();
         let adler = scope.spawn(move || finished.iter().fold(1u32, zlib_rs::adler32::adler32));
-        let consumed = drive(
+        let consumed = drive_into(
             codec,
             deflate,
             out,
@@ -269,31 +280,166 @@ pub fn decode_into(codec: Compression, stored: &[u8], out: &mut [u8]) -> Result<
     }
 }
 
+/// The size of the pieces [`decode_pieces`] hands on from a zlib stream: small enough to
+/// stay in cache from the decoder's writing to the sink's reading.
+pub const PIECE: usize = 256 << 10;
+
+/// Decodes `stored` as [`decode`] does, with the same checks, but hands the decoded bytes
+/// to `sink` piece by piece, in order, and never holds them all: memory stays at a few
+/// pieces however large the block. A large zlib stream is inflated on another thread
+/// while its Adler-32 and `sink` run on this one, in pieces of [`PIECE`] bytes; lz4
+/// records are decoded in parallel and handed on one record at a time. Other blocks
+/// (bzp2, small zlib) are decoded whole first and handed on in one piece.
+///
+/// # Errors
+/// As [`decode`]; the first error of `sink`, which stops the decoding.
+pub fn decode_pieces<E: From<BlockError>>(
+    codec: Compression,
+    stored: &[u8],
+    data_size: u64,
+    mut sink: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    match codec {
+        Compression::Zlib if data_size >= OVERLAP_ADLER as u64 => inflate_pieces(stored, data_size, &mut sink),
+        Compression::Lz4 => lz4_pieces(stored, data_size, &mut sink),
+        Compression::None => {
+            if stored.len() as u64 != data_size {
+                return Err(BlockError::SizeMismatch { used: stored.len() as u64, data: data_size }.into());
+            }
+            sink(stored)
+        }
+        _ => sink(&decode(codec, stored, data_size)?),
+    }
+}
+
+/// [`decode_pieces`] of a zlib stream: inflated on a thread of its own into [`PIECE`]-byte
+/// buffers that go round, its Adler-32 and `sink` on this one.
+fn inflate_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> + ?Sized>(
+    input: &[u8],
+    data_size: u64,
+    sink: &mut F,
+) -> Result<(), E> {
+    /// Buffers going round: the decoder can run this far ahead of the sink.
+    const SLOTS: usize = 4;
+    let codec = Compression::Zlib;
+    let Some(deflate) = plain_zlib_body(input) else {
+        return sink(&decode(codec, input, data_size)?);
+    };
+    let corrupt = |message: &str| BlockError::Corrupt { codec, message: message.into() };
+    std::thread::scope(|scope| {
+        let (full, filled) = std::sync::mpsc::sync_channel::<(Vec<u8>, usize)>(SLOTS);
+        let (free, freed) = std::sync::mpsc::channel::<Vec<u8>>();
+        let decoder = scope.spawn(move || {
+            let mut d = flate2::Decompress::new(false);
+            let mut fresh = SLOTS;
+            let window = || match freed.try_recv() {
+                Ok(buf) => Ok(buf),
+                Err(_) if fresh > 0 => {
+                    fresh -= 1;
+                    Ok(vec![0u8; PIECE])
+                }
+                // The sink stopped (and dropped its sender): so does the decoder.
+                Err(_) => freed.recv().map_err(|_| corrupt("decoding stopped")),
+            };
+            let finished = |buf, n| full.send((buf, n)).map_err(|_| corrupt("decoding stopped"));
+            drive(codec, deflate, data_size, |i, o| inflate_step(&mut d, i, o), window, finished)
+        });
+        let mut free = Some(free);
+        let mut adler = 1u32;
+        let mut result = Ok(());
+        // Ends when the decoder is done (its sender dropped), whatever the sink did.
+        for (buf, n) in filled {
+            if result.is_ok() {
+                adler = zlib_rs::adler32::adler32(adler, &buf[..n]);
+                result = sink(&buf[..n]);
+                if result.is_err() {
+                    free = None;
+                }
+            }
+            if let Some(f) = &free {
+                let _ = f.send(buf);
+            }
+        }
+        drop(free);
+        let consumed = decoder.join().map_err(|_| corrupt("the decoding thread failed"))?;
+        result?;
+        let consumed = consumed?;
+        let trailer =
+            deflate.get(consumed..consumed + 4).ok_or_else(|| corrupt("incomplete stream: no Adler-32 at its end"))?;
+        if trailer != adler.to_be_bytes() {
+            return Err(corrupt("incorrect data check (Adler-32)").into());
+        }
+        Ok(())
+    })
+}
+
+/// [`decode_pieces`] of lz4: the records decoded on the pool's threads into buffers that go
+/// round, handed to `sink` in order on this one.
+fn lz4_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> + ?Sized>(
+    input: &[u8],
+    data_size: u64,
+    sink: &mut F,
+) -> Result<(), E> {
+    let codec = Compression::Lz4;
+    let capacity = usize::try_from(data_size)
+        .map_err(|_| BlockError::Corrupt { codec, message: format!("data_size {data_size} does not fit in memory") })?;
+    let records = lz4_records(input, capacity)?;
+    let workers = rayon::current_num_threads();
+    // The sink's error stays on this thread (it need not be `Send`); the pipeline is told
+    // only to stop.
+    let mut stopped = None;
+    let decoded = crate::pipeline::in_order(
+        records.len(),
+        workers,
+        2 * workers,
+        |n, buf| {
+            let r = &records[n];
+            if buf.len() < r.raw_len {
+                buf.resize(r.raw_len, 0);
+            }
+            lz4_record_into(r, &mut buf[..r.raw_len]).map(|()| r.raw_len)
+        },
+        |piece| {
+            sink(piece).map_err(|e| {
+                stopped = Some(e);
+                BlockError::Corrupt { codec, message: "decoding stopped".into() }
+            })
+        },
+    );
+    match stopped {
+        Some(e) => Err(e),
+        None => decoded.map_err(E::from),
+    }
+}
+
 /// Runs a streaming decoder `step(input, output) -> (consumed, produced, ended)` until the
-/// stream ends, writing into `out` a `piece` of it at a time (each handed to `finished`
-/// once filled) and then into a scratch byte that, if written, proves the stream is
-/// longer than `out`. Returns the input bytes consumed.
-fn drive<'o>(
+/// stream ends and `expected` bytes came out, into the windows `window()` hands out
+/// (each filled, or up to the end, then handed to `finished` with how much of it is
+/// filled), and then into a scratch byte that, if written, proves the stream longer
+/// than `expected`. Returns the input bytes consumed.
+fn drive<W: AsMut<[u8]>>(
     codec: Compression,
     input: &[u8],
-    out: &'o mut [u8],
-    piece: usize,
+    expected: u64,
     mut step: impl FnMut(&[u8], &mut [u8]) -> Result<(usize, usize, bool), String>,
-    mut finished: impl FnMut(&'o [u8]),
+    mut window: impl FnMut() -> Result<W, BlockError>,
+    mut finished: impl FnMut(W, usize) -> Result<(), BlockError>,
 ) -> Result<usize, BlockError> {
-    let expected = out.len() as u64;
-    let (mut ip, mut op) = (0usize, 0usize);
+    let (mut ip, mut op) = (0usize, 0u64);
     let mut step =
         |input: &[u8], target: &mut [u8]| step(input, target).map_err(|message| BlockError::Corrupt { codec, message });
-    let mut rest: &'o mut [u8] = out;
     let mut ended = false;
-    while !rest.is_empty() && !ended {
-        let take = piece.max(1).min(rest.len());
-        let (window, after) = std::mem::take(&mut rest).split_at_mut(take);
-        rest = after;
+    while op < expected && !ended {
+        let mut w = window()?;
+        let buf = w.as_mut();
+        // A window longer than what is left is filled only that far.
+        let room = usize::try_from(expected - op).map_or(buf.len(), |left| left.min(buf.len()));
+        if room == 0 {
+            return Err(BlockError::Corrupt { codec, message: "no room to decode into".into() });
+        }
         let mut filled = 0;
-        while filled < window.len() {
-            let (consumed, produced, end) = step(&input[ip..], &mut window[filled..])?;
+        while filled < room {
+            let (consumed, produced, end) = step(&input[ip..], &mut buf[filled..room])?;
             ip += consumed;
             filled += produced;
             if end {
@@ -302,16 +448,15 @@ fn drive<'o>(
             }
             if consumed == 0 && produced == 0 {
                 // No progress: the input ran out before the stream's end.
-                return Err(BlockError::DecodedTooShort { codec, expected, got: (op + filled) as u64 });
+                return Err(BlockError::DecodedTooShort { codec, expected, got: op + filled as u64 });
             }
         }
-        let window: &'o [u8] = window;
-        finished(&window[..filled]);
-        op += filled;
+        op += filled as u64;
+        finished(w, filled)?;
     }
     let mut probe = [0u8; 1];
     while !ended {
-        // `out` is full: the stream must end here, without one byte more.
+        // All `expected` bytes came: the stream must end here, without one byte more.
         let (consumed, produced, end) = step(&input[ip..], &mut probe)?;
         if produced > 0 {
             return Err(BlockError::DecodedTooLong { codec, expected });
@@ -319,13 +464,38 @@ fn drive<'o>(
         ip += consumed;
         ended = end;
         if !end && consumed == 0 {
-            return Err(BlockError::DecodedTooShort { codec, expected, got: op as u64 });
+            return Err(BlockError::DecodedTooShort { codec, expected, got: op });
         }
     }
-    if (op as u64) < expected {
-        return Err(BlockError::DecodedTooShort { codec, expected, got: op as u64 });
+    if op < expected {
+        return Err(BlockError::DecodedTooShort { codec, expected, got: op });
     }
     Ok(ip)
+}
+
+/// [`drive`] into `out`, filled exactly, a `piece` of it at a time (each handed to
+/// `finished` once filled).
+fn drive_into<'o>(
+    codec: Compression,
+    input: &[u8],
+    out: &'o mut [u8],
+    piece: usize,
+    step: impl FnMut(&[u8], &mut [u8]) -> Result<(usize, usize, bool), String>,
+    mut finished: impl FnMut(&'o [u8]),
+) -> Result<usize, BlockError> {
+    let expected = out.len() as u64;
+    let mut rest: &'o mut [u8] = out;
+    let window = || {
+        let take = piece.max(1).min(rest.len());
+        let (w, after) = std::mem::take(&mut rest).split_at_mut(take);
+        rest = after;
+        Ok(w)
+    };
+    drive(codec, input, expected, step, window, |w: &'o mut [u8], filled| {
+        let w: &'o [u8] = w;
+        finished(&w[..filled]);
+        Ok(())
+    })
 }
 
 /// One step of a zlib (or raw deflate) decoder, as [`drive`] takes it.
@@ -339,7 +509,7 @@ fn inflate_step(d: &mut flate2::Decompress, input: &[u8], out: &mut [u8]) -> Res
 
 fn inflate(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
     let mut d = flate2::Decompress::new(true);
-    drive(Compression::Zlib, input, out, usize::MAX, |i, o| inflate_step(&mut d, i, o), |_| {}).map(drop)
+    drive_into(Compression::Zlib, input, out, usize::MAX, |i, o| inflate_step(&mut d, i, o), |_| {}).map(drop)
 }
 
 fn bunzip(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
@@ -352,7 +522,7 @@ fn bunzip(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
         let produced = usize::try_from(d.total_out() - to).unwrap_or(usize::MAX);
         Ok((consumed, produced, status == Status::StreamEnd))
     };
-    drive(Compression::Bzp2, input, out, usize::MAX, step, |_| {}).map(drop)
+    drive_into(Compression::Bzp2, input, out, usize::MAX, step, |_| {}).map(drop)
 }
 
 /// One record of the reference's lz4 framing: the raw LZ4 block and its decoded length.
@@ -392,6 +562,19 @@ fn lz4_records(input: &[u8], capacity: usize) -> Result<Vec<Lz4Record<'_>>, Bloc
     Ok(records)
 }
 
+/// Decodes record `r` into `dst`, exactly its decoded length.
+fn lz4_record_into(r: &Lz4Record<'_>, dst: &mut [u8]) -> Result<(), BlockError> {
+    let n = lz4_flex::block::decompress_into(r.block, dst)
+        .map_err(|e| BlockError::Corrupt { codec: Compression::Lz4, message: e.to_string() })?;
+    if n != r.raw_len {
+        return Err(BlockError::Corrupt {
+            codec: Compression::Lz4,
+            message: format!("record decodes to {n} bytes, its header says {}", r.raw_len),
+        });
+    }
+    Ok(())
+}
+
 fn lz4_decode(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
     let records = lz4_records(input, out.len())?;
     // Split the output into one disjoint slice per record, then decode in parallel.
@@ -402,17 +585,7 @@ fn lz4_decode(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
         slices.push(head);
         rest = tail;
     }
-    let one = |(r, dst): (&Lz4Record, &mut [u8])| {
-        let n = lz4_flex::block::decompress_into(r.block, dst)
-            .map_err(|e| BlockError::Corrupt { codec: Compression::Lz4, message: e.to_string() })?;
-        if n != r.raw_len {
-            return Err(BlockError::Corrupt {
-                codec: Compression::Lz4,
-                message: format!("record decodes to {n} bytes, its header says {}", r.raw_len),
-            });
-        }
-        Ok(())
-    };
+    let one = |(r, dst): (&Lz4Record, &mut [u8])| lz4_record_into(r, dst);
     // A single record (small blocks) is decoded here: no pool to start.
     if records.len() == 1 {
         return records.iter().zip(slices).try_for_each(one);
@@ -590,6 +763,92 @@ mod tests {
         assert!(decode(z, &dict, n).is_err());
         // Our own parallel deflate (sync points, combined Adler-32) reads back too.
         assert!(decode(z, &encode(z, &data).unwrap(), n).unwrap() == data);
+    }
+
+    /// Every piece `decode_pieces` (or the zlib path under it) hands on, joined.
+    fn joined(
+        run: impl FnOnce(&mut dyn FnMut(&[u8]) -> Result<(), BlockError>) -> Result<(), BlockError>,
+    ) -> Result<Vec<u8>, BlockError> {
+        let mut all = Vec::new();
+        run(&mut |p| {
+            all.extend_from_slice(p);
+            Ok(())
+        })?;
+        Ok(all)
+    }
+
+    /// The pieces, joined, are the decoded block, and the verdicts on damaged streams are
+    /// those of `decode`: zlib inflated on its own thread (called directly, as blocks
+    /// below `OVERLAP_ADLER` take the whole path), lz4 of many records.
+    #[test]
+    fn pieces_are_the_decoded_bytes_in_order() {
+        let data: Vec<u8> = (0..u32::try_from(5 * PIECE + 12_345).unwrap())
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 27).to_le_bytes()[0])
+            .collect();
+        let n = data.len() as u64;
+        let z = encode(Compression::Zlib, &data).unwrap();
+        let zlib = |stored: &[u8], size: u64| joined(|sink| inflate_pieces(stored, size, sink));
+        assert!(zlib(&z, n).unwrap() == data);
+        for (what, stored, size) in [
+            ("too long", z.clone(), n - 1),
+            ("too short", z.clone(), n + 1),
+            ("truncated", z[..z.len() / 2].to_vec(), n),
+            ("Adler-32 cut short", z[..z.len() - 2].to_vec(), n),
+            ("wrong Adler-32", [&z[..z.len() - 1], &[z[z.len() - 1] ^ 1]].concat(), n),
+        ] {
+            let whole = decode(Compression::Zlib, &stored, size).map(drop);
+            let pieces = zlib(&stored, size).map(drop);
+            assert!(whole.is_err() && pieces.is_err(), "{what}");
+            if size != n {
+                assert_eq!(pieces, whole, "{what}");
+            }
+        }
+        // lz4 records of any size, as another writer may cut them.
+        let mut l = Vec::new();
+        for chunk in data[..40_000].chunks(1000).chain(data[40_000..].chunks(3001)) {
+            let mut rec = Vec::new();
+            let len = lz4_record(chunk, &mut rec).unwrap();
+            l.extend_from_slice(&rec[..len]);
+        }
+        let lz4 = |stored: &[u8], size: u64| joined(|sink| decode_pieces(Compression::Lz4, stored, size, sink));
+        assert!(lz4(&l, n).unwrap() == data);
+        assert!(matches!(lz4(&l, n - 1), Err(BlockError::DecodedTooLong { .. })));
+        assert!(matches!(lz4(&l, n + 1), Err(BlockError::DecodedTooShort { .. })));
+        assert!(lz4(&l[..l.len() - 3], n).is_err(), "truncated");
+        // The other codecs: one piece, the decoded block.
+        for codec in [Compression::None, Compression::Bzp2, Compression::Zlib] {
+            let enc = encode(codec, &data).unwrap();
+            assert!(joined(|sink| decode_pieces(codec, &enc, n, sink)).unwrap() == data, "{codec}");
+        }
+        assert!(joined(|sink| decode_pieces(Compression::None, &data, n + 1, sink)).is_err());
+    }
+
+    /// A failing sink stops the decoding soon, and its error is the one returned.
+    #[test]
+    fn a_failing_sink_stops_the_pieces() {
+        let data = crate::testutil::noise(40 * PIECE, 7);
+        let n = data.len() as u64;
+        let z = encode(Compression::Zlib, &data).unwrap();
+        let l = encode(Compression::Lz4, &data).unwrap();
+        for (codec, stored) in [(Compression::Zlib, &z), (Compression::Lz4, &l)] {
+            let mut calls = 0;
+            let stop = |_: &[u8]| {
+                calls += 1;
+                if calls == 2 { Err("enough") } else { Ok(()) }
+            };
+            let r = match codec {
+                Compression::Zlib => inflate_pieces(stored, n, &mut { stop }),
+                _ => decode_pieces(codec, stored, n, stop),
+            };
+            assert_eq!(r, Err("enough"), "{codec}");
+            assert_eq!(calls, 2, "{codec}: no piece after the error");
+        }
+    }
+
+    impl From<BlockError> for &'static str {
+        fn from(_: BlockError) -> Self {
+            "decoding failed"
+        }
     }
 
     #[test]

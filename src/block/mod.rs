@@ -305,6 +305,41 @@ impl BlockHeader {
         Ok(Cow::Owned(out))
     }
 
+    /// The decoded bytes handed to `sink` piece by piece, as [`codec::decode_pieces`]
+    /// does: the whole stored bytes at once when the block is uncompressed.
+    ///
+    /// # Errors
+    /// As [`BlockHeader::decode`] (its errors as [`Error`]s), and the first error of
+    /// `sink`.
+    pub fn decode_pieces<E: From<Error>>(
+        &self,
+        file: &[u8],
+        limits: &Limits,
+        mut sink: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let loc = || Location::at(self.offset);
+        let stored = self.stored_bytes(file).map_err(|e| Error::new(e, loc()))?;
+        if self.compression == Compression::None {
+            return sink(stored);
+        }
+        Limits::check("max_block_bytes", self.data_size, limits.max_block_bytes).map_err(|e| Error::new(e, loc()))?;
+        // The decoder's errors are told apart from the sink's on the way out.
+        enum Failure<E> {
+            Decoding(BlockError),
+            Sink(E),
+        }
+        impl<E> From<BlockError> for Failure<E> {
+            fn from(e: BlockError) -> Self {
+                Failure::Decoding(e)
+            }
+        }
+        codec::decode_pieces(self.compression, stored, self.data_size, |piece| sink(piece).map_err(Failure::Sink))
+            .map_err(|f| match f {
+                Failure::Decoding(e) => Error::new(e, loc()).into(),
+                Failure::Sink(e) => e,
+            })
+    }
+
     /// The 54 header bytes (magic included) with `header_size` 48.
     pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
