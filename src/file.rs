@@ -15,7 +15,8 @@ use crate::Limits;
 use crate::block::{self, BlockHeader, ChecksumStatus, Compression, Trailer};
 use crate::error::{Error, ErrorKind, Location, Result, Warning};
 use crate::index::{self, IndexStatus};
-use crate::ndarray::{ArrayError, ArrayMeta, Element, NativeType, NdArray, Source, Storage};
+use crate::ndarray::stats::{self, Stats, StatsStream};
+use crate::ndarray::{ArrayError, ArrayMeta, Datatype, Element, NativeType, NdArray, Source, Storage};
 use crate::tree::header::{self, Header};
 use crate::tree::{NodeRef, Tree};
 use ::ndarray::{CowArray, IxDyn};
@@ -36,6 +37,23 @@ impl Deref for Bytes {
             Bytes::Owned(v) => v,
         }
     }
+}
+
+/// Compressed blocks of at least this many decoded bytes are reduced piece by piece by
+/// [`AsdfFile::ndarray_stats_at`], not decoded whole.
+pub const STREAM_STATS_BYTES: u64 = 16 << 20;
+
+/// What [`AsdfFile::ndarray_stats_at`] tells of an ndarray.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayStats {
+    /// The element type.
+    pub datatype: Datatype,
+    /// The shape.
+    pub shape: Vec<usize>,
+    /// Where the data is.
+    pub storage: Storage,
+    /// The statistics; `None` for complex, string and record arrays.
+    pub stats: Option<Stats>,
 }
 
 /// How to open a file. The defaults: [`Limits::default`], checksums not verified on
@@ -269,6 +287,60 @@ impl AsdfFile {
                 NdArray::new(&meta, data, Storage::External(uri.clone()), None, limits).map_err(arr)
             }
         }
+    }
+
+    /// The statistics of the ndarray at `node` (min, max, mean, NaN count; see
+    /// [`stats::stats`]), with its type, shape and storage. A large compressed block (of
+    /// [`STREAM_STATS_BYTES`] or more) is not held decoded: it is decoded piece by piece
+    /// ([`BlockHeader::decode_pieces`]) and each piece reduced as it comes
+    /// ([`StatsStream`]), so memory stays at a few megabytes however large the array, and
+    /// the numbers are those of [`stats::stats`] over [`AsdfFile::ndarray_at`], to the last
+    /// digit. A block decoded already, a layout that is not C-contiguous, and verified
+    /// checksums (which need the block whole) take that path itself.
+    ///
+    /// # Errors
+    /// As [`AsdfFile::ndarray_at`].
+    pub fn ndarray_stats_at(&self, node: NodeRef<'_>) -> Result<ArrayStats> {
+        if let Some(streamed) = self.streamed_stats(node)? {
+            return Ok(streamed);
+        }
+        let a = self.ndarray_at(node)?;
+        let stats = stats::stats(&a);
+        Ok(ArrayStats { datatype: a.datatype, shape: a.shape, storage: a.storage, stats })
+    }
+
+    /// [`AsdfFile::ndarray_stats_at`] of a large compressed block, decoded piece by piece;
+    /// `None` when the array is not one to stream.
+    fn streamed_stats(&self, node: NodeRef<'_>) -> Result<Option<ArrayStats>> {
+        let loc = || Location { line: Some(self.line_of(node)), file: self.path.clone(), ..Location::default() };
+        let arr = |e: ArrayError| Error::new(e, loc());
+        let meta = ArrayMeta::parse(node).map_err(arr)?;
+        let (Source::Block(i), Datatype::Scalar(scalar)) = (&meta.source, &meta.datatype) else { return Ok(None) };
+        let n = self.resolve_block(*i).map_err(arr)?;
+        let h = self.block_header(n)?;
+        let streams = h.compression != Compression::None
+            && h.data_size >= STREAM_STATS_BYTES
+            && !self.options.verify_checksums
+            && self.decoded[n].get().is_none();
+        let Some(size) = streams.then_some(usize::try_from(h.data_size).ok()).flatten() else { return Ok(None) };
+        let layout = meta.layout(size, &self.options.limits).map_err(arr)?;
+        if !layout.is_c_contiguous(scalar.size()) {
+            return Ok(None);
+        }
+        let Some(mut acc) = StatsStream::new(*scalar, meta.byteorder, layout.offset, layout.len()) else {
+            return Ok(None);
+        };
+        h.decode_pieces(&self.bytes, &self.options.limits, |piece| {
+            acc.feed(piece);
+            Ok::<(), Error>(())
+        })
+        .map_err(|e| e.with_block(n))?;
+        Ok(Some(ArrayStats {
+            datatype: meta.datatype.clone(),
+            shape: layout.shape,
+            storage: Storage::Block(n),
+            stats: Some(acc.finish()),
+        }))
     }
 
     /// The ndarray at `path` as an `ndarray` array of `T`: a view with no copy when the

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use super::Outcome;
 use crate::AsdfFile;
-use crate::ndarray::stats::{self, Stats};
+use crate::ndarray::stats::Stats;
 use crate::ndarray::{ArrayMeta, Dim, Source, Storage};
 use crate::tree::emit::{format_float, push_float};
 use crate::tree::{NodeRef, Value};
@@ -231,13 +231,13 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
         writeln!(out, "Arrays:")?;
         let arrays = file.ndarray_nodes();
         let one = |(p, node): &(String, NodeRef<'_>)| {
-            let r = file.ndarray_at(*node).map_err(|e| e.at_path(p).to_string()).map(|a| {
+            let r = file.ndarray_stats_at(*node).map_err(|e| e.at_path(p).to_string()).map(|a| {
                 let storage = match &a.storage {
                     Storage::Block(n) => format!("block {n}"),
                     Storage::External(u) => format!("external {u}"),
                     Storage::Inline => "inline".into(),
                 };
-                stats::stats(&a).map(|s| (s, format!("{} {:?} {storage}", a.datatype, a.shape)))
+                a.stats.map(|s| (s, format!("{} {:?} {storage}", a.datatype, a.shape)))
             });
             (p.clone(), r)
         };

@@ -248,6 +248,96 @@ pub struct NdArray<'f> {
     inline_mask: Option<Vec<bool>>,
 }
 
+/// Where an ndarray's elements lie in its data: the shape (a streamed `'*'` resolved),
+/// byte strides, and the byte offset of element `[0, 0, ...]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// The shape.
+    pub shape: Vec<usize>,
+    /// Byte strides.
+    pub strides: Vec<isize>,
+    /// Byte offset of element `[0, 0, ...]`.
+    pub offset: usize,
+}
+
+impl Layout {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether elements of `itemsize` bytes lie in C order, one after another, from
+    /// `offset`.
+    pub fn is_c_contiguous(&self, itemsize: usize) -> bool {
+        self.strides == c_strides(&self.shape, itemsize) || self.is_empty()
+    }
+}
+
+impl ArrayMeta {
+    /// The layout of these declarations over `data_len` bytes of data (the whole block,
+    /// or encoded inline data), which need not be at hand.
+    ///
+    /// # Errors
+    /// [`ArrayError::OutOfBounds`] when the layout needs bytes the data does not have;
+    /// [`crate::LimitError`] (as [`ArrayError::Invalid`]) past `limits.max_array_elements`.
+    pub fn layout(&self, data_len: usize, limits: &Limits) -> Result<Layout, ArrayError> {
+        let itemsize = self.datatype.size();
+        let too_big = || ArrayError::Invalid("shape, strides or offset overflow".into());
+        let mut shape = Vec::with_capacity(self.shape.len());
+        for (i, d) in self.shape.iter().enumerate() {
+            shape.push(match d {
+                Dim::Fixed(v) => usize::try_from(*v).map_err(|_| too_big())?,
+                Dim::Stream => {
+                    // Rows in the streamed block: reference notes 1.11.
+                    let row: u64 = match &self.strides {
+                        Some(s) => s.first().map_or(0, |v| v.unsigned_abs()),
+                        None => self.shape[i + 1..]
+                            .iter()
+                            .map(|d| if let Dim::Fixed(v) = d { *v } else { 1 })
+                            .try_fold(itemsize as u64, u64::checked_mul)
+                            .ok_or_else(too_big)?,
+                    };
+                    usize::try_from((data_len as u64).checked_div(row).unwrap_or(0)).map_err(|_| too_big())?
+                }
+            });
+        }
+        let n = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d as u64)).ok_or_else(too_big)?;
+        Limits::check("max_array_elements", n, limits.max_array_elements)
+            .map_err(|e| ArrayError::Invalid(e.to_string()))?;
+        let strides: Vec<isize> = match &self.strides {
+            Some(s) => {
+                if s.len() != shape.len() {
+                    return Err(ArrayError::Invalid(format!("{} strides for {} dimensions", s.len(), shape.len())));
+                }
+                s.iter().map(|&v| isize::try_from(v).map_err(|_| too_big())).collect::<Result<_, _>>()?
+            }
+            None => c_strides(&shape, itemsize),
+        };
+        let offset = usize::try_from(self.offset).map_err(|_| too_big())?;
+        if n == 0 && offset > data_len {
+            // numpy refuses an offset past the buffer even for an empty array.
+            return Err(ArrayError::OutOfBounds { lo: offset as i128, hi: offset as i128, len: data_len });
+        }
+        if n > 0 {
+            let mut lo = i128::try_from(offset).map_err(|_| too_big())?;
+            let mut hi = lo + itemsize as i128;
+            for (&d, &s) in shape.iter().zip(&strides) {
+                let span = (d as i128 - 1) * s as i128;
+                if span < 0 { lo += span } else { hi += span }
+            }
+            if lo < 0 || hi > data_len as i128 {
+                return Err(ArrayError::OutOfBounds { lo, hi, len: data_len });
+            }
+        }
+        Ok(Layout { shape, strides, offset })
+    }
+}
+
 /// C-order byte strides for `shape` and `itemsize`.
 pub fn c_strides(shape: &[usize], itemsize: usize) -> Vec<isize> {
     let mut strides = vec![0isize; shape.len()];
@@ -263,8 +353,7 @@ impl<'f> NdArray<'f> {
     /// Resolves `meta` against its data bytes (the whole block, or encoded inline data).
     ///
     /// # Errors
-    /// [`ArrayError::OutOfBounds`] when the layout needs bytes the data does not have;
-    /// [`crate::LimitError`] (as [`ArrayError::Invalid`]) past `limits.max_array_elements`.
+    /// As [`ArrayMeta::layout`].
     pub fn new(
         meta: &ArrayMeta,
         data: Cow<'f, [u8]>,
@@ -272,54 +361,7 @@ impl<'f> NdArray<'f> {
         inline_mask: Option<Vec<bool>>,
         limits: &Limits,
     ) -> Result<Self, ArrayError> {
-        let itemsize = meta.datatype.size();
-        let too_big = || ArrayError::Invalid("shape, strides or offset overflow".into());
-        let mut shape = Vec::with_capacity(meta.shape.len());
-        for (i, d) in meta.shape.iter().enumerate() {
-            shape.push(match d {
-                Dim::Fixed(v) => usize::try_from(*v).map_err(|_| too_big())?,
-                Dim::Stream => {
-                    // Rows in the streamed block: reference notes 1.11.
-                    let row: u64 = match &meta.strides {
-                        Some(s) => s.first().map_or(0, |v| v.unsigned_abs()),
-                        None => meta.shape[i + 1..]
-                            .iter()
-                            .map(|d| if let Dim::Fixed(v) = d { *v } else { 1 })
-                            .try_fold(itemsize as u64, u64::checked_mul)
-                            .ok_or_else(too_big)?,
-                    };
-                    usize::try_from((data.len() as u64).checked_div(row).unwrap_or(0)).map_err(|_| too_big())?
-                }
-            });
-        }
-        let n = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d as u64)).ok_or_else(too_big)?;
-        Limits::check("max_array_elements", n, limits.max_array_elements)
-            .map_err(|e| ArrayError::Invalid(e.to_string()))?;
-        let strides: Vec<isize> = match &meta.strides {
-            Some(s) => {
-                if s.len() != shape.len() {
-                    return Err(ArrayError::Invalid(format!("{} strides for {} dimensions", s.len(), shape.len())));
-                }
-                s.iter().map(|&v| isize::try_from(v).map_err(|_| too_big())).collect::<Result<_, _>>()?
-            }
-            None => c_strides(&shape, itemsize),
-        };
-        let offset = usize::try_from(meta.offset).map_err(|_| too_big())?;
-        if n == 0 && offset > data.len() {
-            // numpy refuses an offset past the buffer even for an empty array.
-            return Err(ArrayError::OutOfBounds { lo: offset as i128, hi: offset as i128, len: data.len() });
-        }
-        if n > 0 {
-            let mut lo = i128::try_from(offset).map_err(|_| too_big())?;
-            let mut hi = lo + itemsize as i128;
-            for (&d, &s) in shape.iter().zip(&strides) {
-                let span = (d as i128 - 1) * s as i128;
-                if span < 0 { lo += span } else { hi += span }
-            }
-            if lo < 0 || hi > data.len() as i128 {
-                return Err(ArrayError::OutOfBounds { lo, hi, len: data.len() });
-            }
-        }
+        let Layout { shape, strides, offset } = meta.layout(data.len(), limits)?;
         Ok(NdArray {
             datatype: meta.datatype.clone(),
             byteorder: meta.byteorder,

@@ -69,23 +69,119 @@ fn contiguous<T: NativeType>(bytes: &[u8], order: ByteOrder) -> Stats {
     let size = std::mem::size_of::<T>();
     if bytes.len() <= PIECE * size {
         // One piece: on this thread (the pool's threads are not started for it).
-        return match order {
-            ByteOrder::Little => piece_stats::<T>(bytes, ByteOrder::Little),
-            ByteOrder::Big => piece_stats::<T>(bytes, ByteOrder::Big),
-        };
+        return piece_of::<T>(bytes, order);
     }
-    let pieces: Vec<Stats> = bytes
-        .par_chunks(PIECE * size)
-        .map(|piece| match order {
-            // The byte order is a constant of each loop.
-            ByteOrder::Little => piece_stats::<T>(piece, ByteOrder::Little),
-            ByteOrder::Big => piece_stats::<T>(piece, ByteOrder::Big),
-        })
-        .collect();
+    let pieces: Vec<Stats> = bytes.par_chunks(PIECE * size).map(|piece| piece_of::<T>(piece, order)).collect();
     // Merged in order, on one thread: a parallel reduce would add the pieces' sums in an
     // order that depends on how the work was split, and the mean could change in its last
     // digits from one run to the next.
     pieces.into_iter().fold(Stats::EMPTY, Stats::merge)
+}
+
+/// [`piece_stats`] with the byte order a constant of each loop.
+fn piece_of<T: NativeType>(piece: &[u8], order: ByteOrder) -> Stats {
+    match order {
+        ByteOrder::Little => piece_stats::<T>(piece, ByteOrder::Little),
+        ByteOrder::Big => piece_stats::<T>(piece, ByteOrder::Big),
+    }
+}
+
+/// [`piece_of`] for the element type `t`; `None` for complex numbers.
+fn piece_of_type(t: ScalarType, piece: &[u8], order: ByteOrder) -> Option<Stats> {
+    Some(match t {
+        ScalarType::Int8 => piece_of::<i8>(piece, order),
+        ScalarType::Int16 => piece_of::<i16>(piece, order),
+        ScalarType::Int32 => piece_of::<i32>(piece, order),
+        ScalarType::Int64 => piece_of::<i64>(piece, order),
+        ScalarType::UInt8 => piece_of::<u8>(piece, order),
+        ScalarType::UInt16 => piece_of::<u16>(piece, order),
+        ScalarType::UInt32 => piece_of::<u32>(piece, order),
+        ScalarType::UInt64 => piece_of::<u64>(piece, order),
+        ScalarType::Float16 => piece_of::<half::f16>(piece, order),
+        ScalarType::Float32 => piece_of::<f32>(piece, order),
+        ScalarType::Float64 => piece_of::<f64>(piece, order),
+        ScalarType::Bool8 => piece_of::<bool>(piece, order),
+        ScalarType::Complex64 | ScalarType::Complex128 => return None,
+    })
+}
+
+/// The statistics of C-contiguous elements whose bytes come in consecutive pieces of any
+/// size (a block as it is decoded): the same numbers, to the last digit, as [`stats`]
+/// gives for the same elements whole, for the elements are regrouped into the same
+/// pieces and those merged in the same order. Holds at most one piece of elements.
+#[derive(Debug, Clone)]
+pub struct StatsStream {
+    scalar: ScalarType,
+    order: ByteOrder,
+    /// Bytes still to pass over before the first element.
+    skip: usize,
+    /// Element bytes still to come.
+    left: usize,
+    /// The bytes of one piece of [`stats`].
+    piece: usize,
+    /// The start of a piece, cut where a fed piece ended.
+    pending: Vec<u8>,
+    acc: Stats,
+}
+
+impl StatsStream {
+    /// For `len` elements of `scalar` in `order`, starting `offset` bytes into the bytes
+    /// to come. `None` for complex numbers (no statistics) and sizes beyond memory.
+    pub fn new(scalar: ScalarType, order: ByteOrder, offset: usize, len: usize) -> Option<StatsStream> {
+        if matches!(scalar, ScalarType::Complex64 | ScalarType::Complex128) {
+            return None;
+        }
+        let size = scalar.size();
+        Some(StatsStream {
+            scalar,
+            order,
+            skip: offset,
+            left: len.checked_mul(size)?,
+            piece: PIECE * size,
+            pending: Vec::new(),
+            acc: Stats::EMPTY,
+        })
+    }
+
+    /// Takes the next `bytes` (bytes before the elements and after them are passed over).
+    pub fn feed(&mut self, bytes: &[u8]) {
+        let skipped = self.skip.min(bytes.len());
+        self.skip -= skipped;
+        let bytes = &bytes[skipped..];
+        let mut bytes = &bytes[..self.left.min(bytes.len())];
+        self.left -= bytes.len();
+        if !self.pending.is_empty() {
+            let fill = (self.piece - self.pending.len()).min(bytes.len());
+            self.pending.extend_from_slice(&bytes[..fill]);
+            bytes = &bytes[fill..];
+            if self.pending.len() == self.piece {
+                let mut full = std::mem::take(&mut self.pending);
+                self.add(&full);
+                full.clear();
+                self.pending = full;
+            }
+        }
+        let mut whole = bytes.chunks_exact(self.piece);
+        for piece in &mut whole {
+            self.add(piece);
+        }
+        self.pending.extend_from_slice(whole.remainder());
+    }
+
+    fn add(&mut self, piece: &[u8]) {
+        if let Some(s) = piece_of_type(self.scalar, piece, self.order) {
+            self.acc = self.acc.merge(s);
+        }
+    }
+
+    /// The statistics of the elements fed.
+    pub fn finish(mut self) -> Stats {
+        if !self.pending.is_empty() {
+            let rest = std::mem::take(&mut self.pending);
+            self.add(&rest);
+        }
+        self.acc.finish()
+    }
 }
 
 #[inline(always)]
@@ -176,6 +272,48 @@ mod tests {
             let tolerance = 1e-9 * expected.sum.abs().max(1.0);
             assert!((got.sum - expected.sum).abs() <= tolerance, "sum {} vs {}", got.sum, expected.sum);
         }
+    }
+
+    /// Fed in pieces of any size, from any offset, the streamed statistics are those of
+    /// the elements whole, bit for bit.
+    #[test]
+    fn streamed_statistics_are_the_whole_arrays() {
+        let noise = crate::testutil::noise(8 * (3 * PIECE + 77), 5);
+        for (scalar, order) in [
+            (ScalarType::Float64, ByteOrder::Little),
+            (ScalarType::Float32, ByteOrder::Big),
+            (ScalarType::Int16, ByteOrder::Little),
+            (ScalarType::UInt8, ByteOrder::Big),
+        ] {
+            let size = scalar.size();
+            for (offset, len) in [(0, 3 * PIECE + 5), (3, PIECE - 1), (size, 10), (1, 0)] {
+                let bytes = &noise[..offset + len * size + 9];
+                let elements = &bytes[offset..offset + len * size];
+                let want = match scalar {
+                    ScalarType::Float64 => contiguous::<f64>(elements, order),
+                    ScalarType::Float32 => contiguous::<f32>(elements, order),
+                    ScalarType::Int16 => contiguous::<i16>(elements, order),
+                    _ => contiguous::<u8>(elements, order),
+                }
+                .finish();
+                for feed in [1, 7, 4096, PIECE * size - 1, PIECE * size, usize::MAX] {
+                    let mut s = StatsStream::new(scalar, order, offset, len).unwrap();
+                    for piece in bytes.chunks(feed.min(bytes.len()).max(1)) {
+                        s.feed(piece);
+                    }
+                    let got = s.finish();
+                    let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+                    assert!(
+                        (got.count, got.nan) == (want.count, want.nan)
+                            && same(got.min, want.min)
+                            && same(got.max, want.max)
+                            && same(got.sum, want.sum),
+                        "{scalar:?} offset {offset} len {len} fed {feed}: {got:?} vs {want:?}"
+                    );
+                }
+            }
+        }
+        assert!(StatsStream::new(ScalarType::Complex64, ByteOrder::Little, 0, 4).is_none());
     }
 
     #[test]
