@@ -102,14 +102,9 @@ pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u
         Ok::<_, BlockError>(out)
     };
     let out = match codec {
-        Compression::Zlib if n >= OVERLAP_ADLER => {
-            let mut out = zeroed(n).ok_or_else(cannot)?;
-            inflate_overlapped(stored, &mut out)?;
-            out
-        }
         Compression::Zlib => {
-            let mut out = reserved()?;
-            inflate_vec(stored, &mut out)?;
+            let mut out = zeroed(n).ok_or_else(cannot)?;
+            inflate(stored, &mut out)?;
             out
         }
         Compression::Bzp2 => {
@@ -184,72 +179,6 @@ fn drive_vec(
     Ok(())
 }
 
-fn inflate_vec(input: &[u8], out: &mut Vec<u8>) -> Result<(), BlockError> {
-    use flate2::{Decompress, FlushDecompress, Status};
-    let mut d = Decompress::new(true);
-    drive_vec(Compression::Zlib, input, out, |i, o| {
-        let ti = d.total_in();
-        let status = d.decompress_vec(i, o, FlushDecompress::None).map_err(|e| e.to_string())?;
-        Ok((usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX), status == Status::StreamEnd))
-    })
-}
-
-/// Decoded zlib blocks at least this large have their Adler-32 computed beside the
-/// inflating.
-const OVERLAP_ADLER: usize = 16 << 20;
-
-/// The deflate stream inside a zlib stream whose two-byte header (RFC 1950) is the plain
-/// one: deflate, a window of at most 32 KiB, no preset dictionary, and the check bits.
-/// Other streams (the reference never writes them) take the plain path and its errors.
-fn plain_zlib_body(input: &[u8]) -> Option<&[u8]> {
-    match input {
-        [cmf, flg, body @ ..]
-            if cmf & 0x0f == 8
-                && cmf >> 4 <= 7
-                && flg & 0x20 == 0
-                && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0 =>
-        {
-            Some(body)
-        }
-        _ => None,
-    }
-}
-
-/// Inflates a zlib stream into `out` (filled exactly), as [`inflate`] does, with the
-/// stream's Adler-32 computed on another thread, piece by piece, as the pieces are
-/// decoded (a single stream inflates on one core; its checksum took a sixth of the time).
-fn inflate_overlapped(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
-    const PIECE: usize = 4 << 20;
-    let codec = Compression::Zlib;
-    let corrupt = |message: &str| BlockError::Corrupt { codec, message: message.into() };
-    let Some(deflate) = plain_zlib_body(input) else {
-        return inflate(input, out);
-    };
-    let mut d = flate2::Decompress::new(false);
-    std::thread::scope(|scope| {
-        let (pieces, finished) = std::sync::mpsc::channel::<&[u8]>();
-        let adler = scope.spawn(move || finished.iter().fold(1u32, zlib_rs::adler32::adler32));
-        let consumed = drive_into(
-            codec,
-            deflate,
-            out,
-            PIECE,
-            |i, o| inflate_step(&mut d, i, o),
-            // Moved in, so the sender is gone (and the hashing thread ends) with `drive`.
-            move |piece| {
-                let _ = pieces.send(piece);
-            },
-        )?;
-        let trailer =
-            deflate.get(consumed..consumed + 4).ok_or_else(|| corrupt("incomplete stream: no Adler-32 at its end"))?;
-        let computed = adler.join().map_err(|_| corrupt("the Adler-32 thread failed"))?;
-        if trailer != computed.to_be_bytes() {
-            return Err(corrupt("incorrect data check (Adler-32)"));
-        }
-        Ok(())
-    })
-}
-
 fn bunzip_vec(input: &[u8], out: &mut Vec<u8>) -> Result<(), BlockError> {
     use bzip2::{Decompress, Status};
     let mut d = Decompress::new(false);
@@ -300,7 +229,7 @@ pub fn decode_pieces<E: From<BlockError>>(
     mut sink: impl FnMut(&[u8]) -> Result<(), E>,
 ) -> Result<(), E> {
     match codec {
-        Compression::Zlib if data_size >= OVERLAP_ADLER as u64 => inflate_pieces(stored, data_size, &mut sink),
+        Compression::Zlib if data_size >= PIECES_ZLIB => inflate_pieces(stored, data_size, &mut sink),
         Compression::Lz4 => lz4_pieces(stored, data_size, &mut sink),
         Compression::None => {
             if stored.len() as u64 != data_size {
@@ -309,6 +238,27 @@ pub fn decode_pieces<E: From<BlockError>>(
             sink(stored)
         }
         _ => sink(&decode(codec, stored, data_size)?),
+    }
+}
+
+/// zlib blocks at least this large are inflated piece by piece by [`decode_pieces`];
+/// smaller ones whole, where a thread would cost more than it saves.
+const PIECES_ZLIB: u64 = 16 << 20;
+
+/// The deflate stream inside a zlib stream whose two-byte header (RFC 1950) is the plain
+/// one: deflate, a window of at most 32 KiB, no preset dictionary, and the check bits.
+/// Other streams (the reference never writes them) take the plain path and its errors.
+fn plain_zlib_body(input: &[u8]) -> Option<&[u8]> {
+    match input {
+        [cmf, flg, body @ ..]
+            if cmf & 0x0f == 8
+                && cmf >> 4 <= 7
+                && flg & 0x20 == 0
+                && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0 =>
+        {
+            Some(body)
+        }
+        _ => None,
     }
 }
 
@@ -507,9 +457,25 @@ fn inflate_step(d: &mut flate2::Decompress, input: &[u8], out: &mut [u8]) -> Res
     Ok((consumed, produced, status == flate2::Status::StreamEnd))
 }
 
+/// Inflates a zlib stream into `out`, which it must fill exactly (bytes after the stream
+/// are ignored, as the reference does). Plain streams go to libdeflate, which decodes
+/// into the whole output at once and checks the Adler-32 there: about twice as fast as
+/// a streaming inflater. Others (a preset dictionary) get zlib-rs's verdict.
 fn inflate(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
-    let mut d = flate2::Decompress::new(true);
-    drive_into(Compression::Zlib, input, out, usize::MAX, |i, o| inflate_step(&mut d, i, o), |_| {}).map(drop)
+    let codec = Compression::Zlib;
+    let expected = out.len() as u64;
+    if plain_zlib_body(input).is_none() {
+        let mut d = flate2::Decompress::new(true);
+        return drive_into(codec, input, out, usize::MAX, |i, o| inflate_step(&mut d, i, o), |_| {}).map(drop);
+    }
+    match libdeflater::Decompressor::new().zlib_decompress(input, out) {
+        Ok(n) if n as u64 == expected => Ok(()),
+        Ok(n) => Err(BlockError::DecodedTooShort { codec, expected, got: n as u64 }),
+        Err(libdeflater::DecompressionError::InsufficientSpace) => Err(BlockError::DecodedTooLong { codec, expected }),
+        Err(libdeflater::DecompressionError::BadData) => {
+            Err(BlockError::Corrupt { codec, message: "invalid or truncated deflate data, or a wrong Adler-32".into() })
+        }
+    }
 }
 
 fn bunzip(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
@@ -731,13 +697,12 @@ mod tests {
         }
     }
 
-    /// Streams large enough for the Adler-32 to be computed beside the inflating: the
-    /// same verdicts as the plain path, on streams from another encoder (flate2, one
-    /// stream without sync points) and on damaged ones.
+    /// Large streams from another encoder (flate2: one stream without sync points) read
+    /// back, and damaged ones fail, each with its own error.
     #[test]
-    fn large_zlib_blocks_checked_beside_inflating() {
+    fn large_zlib_blocks_from_another_encoder() {
         use std::io::Write as _;
-        let data: Vec<u8> = (0..u32::try_from(OVERLAP_ADLER + 3 * 1_000_003).unwrap())
+        let data: Vec<u8> = (0..u32::try_from(3 * 1_000_003).unwrap())
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 27).to_le_bytes()[0])
             .collect();
         let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(1));
@@ -779,7 +744,7 @@ mod tests {
 
     /// The pieces, joined, are the decoded block, and the verdicts on damaged streams are
     /// those of `decode`: zlib inflated on its own thread (called directly, as blocks
-    /// below `OVERLAP_ADLER` take the whole path), lz4 of many records.
+    /// below `PIECES_ZLIB` take the whole path), lz4 of many records.
     #[test]
     fn pieces_are_the_decoded_bytes_in_order() {
         let data: Vec<u8> = (0..u32::try_from(5 * PIECE + 12_345).unwrap())
