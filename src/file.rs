@@ -336,7 +336,7 @@ impl AsdfFile {
         })
         .map_err(|e| e.with_block(n))?;
         Ok(Some(ArrayStats {
-            datatype: meta.datatype.clone(),
+            datatype: meta.datatype,
             shape: layout.shape,
             storage: Storage::Block(n),
             stats: Some(acc.finish()),

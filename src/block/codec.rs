@@ -423,29 +423,17 @@ fn drive<W: AsMut<[u8]>>(
     Ok(ip)
 }
 
-/// [`drive`] into `out`, filled exactly, a `piece` of it at a time (each handed to
-/// `finished` once filled).
-fn drive_into<'o>(
+/// [`drive`] into `out`, which it must fill exactly.
+fn drive_into(
     codec: Compression,
     input: &[u8],
-    out: &'o mut [u8],
-    piece: usize,
+    out: &mut [u8],
     step: impl FnMut(&[u8], &mut [u8]) -> Result<(usize, usize, bool), String>,
-    mut finished: impl FnMut(&'o [u8]),
 ) -> Result<usize, BlockError> {
-    let expected = out.len() as u64;
-    let mut rest: &'o mut [u8] = out;
-    let window = || {
-        let take = piece.max(1).min(rest.len());
-        let (w, after) = std::mem::take(&mut rest).split_at_mut(take);
-        rest = after;
-        Ok(w)
-    };
-    drive(codec, input, expected, step, window, |w: &'o mut [u8], filled| {
-        let w: &'o [u8] = w;
-        finished(&w[..filled]);
-        Ok(())
-    })
+    let mut whole = Some(out);
+    let expected = whole.as_ref().map_or(0, |o| o.len() as u64);
+    let window = || whole.take().ok_or_else(|| BlockError::Corrupt { codec, message: "no room to decode into".into() });
+    drive(codec, input, expected, step, window, |_, _| Ok(()))
 }
 
 /// One step of a zlib (or raw deflate) decoder, as [`drive`] takes it.
@@ -466,7 +454,7 @@ fn inflate(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
     let expected = out.len() as u64;
     if plain_zlib_body(input).is_none() {
         let mut d = flate2::Decompress::new(true);
-        return drive_into(codec, input, out, usize::MAX, |i, o| inflate_step(&mut d, i, o), |_| {}).map(drop);
+        return drive_into(codec, input, out, |i, o| inflate_step(&mut d, i, o)).map(drop);
     }
     match libdeflater::Decompressor::new().zlib_decompress(input, out) {
         Ok(n) if n as u64 == expected => Ok(()),
@@ -488,7 +476,7 @@ fn bunzip(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
         let produced = usize::try_from(d.total_out() - to).unwrap_or(usize::MAX);
         Ok((consumed, produced, status == Status::StreamEnd))
     };
-    drive_into(Compression::Bzp2, input, out, usize::MAX, step, |_| {}).map(drop)
+    drive_into(Compression::Bzp2, input, out, step).map(drop)
 }
 
 /// One record of the reference's lz4 framing: the raw LZ4 block and its decoded length.
