@@ -86,23 +86,26 @@ fn piece_of<T: NativeType>(piece: &[u8], order: ByteOrder) -> Stats {
     }
 }
 
-/// [`piece_of`] for the element type `t`; `None` for complex numbers.
-fn piece_of_type(t: ScalarType, piece: &[u8], order: ByteOrder) -> Option<Stats> {
-    Some(match t {
-        ScalarType::Int8 => piece_of::<i8>(piece, order),
-        ScalarType::Int16 => piece_of::<i16>(piece, order),
-        ScalarType::Int32 => piece_of::<i32>(piece, order),
-        ScalarType::Int64 => piece_of::<i64>(piece, order),
-        ScalarType::UInt8 => piece_of::<u8>(piece, order),
-        ScalarType::UInt16 => piece_of::<u16>(piece, order),
-        ScalarType::UInt32 => piece_of::<u32>(piece, order),
-        ScalarType::UInt64 => piece_of::<u64>(piece, order),
-        ScalarType::Float16 => piece_of::<half::f16>(piece, order),
-        ScalarType::Float32 => piece_of::<f32>(piece, order),
-        ScalarType::Float64 => piece_of::<f64>(piece, order),
-        ScalarType::Bool8 => piece_of::<bool>(piece, order),
-        ScalarType::Complex64 | ScalarType::Complex128 => return None,
-    })
+/// `$f::<T>(args)` with `T` the Rust type of the element type `$t`; `None` for complex
+/// numbers (no statistics).
+macro_rules! by_scalar {
+    ($t:expr, $f:ident($($arg:expr),*)) => {
+        match $t {
+            ScalarType::Int8 => Some($f::<i8>($($arg),*)),
+            ScalarType::Int16 => Some($f::<i16>($($arg),*)),
+            ScalarType::Int32 => Some($f::<i32>($($arg),*)),
+            ScalarType::Int64 => Some($f::<i64>($($arg),*)),
+            ScalarType::UInt8 => Some($f::<u8>($($arg),*)),
+            ScalarType::UInt16 => Some($f::<u16>($($arg),*)),
+            ScalarType::UInt32 => Some($f::<u32>($($arg),*)),
+            ScalarType::UInt64 => Some($f::<u64>($($arg),*)),
+            ScalarType::Float16 => Some($f::<half::f16>($($arg),*)),
+            ScalarType::Float32 => Some($f::<f32>($($arg),*)),
+            ScalarType::Float64 => Some($f::<f64>($($arg),*)),
+            ScalarType::Bool8 => Some($f::<bool>($($arg),*)),
+            ScalarType::Complex64 | ScalarType::Complex128 => None,
+        }
+    };
 }
 
 /// The statistics of C-contiguous elements whose bytes come in consecutive pieces of any
@@ -169,7 +172,7 @@ impl StatsStream {
     }
 
     fn add(&mut self, piece: &[u8]) {
-        if let Some(s) = piece_of_type(self.scalar, piece, self.order) {
+        if let Some(s) = by_scalar!(self.scalar, piece_of(piece, self.order)) {
             self.acc = self.acc.merge(s);
         }
     }
@@ -224,21 +227,7 @@ pub fn stats(a: &NdArray<'_>) -> Option<Stats> {
     if a.is_c_contiguous() {
         let bytes = &a.data()[a.offset..a.offset + a.len() * t.size()];
         let order = a.byteorder;
-        let s = match t {
-            ScalarType::Int8 => contiguous::<i8>(bytes, order),
-            ScalarType::Int16 => contiguous::<i16>(bytes, order),
-            ScalarType::Int32 => contiguous::<i32>(bytes, order),
-            ScalarType::Int64 => contiguous::<i64>(bytes, order),
-            ScalarType::UInt8 => contiguous::<u8>(bytes, order),
-            ScalarType::UInt16 => contiguous::<u16>(bytes, order),
-            ScalarType::UInt32 => contiguous::<u32>(bytes, order),
-            ScalarType::UInt64 => contiguous::<u64>(bytes, order),
-            ScalarType::Float16 => contiguous::<half::f16>(bytes, order),
-            ScalarType::Float32 => contiguous::<f32>(bytes, order),
-            ScalarType::Float64 => contiguous::<f64>(bytes, order),
-            ScalarType::Bool8 => contiguous::<bool>(bytes, order),
-            ScalarType::Complex64 | ScalarType::Complex128 => return None,
-        };
+        let s = by_scalar!(t, contiguous(bytes, order))?;
         return Some(s.finish());
     }
     let mut s = Stats::EMPTY;
