@@ -263,20 +263,29 @@ impl AsdfFile {
     /// # Errors
     /// As [`AsdfFile::ndarray`].
     pub fn ndarray_at(&self, node: NodeRef<'_>) -> Result<NdArray<'_>> {
-        let loc = || Location { line: Some(self.line_of(node)), file: self.path.clone(), ..Location::default() };
-        let arr = |e: ArrayError| Error::new(e, loc());
-        let meta = ArrayMeta::parse(node).map_err(arr)?;
+        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
+        self.ndarray_of(node, &meta)
+    }
+
+    /// An [`ArrayError`] at `node`: this file, the node's line.
+    fn array_error(&self, node: NodeRef<'_>, e: ArrayError) -> Error {
+        Error::new(e, Location { line: Some(self.line_of(node)), file: self.path.clone(), ..Location::default() })
+    }
+
+    /// [`AsdfFile::ndarray_at`] with the node's declarations read already.
+    fn ndarray_of(&self, node: NodeRef<'_>, meta: &ArrayMeta) -> Result<NdArray<'_>> {
+        let arr = |e: ArrayError| self.array_error(node, e);
         let limits = &self.options.limits;
         match &meta.source {
             Source::Inline => {
                 let data = node.key("data").unwrap_or(node);
-                let (bytes, mask) = crate::ndarray::encode_inline(data, &meta).map_err(arr)?;
-                NdArray::new(&meta, Cow::Owned(bytes), Storage::Inline, mask, limits).map_err(arr)
+                let (bytes, mask) = crate::ndarray::encode_inline(data, meta).map_err(arr)?;
+                NdArray::new(meta, Cow::Owned(bytes), Storage::Inline, mask, limits).map_err(arr)
             }
             Source::Block(i) => {
                 let n = self.resolve_block(*i).map_err(arr)?;
                 let data = self.block_data(n)?;
-                NdArray::new(&meta, Cow::Borrowed(data), Storage::Block(n), None, limits).map_err(arr)
+                NdArray::new(meta, Cow::Borrowed(data), Storage::Block(n), None, limits).map_err(arr)
             }
             Source::External(uri) => {
                 let ext = self.external(uri).map_err(|e| e.in_file_opt(self.path.as_deref()))?;
@@ -284,7 +293,7 @@ impl AsdfFile {
                     Some(f) => Cow::Owned(f.block_data(0)?.to_vec()),
                     None => Cow::Borrowed(self.block_data(0)?),
                 };
-                NdArray::new(&meta, data, Storage::External(uri.clone()), None, limits).map_err(arr)
+                NdArray::new(meta, data, Storage::External(uri.clone()), None, limits).map_err(arr)
             }
         }
     }
@@ -301,41 +310,42 @@ impl AsdfFile {
     /// # Errors
     /// As [`AsdfFile::ndarray_at`].
     pub fn ndarray_stats_at(&self, node: NodeRef<'_>) -> Result<ArrayStats> {
-        if let Some(streamed) = self.streamed_stats(node)? {
-            return Ok(streamed);
-        }
-        let a = self.ndarray_at(node)?;
+        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
+        let meta = match self.streamed_stats(node, meta)? {
+            Ok(streamed) => return Ok(streamed),
+            Err(meta) => meta,
+        };
+        let a = self.ndarray_of(node, &meta)?;
         let stats = stats::stats(&a);
         Ok(ArrayStats { datatype: a.datatype, shape: a.shape, storage: a.storage, stats })
     }
 
     /// [`AsdfFile::ndarray_stats_at`] of a large compressed block, decoded piece by piece;
-    /// `None` when the array is not one to stream.
-    fn streamed_stats(&self, node: NodeRef<'_>) -> Result<Option<ArrayStats>> {
-        let loc = || Location { line: Some(self.line_of(node)), file: self.path.clone(), ..Location::default() };
-        let arr = |e: ArrayError| Error::new(e, loc());
-        let meta = ArrayMeta::parse(node).map_err(arr)?;
-        let (Source::Block(i), Datatype::Scalar(scalar)) = (&meta.source, &meta.datatype) else { return Ok(None) };
-        let n = self.resolve_block(*i).map_err(arr)?;
+    /// `meta` back when the array is not one to stream.
+    fn streamed_stats(&self, node: NodeRef<'_>, meta: ArrayMeta) -> Result<std::result::Result<ArrayStats, ArrayMeta>> {
+        let arr = |e: ArrayError| self.array_error(node, e);
+        let (Source::Block(i), Datatype::Scalar(scalar)) = (&meta.source, &meta.datatype) else { return Ok(Err(meta)) };
+        let (i, scalar) = (*i, *scalar);
+        let n = self.resolve_block(i).map_err(arr)?;
         let h = self.block_header(n)?;
         let streams = h.compression != Compression::None
             && h.data_size >= STREAM_STATS_BYTES
             && !self.options.verify_checksums
             && self.decoded[n].get().is_none();
-        let Some(size) = streams.then_some(usize::try_from(h.data_size).ok()).flatten() else { return Ok(None) };
+        let Some(size) = streams.then_some(usize::try_from(h.data_size).ok()).flatten() else { return Ok(Err(meta)) };
         let layout = meta.layout(size, &self.options.limits).map_err(arr)?;
         if !layout.is_c_contiguous(scalar.size()) {
-            return Ok(None);
+            return Ok(Err(meta));
         }
-        let Some(mut acc) = StatsStream::new(*scalar, meta.byteorder, layout.offset, layout.len()) else {
-            return Ok(None);
+        let Some(mut acc) = StatsStream::new(scalar, meta.byteorder, layout.offset, layout.len()) else {
+            return Ok(Err(meta));
         };
         h.decode_pieces(&self.bytes, &self.options.limits, |piece| {
             acc.feed(piece);
             Ok::<(), Error>(())
         })
         .map_err(|e| e.with_block(n))?;
-        Ok(Some(ArrayStats {
+        Ok(Ok(ArrayStats {
             datatype: meta.datatype,
             shape: layout.shape,
             storage: Storage::Block(n),
