@@ -72,9 +72,27 @@ impl Prefault {
     /// `None` for short ranges or where this does not exist.
     #[cfg(target_os = "linux")]
     pub(crate) fn start<T>(ptr: *const T, len_bytes: usize) -> Option<Prefault> {
+        Self::spawn(ptr, len_bytes, 0, 256 << 10)
+    }
+
+    /// [`Prefault::start`] for a buffer that will be filled whole by a writer that cannot
+    /// report its progress (a one-shot decoder): the helper runs ahead as far as it can.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn whole<T>(ptr: *const T, len_bytes: usize) -> Option<Prefault> {
+        Self::spawn(ptr, len_bytes, len_bytes, 8 << 20)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn whole<T>(_ptr: *const T, _len_bytes: usize) -> Option<Prefault> {
+        None
+    }
+
+    /// The helper, told that the first `filled` bytes are filled, making `step` bytes
+    /// present at a time.
+    #[cfg(target_os = "linux")]
+    fn spawn<T>(ptr: *const T, len_bytes: usize, filled: usize, step: usize) -> Option<Prefault> {
         use std::sync::atomic::Ordering;
         const PAGE: usize = 4096;
-        const STEP: usize = 256 << 10;
         if len_bytes < PREFAULT_MIN {
             return None;
         }
@@ -84,7 +102,7 @@ impl Prefault {
         let end = (base + len_bytes) / PAGE * PAGE;
         let shared = std::sync::Arc::new(Progress {
             stop: std::sync::atomic::AtomicBool::new(false),
-            filled: std::sync::atomic::AtomicUsize::new(0),
+            filled: std::sync::atomic::AtomicUsize::new(filled),
         });
         let progress = shared.clone();
         let thread = std::thread::Builder::new()
@@ -97,7 +115,7 @@ impl Prefault {
                         std::thread::park_timeout(std::time::Duration::from_micros(100));
                         continue;
                     }
-                    let n = STEP.min(limit - at);
+                    let n = step.min(limit - at);
                     // SAFETY: the range lies inside an allocation the caller owns and keeps
                     // until the `Prefault` is dropped (which joins this thread);
                     // MADV_POPULATE_WRITE only makes its pages present and writable, leaving
@@ -170,5 +188,12 @@ mod tests {
         let w: Vec<u8> = Vec::with_capacity(8 << 20);
         drop(Prefault::start(w.as_ptr(), 8 << 20));
         assert!(Prefault::start(w.as_ptr(), 4096).is_none(), "a helper for one page");
+        // Running ahead over the whole buffer while it is filled: the same.
+        let mut v: Vec<u64> = Vec::with_capacity(n);
+        let helper = Prefault::whole(v.as_ptr(), n * 8);
+        assert_eq!(helper.is_some(), cfg!(target_os = "linux"));
+        v.extend((0..n as u64).map(|i| i ^ 0x5555));
+        drop(helper);
+        assert!(v.iter().enumerate().all(|(i, x)| *x == i as u64 ^ 0x5555));
     }
 }

@@ -104,7 +104,12 @@ pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u
     let out = match codec {
         Compression::Zlib => {
             let mut out = zeroed(n).ok_or_else(cannot)?;
-            inflate(stored, &mut out)?;
+            // One thread inflates: the other makes the output's pages present ahead of it
+            // (the whole buffer is filled, so it may run as far ahead as it can).
+            let helper = crate::hugepages::Prefault::whole(out.as_ptr(), n);
+            let inflated = inflate(stored, &mut out);
+            drop(helper);
+            inflated?;
             out
         }
         Compression::Bzp2 => {
