@@ -40,8 +40,15 @@ impl Deref for Bytes {
 }
 
 /// Compressed blocks of at least this many decoded bytes are reduced piece by piece by
-/// [`AsdfFile::ndarray_stats_at`], not decoded whole.
+/// [`AsdfFile::ndarray_stats_at`], not decoded whole (zlib blocks only above
+/// [`STREAM_STATS_ZLIB_BYTES`]).
 pub const STREAM_STATS_BYTES: u64 = 16 << 20;
+
+/// zlib blocks up to this many decoded bytes are decoded whole by
+/// [`AsdfFile::ndarray_stats_at`] (and dropped once reduced): libdeflate, which needs the
+/// whole output, inflates about twice as fast as the streaming inflater the piece path
+/// uses. Larger ones are reduced piece by piece, in a few megabytes.
+pub const STREAM_STATS_ZLIB_BYTES: u64 = 512 << 20;
 
 /// What [`AsdfFile::ndarray_stats_at`] tells of an ndarray.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,6 +69,8 @@ pub struct ArrayStats {
 pub struct OpenOptions {
     limits: Limits,
     verify_checksums: bool,
+    /// Overrides where [`AsdfFile::ndarray_stats_at`] starts streaming zlib blocks.
+    stream_zlib_stats_from: Option<u64>,
 }
 
 impl OpenOptions {
@@ -79,6 +88,15 @@ impl OpenOptions {
     /// Verifies each block's checksum the first time its data is read.
     pub fn verify_checksums(mut self, yes: bool) -> Self {
         self.verify_checksums = yes;
+        self
+    }
+
+    /// zlib blocks of at least `bytes` decoded bytes are reduced piece by piece by
+    /// [`AsdfFile::ndarray_stats_at`] (by default those above
+    /// [`STREAM_STATS_ZLIB_BYTES`]); for tests of that path on small blocks.
+    #[doc(hidden)]
+    pub fn stream_zlib_stats_from(mut self, bytes: u64) -> Self {
+        self.stream_zlib_stats_from = Some(bytes);
         self
     }
 
@@ -120,6 +138,9 @@ pub struct AsdfFile {
     header: Header,
     blocks: Vec<BlockHeader>,
     decoded: Vec<OnceLock<Vec<u8>>>,
+    /// How many times a walk of the tree reaches an ndarray in each block; counted when
+    /// first needed.
+    block_users: OnceLock<Vec<u32>>,
     index: IndexStatus,
     walk_error: Option<Error>,
     warnings: Vec<Warning>,
@@ -194,6 +215,7 @@ impl AsdfFile {
             header,
             blocks,
             decoded,
+            block_users: OnceLock::new(),
             index,
             walk_error,
             warnings,
@@ -299,13 +321,20 @@ impl AsdfFile {
     }
 
     /// The statistics of the ndarray at `node` (min, max, mean, NaN count; see
-    /// [`stats::stats`]), with its type, shape and storage. A large compressed block (of
-    /// [`STREAM_STATS_BYTES`] or more) is not held decoded: it is decoded piece by piece
-    /// ([`BlockHeader::decode_pieces`]) and each piece reduced as it comes
-    /// ([`StatsStream`]), so memory stays at a few megabytes however large the array, and
-    /// the numbers are those of [`stats::stats`] over [`AsdfFile::ndarray_at`], to the last
-    /// digit. A block decoded already, a layout that is not C-contiguous, and verified
-    /// checksums (which need the block whole) take that path itself.
+    /// [`stats::stats`]), with its type, shape and storage; the numbers are those of
+    /// [`stats::stats`] over [`AsdfFile::ndarray_at`], to the last digit, however they
+    /// are reached:
+    /// - A large compressed block (of [`STREAM_STATS_BYTES`] or more; zlib above
+    ///   [`STREAM_STATS_ZLIB_BYTES`]) is not held decoded: it is decoded piece by piece
+    ///   ([`BlockHeader::decode_pieces`]) and each piece reduced as it comes
+    ///   ([`StatsStream`]), so memory stays at a few megabytes however large the array.
+    ///   A layout that is not C-contiguous, and verified checksums (which need the block
+    ///   whole), take the whole path instead.
+    /// - A compressed block that no other ndarray of the tree uses is decoded whole, then
+    ///   dropped, not cached: reducing every array of a file holds one decoded block at a
+    ///   time, not all of them.
+    /// - Anything else (a block decoded already, or shared) goes through
+    ///   [`AsdfFile::ndarray_at`] and its cache.
     ///
     /// # Errors
     /// As [`AsdfFile::ndarray_at`].
@@ -315,9 +344,41 @@ impl AsdfFile {
             Ok(streamed) => return Ok(streamed),
             Err(meta) => meta,
         };
-        let a = self.ndarray_of(node, &meta)?;
+        let alone = match meta.source {
+            Source::Block(i) => self.resolve_block(i).ok().filter(|&n| self.used_once_undecoded(n)),
+            _ => None,
+        };
+        let a = match alone {
+            Some(n) => {
+                let data = self.decode_block(n)?;
+                NdArray::new(&meta, Cow::Owned(data), Storage::Block(n), None, &self.options.limits)
+                    .map_err(|e| self.array_error(node, e))?
+            }
+            None => self.ndarray_of(node, &meta)?,
+        };
         let stats = stats::stats(&a);
         Ok(ArrayStats { datatype: a.datatype, shape: a.shape, storage: a.storage, stats })
+    }
+
+    /// Whether block `n` is compressed, not decoded yet, and holds the data of one
+    /// ndarray reached once in the tree.
+    fn used_once_undecoded(&self, n: usize) -> bool {
+        if self.blocks.get(n).is_none_or(|h| h.compression == Compression::None) || self.decoded[n].get().is_some() {
+            return false;
+        }
+        let users = self.block_users.get_or_init(|| {
+            let mut users = vec![0u32; self.blocks.len()];
+            for (_, node) in self.ndarray_nodes() {
+                let Ok(meta) = ArrayMeta::parse(node) else { continue };
+                if let Source::Block(i) = meta.source {
+                    if let Some(u) = self.resolve_block(i).ok().and_then(|m| users.get_mut(m)) {
+                        *u = u.saturating_add(1);
+                    }
+                }
+            }
+            users
+        });
+        users.get(n) == Some(&1)
     }
 
     /// [`AsdfFile::ndarray_stats_at`] of a large compressed block, decoded piece by piece;
@@ -328,8 +389,12 @@ impl AsdfFile {
         let (i, scalar) = (*i, *scalar);
         let n = self.resolve_block(i).map_err(arr)?;
         let h = self.block_header(n)?;
+        let least = match h.compression {
+            Compression::Zlib => self.options.stream_zlib_stats_from.unwrap_or(STREAM_STATS_ZLIB_BYTES + 1),
+            _ => STREAM_STATS_BYTES,
+        };
         let streams = h.compression != Compression::None
-            && h.data_size >= STREAM_STATS_BYTES
+            && h.data_size >= least
             && !self.options.verify_checksums
             && self.decoded[n].get().is_none();
         let Some(size) = streams.then_some(usize::try_from(h.data_size).ok()).flatten() else { return Ok(Err(meta)) };
@@ -564,11 +629,19 @@ impl AsdfFile {
         if let Some(d) = self.decoded[n].get() {
             return Ok(d);
         }
+        let data = self.decode_block(n)?;
+        Ok(self.decoded[n].get_or_init(|| data))
+    }
+
+    /// Block `n` decoded, not cached; its checksum verified when the options say so.
+    fn decode_block(&self, n: usize) -> Result<Vec<u8>> {
+        let h = self.block_header(n)?;
+        let stored = self.block_stored(n)?;
         let data = h.decode(&self.bytes, &self.options.limits).map_err(|e| e.with_block(n))?.into_owned();
         if self.options.verify_checksums {
             block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&data))).map_err(|e| e.with_block(n))?;
         }
-        Ok(self.decoded[n].get_or_init(|| data))
+        Ok(data)
     }
 
     /// Decodes every block and verifies every checksum, in parallel. Returns, per block,
@@ -656,6 +729,55 @@ fn note_trailer(trailer: &Trailer, index_at: Option<u64>, warnings: &mut Vec<War
                 message: "unexpected bytes after the last block; the file may be damaged".into(),
                 location: Location::at(*at),
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write::{Document, WriteOptions};
+
+    /// Statistics of an array whose compressed block no other array uses leave that block
+    /// out of the cache; a block views share is decoded once, into the cache. The numbers
+    /// are those of the whole arrays either way.
+    #[test]
+    fn statistics_cache_only_shared_blocks() {
+        let views =
+            AsdfFile::open(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/pyasdf/arrays/shared_views.asdf")).unwrap();
+        let mut doc = Document::from_file(&views).unwrap();
+        let lone = ::ndarray::Array1::<f64>::linspace(-1.0, 2.0, 1000);
+        doc.set_array("lone", lone.view(), Compression::Zlib).unwrap();
+        let mut out = std::io::Cursor::new(Vec::new());
+        let options = WriteOptions { compression: Some(Compression::Zlib), ..WriteOptions::default() };
+        doc.write(&mut out, None, &options).unwrap();
+        let f = OpenOptions::new().from_bytes(out.into_inner()).unwrap();
+        // Read off the tree: asking for the array would decode its block.
+        let block = |name: &str| match ArrayMeta::parse(f.get(name).unwrap()).unwrap().source {
+            Source::Block(i) => f.resolve_block(i).unwrap(),
+            other => panic!("{name} is not in a block: {other:?}"),
+        };
+        let check = |name: &str| {
+            let got = f.ndarray_stats_at(f.get(name).unwrap()).unwrap().stats.unwrap();
+            let want = stats::stats(&f.ndarray(name).unwrap()).unwrap();
+            assert_eq!(
+                [got.min, got.max, got.sum].map(f64::to_bits),
+                [want.min, want.max, want.sum].map(f64::to_bits),
+                "{name}"
+            );
+        };
+        let fresh = || f.decoded.iter().all(|d| d.get().is_none());
+        let (lone_block, shared) = (block("lone"), block("slice"));
+        assert_eq!(f.blocks()[lone_block].compression, Compression::Zlib);
+        assert_eq!(f.blocks()[shared].compression, Compression::Zlib);
+        assert_eq!(block("reversed"), shared, "the views share their base's block");
+        assert!(f.ndarray_stats_at(f.get("lone").unwrap()).is_ok());
+        assert!(fresh(), "the lone array's block was cached");
+        assert!(f.ndarray_stats_at(f.get("slice").unwrap()).is_ok());
+        assert!(f.decoded[shared].get().is_some(), "the shared block was not cached");
+        assert!(f.decoded[lone_block].get().is_none());
+        for name in ["lone", "base", "slice", "reversed", "stepped", "column", "transposed"] {
+            check(name);
         }
     }
 }

@@ -556,8 +556,9 @@ fn exploded_names_that_need_escaping_cross_the_reference() {
 }
 
 /// `ndarray_stats_at` reduces large compressed blocks piece by piece, never holding them
-/// decoded, and its numbers are those of the whole array to the last bit; a damaged block
-/// is an error that names it.
+/// decoded (zlib ones too when told to stream them from this size), or decodes them whole
+/// (zlib by default), and its numbers are those of the whole array to the last bit either
+/// way; a damaged block is an error that names it.
 #[test]
 fn streamed_statistics_equal_the_whole_arrays() {
     use rasdf::ndarray::stats;
@@ -573,28 +574,32 @@ fn streamed_statistics_equal_the_whole_arrays() {
     doc.set_array("lz4", i64s.view(), Compression::Lz4).unwrap();
     doc.set_array("bzp2", f32s.slice(ndarray::s![..1000, ..]), Compression::Bzp2).unwrap();
     doc.write_to_path(&path, &WriteOptions::default()).unwrap();
-    let f = AsdfFile::open(&path).unwrap();
-    for name in ["zlib", "lz4", "bzp2"] {
-        let node = f.get(name).unwrap();
-        let streamed = f.ndarray_stats_at(node).unwrap();
-        let a = f.ndarray_at(node).unwrap();
-        let whole = stats::stats(&a).unwrap();
-        let got = streamed.stats.unwrap();
-        assert_eq!((got.count, got.nan), (whole.count, whole.nan), "{name}");
-        for (x, y) in [(got.min, whole.min), (got.max, whole.max), (got.sum, whole.sum)] {
-            assert_eq!(x.to_bits(), y.to_bits(), "{name}: {got:?} vs {whole:?}");
+    let streaming = AsdfFile::options().stream_zlib_stats_from(rasdf::file::STREAM_STATS_BYTES);
+    for f in [AsdfFile::open(&path).unwrap(), streaming.open(&path).unwrap()] {
+        for name in ["zlib", "lz4", "bzp2"] {
+            let node = f.get(name).unwrap();
+            let streamed = f.ndarray_stats_at(node).unwrap();
+            let a = f.ndarray_at(node).unwrap();
+            let whole = stats::stats(&a).unwrap();
+            let got = streamed.stats.unwrap();
+            assert_eq!((got.count, got.nan), (whole.count, whole.nan), "{name}");
+            for (x, y) in [(got.min, whole.min), (got.max, whole.max), (got.sum, whole.sum)] {
+                assert_eq!(x.to_bits(), y.to_bits(), "{name}: {got:?} vs {whole:?}");
+            }
+            assert_eq!((&streamed.datatype, &streamed.shape, &streamed.storage), (&a.datatype, &a.shape, &a.storage));
         }
-        assert_eq!((&streamed.datatype, &streamed.shape, &streamed.storage), (&a.datatype, &a.shape, &a.storage));
     }
     // A byte changed inside the zlib block's data: the error says which block.
     let mut bytes = std::fs::read(&path).unwrap();
+    let f = AsdfFile::open(&path).unwrap();
     let h = &f.blocks()[0];
     let at = (h.offset + 6 + 48 + h.used_size / 2) as usize;
     bytes[at] ^= 0x55;
     let bad = dir.join("bad.asdf");
     std::fs::write(&bad, &bytes).unwrap();
-    let f = AsdfFile::open(&bad).unwrap();
-    let e = f.ndarray_stats_at(f.get("zlib").unwrap()).unwrap_err().to_string();
-    assert!(e.contains("block 0"), "{e}");
+    for f in [AsdfFile::open(&bad).unwrap(), streaming.open(&bad).unwrap()] {
+        let e = f.ndarray_stats_at(f.get("zlib").unwrap()).unwrap_err().to_string();
+        assert!(e.contains("block 0"), "{e}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
