@@ -332,7 +332,7 @@ impl AsdfFile {
     ///   whole), take the whole path instead.
     /// - A compressed block that no other ndarray of the tree uses is decoded whole, then
     ///   dropped, not cached: reducing every array of a file holds one decoded block at a
-    ///   time, not all of them.
+    ///   time per thread, not all of them.
     /// - Anything else (a block decoded already, or shared) goes through
     ///   [`AsdfFile::ndarray_at`] and its cache.
     ///
