@@ -619,8 +619,8 @@ impl AsdfFile {
     /// A missing block, a decoding error, a checksum mismatch, a limit.
     pub fn block_data(&self, n: usize) -> Result<&[u8]> {
         let h = self.block_header(n)?;
-        let stored = self.block_stored(n)?;
         if h.compression == Compression::None {
+            let stored = self.block_stored(n)?;
             if self.options.verify_checksums {
                 block::verify_checksum(h, stored, || Ok(Cow::Borrowed(stored))).map_err(|e| e.with_block(n))?;
             }
