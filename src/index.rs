@@ -85,17 +85,23 @@ pub fn find(file: &[u8], min_offset: u64, limits: &Limits) -> Option<u64> {
 /// # Errors
 /// [`IndexError::Syntax`] when it is not a list of non-negative integers.
 pub fn parse(file: &[u8], at: u64) -> Result<Vec<u64>, IndexError> {
+    let text = index_text(file, at)?;
+    match plain_list(text) {
+        Some(offsets) => Ok(offsets),
+        None => parse_yaml(text),
+    }
+}
+
+/// The text of the index at `at`: what follows [`INDEX_HEADER`] (the header line's
+/// break included), without the NUL bytes that may end it.
+fn index_text(file: &[u8], at: u64) -> Result<&str, IndexError> {
     let start = usize::try_from(at).map_err(|_| IndexError::Syntax("offset too large".into()))?;
     let body = file
         .get(start..)
         .and_then(|b| b.strip_prefix(INDEX_HEADER))
         .ok_or_else(|| IndexError::Syntax("no index header".into()))?;
     let end = body.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-    let text = std::str::from_utf8(&body[..end]).map_err(|e| IndexError::Syntax(e.to_string()))?;
-    match plain_list(text) {
-        Some(offsets) => Ok(offsets),
-        None => parse_yaml(text),
-    }
+    std::str::from_utf8(&body[..end]).map_err(|e| IndexError::Syntax(e.to_string()))
 }
 
 /// The index text through the YAML parser.
@@ -107,9 +113,11 @@ pub(crate) fn parse_yaml(text: &str) -> Result<Vec<u64>, IndexError> {
     Ok(offsets)
 }
 
-/// The index as writers lay it out (`%YAML 1.1`, `---`, a line `- N` per block, `...`),
-/// read without a YAML parser; `None` for any other text, which the parser then reads.
+/// The index as writers lay it out (the header line's break, `%YAML 1.1`, `---`, a line
+/// `- N` per block, `...`), read without a YAML parser; `None` for any other text, which
+/// the parser then reads.
 pub(crate) fn plain_list(text: &str) -> Option<Vec<u64>> {
+    let text = text.strip_prefix('\n').unwrap_or(text);
     let body = text.strip_prefix("%YAML 1.1\n---\n")?;
     let body = body.strip_suffix("...\n").or_else(|| body.strip_suffix("..."))?;
     let lines = body.strip_suffix('\n')?;
@@ -253,5 +261,19 @@ mod tests {
     #[test]
     fn write_then_parse() {
         assert_eq!(parse(&write(&[1, 2, 3]), 0).unwrap(), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn the_index_writers_lay_out_is_read_plainly() {
+        // rasdf's own index, and the reference's (its bytes are rasdf's: see
+        // `write_then_parse` and the cross-tests), with the NUL padding some writers add.
+        let mut file = write(&[347_965, 348_147, 438_783]);
+        file.extend_from_slice(b"\0\0");
+        let text = index_text(&file, 0).unwrap();
+        assert!(text.starts_with("\n%YAML 1.1\n"), "{text:?}");
+        assert_eq!(plain_list(text), Some(vec![347_965, 348_147, 438_783]));
+        assert_eq!(parse_yaml(text), Ok(vec![347_965, 348_147, 438_783]));
+        // A second blank line is left to the parser (which reads the same).
+        assert_eq!(plain_list(&format!("\n{text}")), None);
     }
 }
