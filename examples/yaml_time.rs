@@ -1,7 +1,11 @@
 //! Times the YAML layer on a file's tree: libyaml's events, the tree through libyaml,
 //! and the tree through the fast scanner (`yaml_time FILE [REPEATS]`; repeats time the
-//! fast scanner's tree again, warm).
+//! fast scanner's tree again, warm). With the allocator of the rasdf tools, so that the
+//! figures are theirs.
 use std::time::Instant;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: yaml_time FILE [REPEATS]");

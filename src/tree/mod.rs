@@ -689,6 +689,7 @@ impl<'l> Builder<'l> {
         std::mem::take(&mut self.tree)
     }
 
+    #[inline]
     fn anchor(&mut self, anchor: Option<String>, id: NodeId) {
         if let Some(a) = anchor {
             self.anchors.insert(a, id);
@@ -1027,6 +1028,23 @@ fn join_parts(parts: Vec<Tree>, limits: &Limits) -> Option<Tree> {
     Some(tree)
 }
 
+/// A 64-bit hash of a key's text, eight bytes at a step.
+fn key_hash(s: &str) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = (s.len() as u64).wrapping_mul(K);
+    let mut words = s.as_bytes().chunks_exact(8);
+    for w in words.by_ref() {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        h = (h ^ u64::from_le_bytes(b)).wrapping_mul(K).rotate_left(29);
+    }
+    let rest = words.remainder();
+    let mut b = [0u8; 8];
+    b[..rest.len()].copy_from_slice(rest);
+    h = (h ^ u64::from_le_bytes(b)).wrapping_mul(K);
+    h ^ (h >> 32)
+}
+
 /// Merges duplicate keys: the last value wins, at the first key's place.
 fn dedupe(tree: &Tree, pairs: Vec<(NodeId, NodeId)>) -> Result<Vec<(NodeId, NodeId)>, TreeError> {
     if pairs.len() < 2 {
@@ -1041,25 +1059,33 @@ fn dedupe(tree: &Tree, pairs: Vec<(NodeId, NodeId)>) -> Result<Vec<(NodeId, Node
         let unique = if pairs.len() <= 8 {
             pairs.iter().enumerate().all(|(i, (a, _))| pairs[..i].iter().all(|(b, _)| str_key(*a) != str_key(*b)))
         } else {
-            // FNV-1a hashes, sorted: distinct hashes prove distinct keys; equal ones are
-            // settled by the full check below. (On the stack for the usual sizes.)
-            let hash = |(k, _): &(NodeId, NodeId)| {
-                str_key(*k)
-                    .unwrap_or("")
-                    .bytes()
-                    .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+            // The keys' hashes in an open-addressing set at most half full: distinct
+            // hashes prove distinct keys; an equal pair is settled by the full check
+            // below. (On the stack for up to 64 keys.)
+            let hash = |k: NodeId| key_hash(str_key(k).unwrap_or("")) | 1;
+            let distinct = |slots: &mut [u64]| {
+                let mask = slots.len() - 1;
+                pairs.iter().all(|&(k, _)| {
+                    let h = hash(k);
+                    // Slot counts are powers of two; the high bits are the best mixed.
+                    let mut at = usize::try_from(h >> 40).unwrap_or(0) & mask;
+                    loop {
+                        match slots[at] {
+                            0 => {
+                                slots[at] = h;
+                                return true;
+                            }
+                            x if x == h => return false,
+                            _ => at = (at + 1) & mask,
+                        }
+                    }
+                })
             };
-            let distinct = |hashes: &mut [u64]| {
-                hashes.sort_unstable();
-                hashes.windows(2).all(|w| w[0] != w[1])
-            };
-            let mut stack = [0u64; 64];
-            match stack.get_mut(..pairs.len()) {
-                Some(hashes) => {
-                    hashes.iter_mut().zip(&pairs).for_each(|(h, p)| *h = hash(p));
-                    distinct(hashes)
-                }
-                None => distinct(&mut pairs.iter().map(hash).collect::<Vec<u64>>()),
+            let n = (2 * pairs.len()).next_power_of_two();
+            let mut stack = [0u64; 128];
+            match stack.get_mut(..n) {
+                Some(slots) => distinct(slots),
+                None => distinct(&mut vec![0u64; n]),
             }
         };
         if unique {
@@ -1259,6 +1285,32 @@ mod tests {
         assert_eq!(got, [("x".to_string(), 1), ("y".to_string(), 3)]);
         assert_eq!(t.get("d/k").unwrap().as_i64(), Some(2));
         assert_eq!(t.get("d").unwrap().pairs().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn duplicate_keys_merge_in_maps_of_every_size() {
+        // Sizes on both sides of the small-map check and of the stack-held hash set.
+        for n in [2usize, 8, 9, 20, 63, 64, 65, 200, 1000] {
+            for dup in [None, Some(0), Some(n / 2), Some(n - 1)] {
+                let mut text = String::from("m: {");
+                for k in 0..n {
+                    text += &format!("key{k}: {k}, ");
+                }
+                if let Some(d) = dup {
+                    text += &format!("key{d}: -1, ");
+                }
+                text += "last: 0}\n";
+                let t = parse(&text);
+                let got: Vec<(String, i64)> =
+                    t.get("m").unwrap().pairs().unwrap().map(|(k, v)| (k.key_text(), v.as_i64().unwrap())).collect();
+                let mut want: Vec<(String, i64)> = (0..n).map(|k| (format!("key{k}"), k as i64)).collect();
+                if let Some(d) = dup {
+                    want[d].1 = -1;
+                }
+                want.push(("last".into(), 0));
+                assert_eq!(got, want, "{n} keys, duplicate {dup:?}");
+            }
+        }
     }
 
     #[test]
