@@ -83,6 +83,12 @@ impl fmt::Display for Compression {
     }
 }
 
+/// `data_size` as a length in memory, or why it cannot be one.
+fn memory_size(codec: Compression, data_size: u64) -> Result<usize, BlockError> {
+    usize::try_from(data_size)
+        .map_err(|_| BlockError::Corrupt { codec, message: format!("data_size {data_size} does not fit in memory") })
+}
+
 /// Decodes `stored` bytes compressed with `codec` into exactly `data_size` bytes.
 ///
 /// The caller checks `data_size` against its limits first: this allocates it.
@@ -91,8 +97,7 @@ impl fmt::Display for Compression {
 /// [`BlockError::UnknownCompression`], [`BlockError::Corrupt`],
 /// [`BlockError::DecodedTooLong`], [`BlockError::DecodedTooShort`].
 pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u8>, BlockError> {
-    let n = usize::try_from(data_size)
-        .map_err(|_| BlockError::Corrupt { codec, message: format!("data_size {data_size} does not fit in memory") })?;
+    let n = memory_size(codec, data_size)?;
     let cannot = || BlockError::Corrupt { codec, message: format!("cannot allocate data_size {data_size} bytes") };
     // Streaming decoders write into reserved capacity: no zero-filling first.
     let reserved = || {
@@ -336,8 +341,7 @@ fn lz4_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> + ?Sized>(
     sink: &mut F,
 ) -> Result<(), E> {
     let codec = Compression::Lz4;
-    let capacity = usize::try_from(data_size)
-        .map_err(|_| BlockError::Corrupt { codec, message: format!("data_size {data_size} does not fit in memory") })?;
+    let capacity = memory_size(codec, data_size)?;
     let records = lz4_records(input, capacity)?;
     let workers = rayon::current_num_threads();
     // The sink's error stays on this thread (it need not be `Send`); the pipeline is told
