@@ -71,8 +71,19 @@ pub fn tree(data: &[u8]) {
                 "the fast scanner and libyaml disagree"
             ),
             (Ok(_), Err(e)) => panic!("the fast scanner accepted what libyaml refuses: {e:?}"),
+            // (`Tree::parse` hands a fast-path error to libyaml.)
             (Err(_), _) => {}
         }
+    }
+    // What users get is what libyaml gives: the same tree, or an error where it fails.
+    match (Tree::parse(text, &limits), Tree::parse_libyaml(text, &limits)) {
+        (Ok(a), Ok(b)) => assert_eq!(
+            crate::tree::emit::Emitter::new(&a).document(),
+            crate::tree::emit::Emitter::new(&b).document(),
+            "Tree::parse and libyaml disagree"
+        ),
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!("Tree::parse gives {:?}, libyaml {:?}", a.map(|_| "a tree"), b.map(|_| "a tree")),
     }
     // A parse in parts, where it does not decline, is the parse of the whole text.
     for parts in 2..=3 {

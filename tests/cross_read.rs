@@ -149,3 +149,40 @@ fn integer_words_as_a_plain_list() {
     assert_reads_as_the_reference(&path);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every `.asdf` file in the folder `RASDF_CROSS_DIR` reads as the reference reads it
+/// (run live), and a file the reference cannot read fails in rasdf too. For files from
+/// elsewhere: `RASDF_CROSS_DIR=DIR cargo test --test cross_read -- --ignored`.
+#[test]
+#[ignore = "needs RASDF_CROSS_DIR, a folder of files to compare with the reference library"]
+fn files_of_rasdf_cross_dir_read_as_the_reference_reads_them() {
+    let dir = PathBuf::from(std::env::var_os("RASDF_CROSS_DIR").expect("RASDF_CROSS_DIR names a folder"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "asdf"))
+        .collect();
+    files.sort();
+    let mut args: Vec<&Path> = vec![Path::new("--errors")];
+    args.extend(files.iter().map(PathBuf::as_path));
+    let json = common::run_python("dump_tree.py", &args).expect("RASDF_PYTHON names the venv's Python");
+    let expected: BTreeMap<String, Value> = serde_json::from_str(&json).unwrap();
+    let mut differences = Vec::new();
+    for path in &files {
+        let key = path.to_string_lossy().to_string();
+        let reference_error = expected[&key].get("$error").and_then(Value::as_str);
+        // The dump panics on an array rasdf cannot read: that is rasdf failing too.
+        let ours = std::panic::catch_unwind(|| {
+            AsdfFile::open(path).map(|f| common::dump::dump_file(&f)).map_err(|e| e.to_string())
+        })
+        .unwrap_or_else(|_| Err("an array cannot be read".into()));
+        match (ours, reference_error) {
+            (Ok(got), None) => differences.extend(diff(&got, &expected[&key], &key)),
+            (Err(e), None) => differences.push(format!("{key}: rasdf fails ({e}), the reference reads it")),
+            (Ok(_), Some(r)) => differences.push(format!("{key}: rasdf reads it, the reference fails ({r})")),
+            (Err(_), Some(_)) => {}
+        }
+    }
+    println!("{} files compared", files.len());
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -1,6 +1,6 @@
 """Print, as canonical JSON, the tree and array values the reference library reads.
 
-Usage: python dump_tree.py FILE... > dumps.json
+Usage: python dump_tree.py [--errors] FILE... > dumps.json
 
 The same form is produced by rasdf's tests (tests/common/dump.rs), so the two can be
 compared exactly:
@@ -133,8 +133,19 @@ def dump_file(path):
             return dump(af.tree, set())
 
 
-def main(paths):
-    json.dump({p: dump_file(p) for p in paths}, sys.stdout, indent=None, sort_keys=True)
+def dump_or_error(path):
+    try:
+        return dump_file(path)
+    except Exception as e:  # noqa: BLE001 - any failure to read is the answer
+        return {"$error": f"{type(e).__name__}: {e}"}
+
+
+def main(args):
+    # --errors: a file the reference cannot read dumps as {"$error": message} instead of
+    # failing the run.
+    each = dump_or_error if args[:1] == ["--errors"] else dump_file
+    paths = args[1:] if args[:1] == ["--errors"] else args
+    json.dump({p: each(p) for p in paths}, sys.stdout, indent=None, sort_keys=True)
     sys.stdout.write("\n")
 
 
