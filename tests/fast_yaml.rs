@@ -66,6 +66,26 @@ fn fast_scanner_matches_libyaml_on_every_fixture() {
     assert!(accepted * 10 >= texts.len() * 9, "the fast scanner took {accepted} of {} trees", texts.len());
 }
 
+/// The YAML feature fixtures (testdata/yaml: anchors, tags, block scalars, values on the
+/// line after their key, and YAML the reference refuses): where the fast scanner does not
+/// give up, it gives libyaml's tree or fails where libyaml fails.
+#[test]
+fn fast_scanner_matches_libyaml_on_the_yaml_fixtures() {
+    let mut checked = 0;
+    for e in std::fs::read_dir(common::testdata("yaml")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "asdf") {
+            let bytes = std::fs::read(&p).unwrap();
+            let h = rasdf::tree::header::parse(&bytes).unwrap();
+            let r = h.tree.unwrap();
+            let text = String::from_utf8(bytes[r.start as usize..r.end as usize].to_vec()).unwrap();
+            check_same(&p.display().to_string(), &text);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 25, "{checked} fixtures");
+}
+
 #[test]
 fn fast_scanner_edge_cases() {
     let cases = [

@@ -11,6 +11,9 @@ use std::fmt::Write;
 use super::resolve::{self, Resolved};
 use super::{ASDF_TAG_PREFIX, NodeId, Tree, Value, YAML_TAG_PREFIX};
 
+/// The tag of an ordered map (`!!omap`).
+const OMAP: &str = "tag:yaml.org,2002:omap";
+
 /// A float as PyYAML writes it: Python's shortest `repr`, with `.0` before a bare
 /// exponent, and `.nan`, `.inf`, `-.inf`.
 pub fn format_float(x: f64) -> String {
@@ -333,6 +336,30 @@ impl<'t> Emitter<'t> {
                         self.out += "-";
                         self.node(item, indent + 2, Ctx::SeqItem);
                     }
+                }
+            }
+            Value::Map(pairs) if node.tag.as_deref() == Some(OMAP) => {
+                // An ordered map (read from `!!omap`) is written as the reference writes
+                // one: a sequence of one-pair mappings (it refuses `!!omap` on a mapping).
+                let head = format!("{prefix}{}", tag.unwrap_or_default());
+                if pairs.is_empty() {
+                    let _ = writeln!(self.out, " {head} []");
+                    return;
+                }
+                self.out.push(' ');
+                self.out += &head;
+                self.out.push('\n');
+                let pad = " ".repeat(indent);
+                for &(k, v) in pairs {
+                    self.out += &pad;
+                    self.out += "- ";
+                    let key = match self.prefix(k) {
+                        Ok(p) => format!("{p}{}", self.scalar_text(k).unwrap_or_else(|| "null".into())),
+                        Err(alias) => format!("{alias} "),
+                    };
+                    self.out += &key;
+                    self.out += ":";
+                    self.node(v, indent + 4, Ctx::MapValue);
                 }
             }
             Value::Map(pairs) => {

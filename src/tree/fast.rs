@@ -280,9 +280,12 @@ impl<'t> Scanner<'t> {
     fn document_end<E>(&mut self, sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>) -> R<bool, E> {
         match self.next_content_line()? {
             // (A part of the text with more after it must not end the document.)
+            // Only blank lines may follow `...`: more (another document, say) is
+            // libyaml's to judge.
             Some(0)
                 if self.b[self.i..].starts_with(b"...")
                     && matches!(self.at(3), b'\n' | b'\r' | 0)
+                    && self.b[self.i + 3..].iter().all(|c| matches!(c, b'\n' | b'\r' | b' '))
                     && !self.more_follows => {}
             None => {}
             _ => return give_up(),
@@ -387,7 +390,10 @@ impl<'t> Scanner<'t> {
             let start = self.i + 1;
             let mut k = start;
             while k < self.b.len() && self.b[k] != b'>' {
-                if matches!(self.b[k], b'\n' | b'\r' | b' ' | b'%') {
+                // The URI characters libyaml takes in a verbatim tag; `%` escapes and
+                // anything else are libyaml's to judge.
+                let c = self.b[k];
+                if !(c.is_ascii_alphanumeric() || b"-_;/?:@&=+$,.!~*'()[]".contains(&c)) {
                     return give_up();
                 }
                 k += 1;
@@ -527,12 +533,17 @@ impl<'t> Scanner<'t> {
                 self.emit(sink, Ev::Scalar { anchor: None, tag: None, value: Cow::Owned(v), plain: false })?;
             }
             b'*' => {
+                // The alias is a key only when `:` follows on the line (`*a :`); the
+                // builder takes no event before that is known.
                 let name = self.anchor_name()?;
-                self.emit(sink, Ev::Alias(name))?;
                 if self.peek() != b' ' {
                     return give_up();
                 }
                 self.skip_spaces();
+                if !(self.peek() == b':' && matches!(self.at(1), b' ' | b'\n' | b'\r' | 0)) {
+                    return give_up();
+                }
+                self.emit(sink, Ev::Alias(name))?;
             }
             c if starts_plain(c, self.at(1)) => {
                 let start = self.i;

@@ -140,8 +140,11 @@ impl Tree {
     /// [`TreeError`] with the line and column (1-based, inside `text`) where it happened.
     pub fn parse(text: &str, limits: &Limits) -> Result<Tree, ParseError> {
         match Tree::parse_fast(text, limits) {
-            Some(result) => result,
-            None => Tree::parse_libyaml(text, limits),
+            Some(Ok(tree)) => Ok(tree),
+            // An error is libyaml's to give: the fast scanner may have met it inside a
+            // construct it would have left to libyaml (errors are rare; this costs a
+            // second parse only then).
+            Some(Err(_)) | None => Tree::parse_libyaml(text, limits),
         }
     }
 
@@ -633,6 +636,29 @@ fn mark_pos(m: libyaml_safer::Mark) -> (usize, usize) {
     (line, usize::try_from(m.column).unwrap_or(usize::MAX).saturating_add(1))
 }
 
+/// The kind of node a YAML core tag constructs, as PyYAML's `SafeConstructor` (which
+/// the reference uses) requires it: `None` for tags of any kind (and other tags).
+fn core_tag_kind(tag: &str) -> Option<&'static str> {
+    match tag.strip_prefix(YAML_TAG_PREFIX)? {
+        "str" | "int" | "float" | "bool" | "null" | "binary" | "timestamp" => Some("scalar"),
+        "seq" | "omap" | "pairs" => Some("sequence"),
+        "map" | "set" => Some("mapping"),
+        _ => None,
+    }
+}
+
+/// PyYAML's refusal of a core tag on a node of another kind (`!!str [1]`, `!!omap {}`,
+/// `!!seq x`), where `found` is the node's kind.
+fn check_kind(tag: Option<&str>, found: &str) -> Result<(), TreeError> {
+    match tag.and_then(core_tag_kind) {
+        Some(expected) if expected != found => Err(TreeError::Unexpected(format!(
+            "{} expects a {expected} node, but found a {found}",
+            tag.map(emit::short_tag).unwrap_or_default()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// `!` alone (non-specific) and the default collection tags add nothing.
 fn collection_tag(tag: Option<String>) -> Option<String> {
     tag.filter(|t| !matches!(t.as_str(), "!" | "tag:yaml.org,2002:seq" | "tag:yaml.org,2002:map"))
@@ -722,7 +748,27 @@ impl<'l> Builder<'l> {
                 EventData::MappingEnd => Ev::MapEnd,
                 EventData::StreamStart { .. } => continue,
             };
+            let end = ev == Ev::End;
             if self.event(ev, pos)? == Flow::Stop {
+                if !end {
+                    // After the document, the stream must end (as PyYAML's
+                    // `get_single_node` requires): another document, or text libyaml
+                    // cannot read, is an error.
+                    let ev = parser.parse().map_err(|e| {
+                        let pos = e.problem_mark().or_else(|| e.context_mark()).map(mark_pos);
+                        (TreeError::Syntax(e.to_string()), pos)
+                    })?;
+                    match ev.data {
+                        EventData::StreamEnd => {}
+                        EventData::DocumentStart { .. } => {
+                            self.event(Ev::DocStart, mark_pos(ev.start_mark))?;
+                        }
+                        other => {
+                            let msg = format!("unexpected {other:?} after the document");
+                            return Err((TreeError::Syntax(msg), Some(mark_pos(ev.start_mark))));
+                        }
+                    }
+                }
                 break;
             }
         }
@@ -737,8 +783,10 @@ impl<'l> Builder<'l> {
             Ev::DocStart => {
                 self.documents += 1;
                 if self.documents > 1 {
-                    // Only the first document is the tree.
-                    return Ok(Flow::Stop);
+                    // As PyYAML's `get_single_node`, which the reference uses.
+                    return Err(at(TreeError::Syntax(
+                        "expected a single document in the stream, but found another document".into(),
+                    )));
                 }
             }
             Ev::DocEnd => {
@@ -760,11 +808,13 @@ impl<'l> Builder<'l> {
                 self.attach(id).map_err(at)?;
             }
             Ev::SeqStart { anchor, tag } => {
+                check_kind(tag.as_deref(), "sequence").map_err(at)?;
                 let id = self.open(collection_tag(tag), Value::Seq(Vec::new()), pos).map_err(at)?;
                 self.anchor(anchor, id);
                 self.stack.push(Frame::Seq { id, start: self.items.len() });
             }
             Ev::MapStart { anchor, tag } => {
+                check_kind(tag.as_deref(), "mapping").map_err(at)?;
                 let id = self.open(collection_tag(tag), Value::Map(Vec::new()), pos).map_err(at)?;
                 self.anchor(anchor, id);
                 self.stack.push(Frame::Map { id, start: self.pairs.len(), key: None });
@@ -862,6 +912,7 @@ impl<'l> Builder<'l> {
             });
         };
         let full = tag;
+        check_kind(Some(&full), "scalar")?;
         let bad = || TreeError::BadScalar { tag: full.clone(), text: text.to_string() };
         let Some(core) = full.strip_prefix(YAML_TAG_PREFIX) else {
             // `!` alone: a plain string. Any other tag: the text, tagged (the reference
@@ -918,6 +969,8 @@ impl<'l> Builder<'l> {
                         }
                     }
                 }
+                // Keys repeated merge as in the reference's `OrderedDict`.
+                let pairs = dedupe(&self.tree, pairs)?;
                 self.tree.nodes[id.0 as usize].value = Value::Map(pairs);
             }
             Some("tag:yaml.org,2002:pairs") => {
@@ -1197,10 +1250,15 @@ mod tests {
             }
         }
         declined(&format!("{head}q: \"{}\"\n", "word\n".repeat(400)));
-        // The document ends in an early part: what follows is not the tree.
+        // The document ends in an early part and more follows: an error, as in PyYAML
+        // (a file's tree text ends at its `...`, so this is never a file's).
         let text = format!("{head}...\n{}", "k: 1\n".repeat(400));
         declined(&text);
-        assert_eq!(whole(&text).len(), whole(&head).len());
+        let (err, _) = Tree::parse(&text, &limits).unwrap_err();
+        assert!(err.to_string().contains("did not find expected <document start>"), "{err}");
+        let text = format!("{head}...\n--- {}", "k: 1\n".repeat(400));
+        let (err, _) = Tree::parse(&text, &limits).unwrap_err();
+        assert!(err.to_string().contains("expected a single document"), "{err}");
         // A root that is not a block mapping, then key-like lines: invalid YAML.
         declined(&format!("--- [a,\n{}b]\n", "k: 1\n".repeat(400)));
         declined(&format!("--- {{a: 1}}\n{}", "k: 1\n".repeat(400)));

@@ -165,7 +165,18 @@ RAW = {
     "trailing_after_end": HEAD + "a: 1\n...\n\x00\x00garbage after the tree\n",
     "tag_escapes": HEAD + "a: !<tag:example.org/%C3%A9t%C3%A9%2520> {x: 1}\nb: !ex%25ample 5\n"
     "c: !<tag:example.org,2024:[x]> [1]\n...\n",
+    # Values on the line after their key: an alias, a tagged scalar.
+    "values_next_line": HEAD + "c: &l [1, 2]\nd:\n *l\ne: !core/complex-1.0.0\n  1+2j\nf:\n  [x, y]\n...\n",
+    # An ordered map with a key repeated: the last value, at the first place.
+    "omap_repeated_key": HEAD + "o: !!omap [{b: 1}, {a: 2}, {b: 3}]\nn: !!omap\n- x: {y: [1, 2]}\n- z: []\ne: !!omap []\n...\n",
     # Refused by the reference; rasdf must refuse them too.
+    "bad_str_on_sequence": HEAD + "a: !!str [1]\n...\n",
+    "bad_omap_on_mapping": HEAD + "a: !!omap {k: 1}\n...\n",
+    "bad_seq_on_scalar": HEAD + "a: !!seq x\n...\n",
+    "bad_two_documents": HEAD + "a: 1\n--- b\n...\n",
+    "bad_alias_after_tagged_root": "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n"
+    "--- !core/asdf-1.1.0\n*b\n  y: 20\n...\n",
+    "bad_verbatim_tag_char": HEAD + "a: !<tag:example.org/`x> 1\n...\n",
     "bad_tag_escape_not_utf8": HEAD + "a: !<tag:example.org/%FF> 1\n...\n",
     "bad_unhashable_key": HEAD + "? [1, 2]\n: v\n...\n",
     "bad_base64": HEAD + "b: !!binary aGVsbG8\n...\n",
