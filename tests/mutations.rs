@@ -100,6 +100,23 @@ const TOKENS: &[&[u8]] = &[
     b"byteorder: big",
     b"mask: ",
     b"data: [",
+    b"!<tag:x.org,2024:a>",
+    b"!!omap ",
+    b"!!set ",
+    b"!!binary ",
+    b"? ",
+    b"- - ",
+    b"{? a: b}",
+    b"|2\n",
+    b">-\n  ",
+    b"\\x41",
+    b"\\u00e9",
+    b"''",
+    b"%TAG !e! tag:e.org:\n",
+    b"!e!x ",
+    b"\n# c\n",
+    b"\n\n",
+    b"   \n",
 ];
 
 fn mutate(rng: &mut Rng, data: &mut Vec<u8>, others: &[Vec<u8>]) {
