@@ -559,14 +559,20 @@ impl<'f> Document<'f> {
                 }
             }
             Compression::Zlib => {
-                let mut e = flate2::write::ZlibEncoder::new(&mut hw, flate2::Compression::new(6));
-                for c in iter {
-                    total += c.len() as u64;
-                    e.write_all(&c)?;
-                }
-                e.finish().map_err(io)?;
+                // Batches of whole pieces, compressed in parallel into one stream: the
+                // bytes a whole-array write makes.
+                let mut stream = block::pdeflate::Stream::new(6);
+                let batch = block::pdeflate::PIECE * 2 * rayon::current_num_threads();
+                total = batched(iter, batch, |b, last| {
+                    let bytes = stream.feed(b, last).map_err(|message| {
+                        Error::new(block::BlockError::Corrupt { codec: comp, message }, Location::default())
+                    })?;
+                    hw.write_all(&bytes).map_err(io)
+                })?;
             }
             Compression::Bzp2 => {
+                // Serial: the parallel compressor (`pbzip`) takes the whole input; its cuts
+                // and bit joins are not made batch by batch.
                 let mut e = bzip2::write::BzEncoder::new(&mut hw, bzip2::Compression::new(9));
                 for c in iter {
                     total += c.len() as u64;
@@ -575,29 +581,16 @@ impl<'f> Document<'f> {
                 e.finish().map_err(io)?;
             }
             Compression::Lz4 => {
-                let mut pending: Vec<u8> = Vec::with_capacity(block::codec::LZ4_CHUNK);
-                for c in iter {
-                    total += c.len() as u64;
-                    let mut rest = &c[..];
-                    while !rest.is_empty() {
-                        let take = (block::codec::LZ4_CHUNK - pending.len()).min(rest.len());
-                        pending.extend_from_slice(&rest[..take]);
-                        rest = &rest[take..];
-                        if pending.len() == block::codec::LZ4_CHUNK {
-                            hw.write_all(
-                                &block::codec::encode(Compression::Lz4, &pending)
-                                    .map_err(|e| Error::new(e, Location::default()))?,
-                            )?;
-                            pending.clear();
-                        }
+                // Batches of whole records, a record per worker, compressed in parallel.
+                let batch = block::codec::LZ4_CHUNK * rayon::current_num_threads();
+                total = batched(iter, batch, |b, _| {
+                    if b.is_empty() {
+                        return Ok(());
                     }
-                }
-                if !pending.is_empty() {
-                    hw.write_all(
-                        &block::codec::encode(Compression::Lz4, &pending)
-                            .map_err(|e| Error::new(e, Location::default()))?,
-                    )?;
-                }
+                    let bytes =
+                        block::codec::encode(Compression::Lz4, b).map_err(|e| Error::new(e, Location::default()))?;
+                    hw.write_all(&bytes).map_err(io)
+                })?;
             }
             Compression::Other(_) => {
                 return Err(Error::new(block::BlockError::UnknownCompression(comp), Location::default()));
@@ -845,6 +838,34 @@ fn write_lz4_pipelined<W: Write + Seek>(out: &mut W, data: &[u8], options: &Writ
         },
     )?;
     finish_block(out, start, Compression::Lz4, used, data.len() as u64, md5.finalize(), options)
+}
+
+/// Feeds the bytes of `chunks` to `encode` in batches of `batch` bytes, the last one
+/// (shorter, and empty only when there are no bytes at all) with `true`; returns how many
+/// bytes there were.
+fn batched(
+    chunks: impl Iterator<Item = Vec<u8>>,
+    batch: usize,
+    mut encode: impl FnMut(&[u8], bool) -> Result<()>,
+) -> Result<u64> {
+    let mut pending: Vec<u8> = Vec::with_capacity(batch);
+    let mut total = 0u64;
+    for c in chunks {
+        total += c.len() as u64;
+        let mut rest = &c[..];
+        while !rest.is_empty() {
+            // A full batch goes only once more bytes arrive: the last one is never empty.
+            if pending.len() == batch {
+                encode(&pending, false)?;
+                pending.clear();
+            }
+            let take = (batch - pending.len()).min(rest.len());
+            pending.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+        }
+    }
+    encode(&pending, true)?;
+    Ok(total)
 }
 
 /// Buffers per worker in [`write_lz4_pipelined`]: one being filled, one waiting its turn.

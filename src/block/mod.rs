@@ -38,7 +38,7 @@ mod checksum;
 pub mod codec;
 mod pbunzip;
 mod pbzip;
-mod pdeflate;
+pub(crate) mod pdeflate;
 
 use std::borrow::Cow;
 use std::fmt;

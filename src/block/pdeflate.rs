@@ -24,33 +24,76 @@ const HEADER: [u8; 2] = [0x78, 0x9c];
 /// Compresses `data` at `level` into one zlib stream, in parallel when it spans several
 /// pieces.
 pub(crate) fn compress(data: &[u8], level: u32) -> Result<Vec<u8>, String> {
-    let pieces: Vec<(Vec<u8>, u32)> = data
-        .par_chunks(PIECE)
-        .enumerate()
-        .map(|(i, piece)| {
-            let start = i * PIECE;
-            let dict = &data[start.saturating_sub(WINDOW)..start];
-            let last = start + piece.len() == data.len();
-            let deflated = deflate_piece(piece, dict, last, level)?;
-            Ok((deflated, zlib_rs::adler32::adler32(1, piece)))
-        })
-        .collect::<Result<_, String>>()?;
-    let total: usize = pieces.iter().map(|(d, _)| d.len()).sum();
-    let mut out = Vec::with_capacity(HEADER.len() + total + 4);
-    crate::hugepages::advise(out.as_ptr(), out.capacity());
-    out.extend_from_slice(&HEADER);
-    let mut adler = 1u32;
-    for (i, (deflated, piece_adler)) in pieces.iter().enumerate() {
-        out.extend_from_slice(deflated);
-        let len = data.len().min((i + 1) * PIECE) - i * PIECE;
-        adler = zlib_rs::adler32::adler32_combine(adler, *piece_adler, len as u64);
+    Stream::new(level).feed(data, true)
+}
+
+/// One zlib stream made batch by batch, for data that arrives in parts: the stream is
+/// byte for byte the one [`compress`] makes of all the data at once.
+pub(crate) struct Stream {
+    level: u32,
+    /// The Adler-32 of the input so far.
+    adler: u32,
+    /// The last [`WINDOW`] bytes of input so far: the next piece's dictionary.
+    window: Vec<u8>,
+    started: bool,
+}
+
+impl Stream {
+    pub(crate) fn new(level: u32) -> Self {
+        Stream { level, adler: 1, window: Vec::new(), started: false }
     }
-    if data.is_empty() {
-        // No piece at all: an empty final block.
-        out.extend_from_slice(&deflate_piece(&[], &[], true, level)?);
+
+    /// Compresses `batch`, whose length is a multiple of [`PIECE`] unless it is the
+    /// `last`; returns the bytes it adds to the stream (the zlib header first, the
+    /// Adler-32 at the end).
+    pub(crate) fn feed(&mut self, batch: &[u8], last: bool) -> Result<Vec<u8>, String> {
+        if !last && batch.len() % PIECE != 0 {
+            return Err(format!("a batch of {} bytes is not whole pieces", batch.len()));
+        }
+        let window = &self.window;
+        let pieces: Vec<(Vec<u8>, u32)> = batch
+            .par_chunks(PIECE)
+            .enumerate()
+            .map(|(i, piece)| {
+                let start = i * PIECE;
+                // The 32 KiB before the piece: from this batch, or the last one's end.
+                let dict: std::borrow::Cow<'_, [u8]> = if start >= WINDOW || window.is_empty() {
+                    std::borrow::Cow::Borrowed(&batch[start.saturating_sub(WINDOW)..start])
+                } else {
+                    let from_before = &window[window.len().saturating_sub(WINDOW - start)..];
+                    std::borrow::Cow::Owned([from_before, &batch[..start]].concat())
+                };
+                let last_piece = last && start + piece.len() == batch.len();
+                let deflated = deflate_piece(piece, &dict, last_piece, self.level)?;
+                Ok((deflated, zlib_rs::adler32::adler32(1, piece)))
+            })
+            .collect::<Result<_, String>>()?;
+        let total: usize = pieces.iter().map(|(d, _)| d.len()).sum();
+        let mut out = Vec::with_capacity(HEADER.len() + total + 4);
+        crate::hugepages::advise(out.as_ptr(), out.capacity());
+        if !self.started {
+            out.extend_from_slice(&HEADER);
+            self.started = true;
+        }
+        for (i, (deflated, piece_adler)) in pieces.iter().enumerate() {
+            out.extend_from_slice(deflated);
+            let len = batch.len().min((i + 1) * PIECE) - i * PIECE;
+            self.adler = zlib_rs::adler32::adler32_combine(self.adler, *piece_adler, len as u64);
+        }
+        if last {
+            if batch.is_empty() {
+                // No piece in this batch: an empty final block.
+                out.extend_from_slice(&deflate_piece(&[], &[], true, self.level)?);
+            }
+            out.extend_from_slice(&self.adler.to_be_bytes());
+        } else {
+            let keep = WINDOW.saturating_sub(batch.len()).min(self.window.len());
+            let mut window = self.window[self.window.len() - keep..].to_vec();
+            window.extend_from_slice(&batch[batch.len().saturating_sub(WINDOW)..]);
+            self.window = window;
+        }
+        Ok(out)
     }
-    out.extend_from_slice(&adler.to_be_bytes());
-    Ok(out)
 }
 
 /// Raw deflate of one piece, primed with `dict`; ends with a final block when `last`,
@@ -101,6 +144,31 @@ mod tests {
                 (i / 64).to_le_bytes()[0].wrapping_add((x >> 29).to_le_bytes()[0])
             })
             .collect()
+    }
+
+    #[test]
+    fn a_stream_fed_in_batches_is_the_stream_of_the_whole() {
+        let data = sample(5 * PIECE + 777);
+        let whole = compress(&data, 6).unwrap();
+        for pieces_per_batch in [1, 2, 3] {
+            let batch = pieces_per_batch * PIECE;
+            let mut s = Stream::new(6);
+            let mut out = Vec::new();
+            let mut rest = &data[..];
+            while rest.len() > batch {
+                out.extend(s.feed(&rest[..batch], false).unwrap());
+                rest = &rest[batch..];
+            }
+            out.extend(s.feed(rest, true).unwrap());
+            assert!(out == whole, "batches of {pieces_per_batch} pieces");
+        }
+        // An empty last batch ends the stream with an empty final block.
+        let mut s = Stream::new(6);
+        let mut out = s.feed(&data[..PIECE], false).unwrap();
+        out.extend(s.feed(&[], true).unwrap());
+        assert_eq!(inflate(&out), &data[..PIECE]);
+        // A batch that is not whole pieces, before the last, is refused.
+        assert!(Stream::new(6).feed(&data[..PIECE + 1], false).is_err());
     }
 
     #[test]
