@@ -28,6 +28,9 @@ pub const ASDF_TAG_PREFIX: &str = "tag:stsci.edu:asdf/";
 /// The YAML core tag prefix (`!!`).
 pub const YAML_TAG_PREFIX: &str = "tag:yaml.org,2002:";
 
+/// The tag PyYAML gives a plain `=` (the YAML value key).
+const VALUE_TAG: &str = "tag:yaml.org,2002:value";
+
 /// What can be wrong with the YAML tree.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -41,8 +44,9 @@ pub enum TreeError {
     /// A limit on nodes or alias expansion was exceeded.
     #[error(transparent)]
     Limit(#[from] LimitError),
-    /// A mapping key is a sequence or a mapping (PyYAML: "found unhashable key").
-    #[error("a mapping key may not be a sequence or a mapping")]
+    /// A mapping key is a sequence, a mapping or a tagged scalar (PyYAML: "found
+    /// unhashable key").
+    #[error("a mapping key may not be a sequence, a mapping or a tagged scalar")]
     UnhashableKey,
     /// A `<<` merge whose value is not a mapping or a list of mappings.
     #[error("a '<<' merge needs a mapping or a list of mappings")]
@@ -384,9 +388,17 @@ impl<'t> NodeRef<'t> {
         Some((&t[..i], &t[i + 1..]))
     }
 
-    /// Whether the tag is the ASDF core tag `name` (any version), e.g. `core/ndarray`.
+    /// Whether the tag is the ASDF core tag `name` at any version `X.Y.Z`, e.g.
+    /// `core/ndarray` (a tag with a malformed version, `core/ndarray-1.1.*`, is not).
     pub fn is_asdf_tag(&self, name: &str) -> bool {
-        self.tag_name_version().and_then(|(n, _)| n.strip_prefix(ASDF_TAG_PREFIX)).is_some_and(|n| n == name)
+        let is_version = |v: &str| {
+            let parts: Vec<&str> = v.split('.').collect();
+            parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        };
+        self.tag_name_version()
+            .filter(|&(_, v)| is_version(v))
+            .and_then(|(n, _)| n.strip_prefix(ASDF_TAG_PREFIX))
+            .is_some_and(|n| n == name)
     }
 
     /// The string, for a string node.
@@ -870,7 +882,14 @@ impl<'l> Builder<'l> {
             Some(Frame::Seq { .. }) => self.items.push(id),
             Some(Frame::Map { key, .. }) => match key.take() {
                 None => {
-                    if matches!(self.tree.nodes[id.0 as usize].value, Value::Seq(_) | Value::Map(_)) {
+                    // PyYAML's keys must be hashable: not collections, nor the objects
+                    // the reference makes of tagged scalars (`!foo a`, `!!foo a`). A key
+                    // `=` (`!!value`) is the plain string "=" there.
+                    let node = &mut self.tree.nodes[id.0 as usize];
+                    if node.tag.as_deref() == Some(VALUE_TAG) {
+                        node.tag = None;
+                    }
+                    if node.tag.is_some() || matches!(node.value, Value::Seq(_) | Value::Map(_)) {
                         return Err(TreeError::UnhashableKey);
                     }
                     *key = Some(id);
@@ -907,7 +926,7 @@ impl<'l> Builder<'l> {
                     self.merge_keys.push(NodeId(u32::try_from(self.tree.nodes.len()).unwrap_or(u32::MAX)));
                     n
                 }
-                Resolved::Value => mk(Some(format!("{YAML_TAG_PREFIX}value")), Value::Str(text.into_owned())),
+                Resolved::Value => mk(Some(VALUE_TAG.into()), Value::Str(text.into_owned())),
                 Resolved::Str => mk(None, Value::Str(text.into_owned())),
             });
         };
@@ -1288,6 +1307,13 @@ mod tests {
         assert_eq!(root.key("c").unwrap().as_i64(), Some(12));
         let d = root.key("d").unwrap();
         assert_eq!((d.tag(), d.as_str()), (Some("tag:x.org:y-1.0"), Some("017")));
+        // Core tags at any version X.Y.Z, and only those.
+        let t = parse(
+            "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---\na: !core/ndarray-1.0.0 {}\nb: !core/ndarray-12.3.45 {}\nc: !core/ndarray-1.1.*a0 {}\nd: !core/ndarray-1.1 {}\ne: !core/ndarrays-1.0.0 {}\n",
+        );
+        let is_array: Vec<bool> =
+            t.root().unwrap().pairs().unwrap().map(|(_, v)| v.is_asdf_tag("core/ndarray")).collect();
+        assert_eq!(is_array, [true, true, false, false, false]);
     }
 
     #[test]

@@ -169,7 +169,11 @@ RAW = {
     "values_next_line": HEAD + "c: &l [1, 2]\nd:\n *l\ne: !core/complex-1.0.0\n  1+2j\nf:\n  [x, y]\n...\n",
     # An ordered map with a key repeated: the last value, at the first place.
     "omap_repeated_key": HEAD + "o: !!omap [{b: 1}, {a: 2}, {b: 3}]\nn: !!omap\n- x: {y: [1, 2]}\n- z: []\ne: !!omap []\n...\n",
+    # `=` (PyYAML's `!!value`) as a key stays a string key.
+    "value_key": HEAD + "=: 1\nb: {=: 2}\n...\n",
     # Refused by the reference; rasdf must refuse them too.
+    "bad_tagged_key": HEAD + "!<tag:x.org:k-1.0.0> k: 1\n...\n",
+    "bad_tagged_key_in_flow": HEAD + "a: {!!foo k: 1}\n...\n",
     "bad_str_on_sequence": HEAD + "a: !!str [1]\n...\n",
     "bad_omap_on_mapping": HEAD + "a: !!omap {k: 1}\n...\n",
     "bad_seq_on_scalar": HEAD + "a: !!seq x\n...\n",
