@@ -506,10 +506,11 @@ impl AsdfFile {
             };
             value = (value << 32) | w;
         }
-        match node.key("sign").and_then(|s| s.as_str()) {
-            Some("-") => Ok(-value),
-            Some("+") | None => Ok(value),
-            Some(s) => Err(bad(&format!("sign '{s}'"))),
+        // As the reference: `sign` must be there, and anything but '-' is positive.
+        match node.key("sign") {
+            None => Err(bad("no sign")),
+            Some(s) if s.as_str() == Some("-") => Ok(-value),
+            Some(_) => Ok(value),
         }
     }
 

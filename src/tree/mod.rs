@@ -961,11 +961,7 @@ impl<'l> Builder<'l> {
                 };
                 Value::Float(f.ok_or_else(bad)?)
             }
-            "binary" => {
-                use base64::Engine;
-                let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-                Value::Binary(base64::engine::general_purpose::STANDARD.decode(clean).map_err(|_| bad())?)
-            }
+            "binary" => Value::Binary(resolve::python_base64(&text).ok_or_else(bad)?),
             "timestamp" => {
                 resolve::parse_timestamp(&text).ok_or_else(bad)?;
                 Value::Timestamp(text.to_string())

@@ -57,6 +57,54 @@ pub fn resolve_plain(s: &str) -> Resolved {
     }
 }
 
+/// `!!binary` text decoded as PyYAML decodes it (`base64.decodebytes`, CPython's
+/// non-strict `a2b_base64`): characters outside the alphabet (line breaks, spaces, any
+/// other ASCII) are skipped, unused bits of the last character are ignored, and the
+/// first complete padding ends the data. `None` where Python fails: a character past
+/// ASCII, one data character too many, or missing padding.
+pub fn python_base64(text: &str) -> Option<Vec<u8>> {
+    if !text.is_ascii() {
+        return None;
+    }
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let (mut quad, mut pads, mut left) = (0u8, 0u8, 0u8);
+    for &c in text.as_bytes() {
+        if c == b'=' {
+            if quad >= 2 {
+                pads += 1;
+                if quad + pads >= 4 {
+                    return Some(out);
+                }
+            }
+            continue;
+        }
+        let Some(v) = value(c) else { continue };
+        pads = 0;
+        match quad {
+            0 => left = v,
+            1 => {
+                out.push(left << 2 | v >> 4);
+                left = v & 0x0f;
+            }
+            2 => {
+                out.push(left << 4 | v >> 2);
+                left = v & 0x03;
+            }
+            _ => out.push(left << 6 | v),
+        }
+        quad = (quad + 1) % 4;
+    }
+    (quad == 0).then_some(out)
+}
+
 /// A plain scalar that starts as a number may be: a float, an int, a timestamp, or a
 /// string.
 fn resolve_number_like(s: &str) -> Resolved {
@@ -444,6 +492,29 @@ pub fn parse_timestamp(s: &str) -> Option<Timestamp> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn base64_as_python_decodes_it() {
+        // (Each case checked against `base64.decodebytes` of CPython 3.11.)
+        let cases: &[(&str, Option<&[u8]>)] = &[
+            ("aGVsbG8=", Some(b"hello")),
+            ("aGVs\nbG8=\n", Some(b"hello")),
+            ("aGVsbG6=", Some(b"helln")),
+            ("aGVsbG]8=", Some(b"hello")),
+            ("aGVsbG8=garbage", Some(b"hello")),
+            ("aGVsbG8", None),
+            ("aGVsbG8==", Some(b"hello")),
+            ("aGVsb", None),
+            ("aGVs=bG8=", Some(b"hello")),
+            ("aG=VsbG8=", Some(b"hello")),
+            ("", Some(b"")),
+            ("====", Some(b"")),
+            ("aGVsbG8=\u{e9}", None),
+        ];
+        for &(text, want) in cases {
+            assert_eq!(python_base64(text).as_deref(), want, "{text:?}");
+        }
+    }
     use super::*;
 
     /// The one-pass path gives what the general rules give, wherever it answers, and it

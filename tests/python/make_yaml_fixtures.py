@@ -169,6 +169,12 @@ RAW = {
     "values_next_line": HEAD + "c: &l [1, 2]\nd:\n *l\ne: !core/complex-1.0.0\n  1+2j\nf:\n  [x, y]\n...\n",
     # An ordered map with a key repeated: the last value, at the first place.
     "omap_repeated_key": HEAD + "o: !!omap [{b: 1}, {a: 2}, {b: 3}]\nn: !!omap\n- x: {y: [1, 2]}\n- z: []\ne: !!omap []\n...\n",
+    # base64 as Python's non-strict decoder reads it: odd characters skipped, unused
+    # bits ignored, data after the padding dropped.
+    "binary_lenient": HEAD + "a: !!binary aGVsbG6=\nb: !!binary 'aGVs bG]8='\nc: !!binary aGVsbG8=garbage\n...\n",
+    # core/integer: any sign but '-' is positive, as the reference reads it.
+    "integer_signs": HEAD + "n: !core/integer-1.1.0 {sign: '-', string: '-4294967419', words: [123, 1]}\n"
+    "p: !core/integer-1.1.0 {sign: x, string: '4294967419', words: [123, 1]}\n...\n",
     # `=` (PyYAML's `!!value`) as a key stays a string key.
     "value_key": HEAD + "=: 1\nb: {=: 2}\n...\n",
     # Refused by the reference; rasdf must refuse them too.
