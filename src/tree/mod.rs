@@ -919,7 +919,14 @@ impl<'l> Builder<'l> {
                 Resolved::Int(i) => mk(None, Value::Int(i)),
                 Resolved::BigInt(i) => mk(None, Value::BigInt(Box::new(i))),
                 Resolved::Float(f) => mk(None, Value::Float(f)),
-                Resolved::Timestamp => mk(None, Value::Timestamp(text.into_owned())),
+                Resolved::Timestamp => {
+                    // Shaped as a timestamp, so PyYAML makes a `datetime` of it, or fails.
+                    if resolve::parse_timestamp(&text).is_none() {
+                        let tag = format!("{YAML_TAG_PREFIX}timestamp");
+                        return Err(TreeError::BadScalar { tag, text: text.into_owned() });
+                    }
+                    mk(None, Value::Timestamp(text.into_owned()))
+                }
                 Resolved::Merge => {
                     // Marked so the mapping's end can find it; a merge key is a plain `<<`.
                     let n = mk(None, Value::Str(text.into_owned()));

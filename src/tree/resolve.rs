@@ -382,7 +382,7 @@ pub fn construct_int(s: &str) -> Option<Resolved> {
 /// PyYAML's timestamp regex: `YYYY-MM-DD`, or a date, `T`/`t`/blanks, `H:MM:SS`, an
 /// optional fraction and an optional zone (`Z` or `±H[:MM]`).
 pub fn is_timestamp(s: &str) -> bool {
-    parse_timestamp(s).is_some()
+    timestamp_fields(s).is_some()
 }
 
 /// The parts of a timestamp.
@@ -420,8 +420,15 @@ fn digits(s: &str, min: usize, max: usize) -> Option<u32> {
     (s.len() >= min && s.len() <= max && all(s, |b| b.is_ascii_digit())).then(|| s.parse().ok()).flatten()
 }
 
-/// Parses a timestamp the way PyYAML's regex and constructor do.
+/// A timestamp's value, as PyYAML builds it: `None` when the text does not have a
+/// timestamp's shape ([`is_timestamp`]) or names no real date and time (Python's
+/// `datetime` refuses it: `2001-02-29`, `24:00:00`, a leap second).
 pub fn parse_timestamp(s: &str) -> Option<Timestamp> {
+    timestamp_fields(s).filter(python_accepts)
+}
+
+/// The fields of a text with a timestamp's shape, whatever their values.
+fn timestamp_fields(s: &str) -> Option<Timestamp> {
     let b = s.as_bytes();
     if b.len() < 8 || b[4] != b'-' {
         return None;
@@ -486,12 +493,30 @@ pub fn parse_timestamp(s: &str) -> Option<Timestamp> {
         let total = i32::try_from(h * 60 + m).ok()?;
         Some(if neg { -total } else { total })
     };
-    let ts = Timestamp { date: (year, month, day), time: Some((hour, minute, second, micro)), offset_minutes: offset };
-    Some(ts)
+    Some(Timestamp { date: (year, month, day), time: Some((hour, minute, second, micro)), offset_minutes: offset })
+}
+
+/// Whether Python's `datetime` takes the fields (PyYAML builds one, and the reference
+/// fails with a `ValueError` where it cannot): a real date from year 1, a time of day
+/// without leap seconds, an offset under a day.
+fn python_accepts(ts: &Timestamp) -> bool {
+    let (year, month, day) = ts.date;
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    let date_ok = year >= 1 && (1..=days).contains(&day);
+    let time_ok = ts.time.is_none_or(|(h, m, s, _)| h < 24 && m < 60 && s < 60);
+    date_ok && time_ok && ts.offset_minutes.is_none_or(|o| o.abs() < 24 * 60)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn base64_as_python_decodes_it() {
@@ -515,7 +540,6 @@ mod tests {
             assert_eq!(python_base64(text).as_deref(), want, "{text:?}");
         }
     }
-    use super::*;
 
     /// The one-pass path gives what the general rules give, wherever it answers, and it
     /// answers for the usual numbers.

@@ -175,10 +175,15 @@ RAW = {
     # core/integer: any sign but '-' is positive, as the reference reads it.
     "integer_signs": HEAD + "n: !core/integer-1.1.0 {sign: '-', string: '-4294967419', words: [123, 1]}\n"
     "p: !core/integer-1.1.0 {sign: x, string: '4294967419', words: [123, 1]}\n...\n",
+    # Timestamps at the edges of what Python's datetime takes; a quoted one is a string.
+    "timestamps_edge": HEAD + "a: 2000-02-29\nb: 2001-12-14 21:59:43 -23:59\nc: 2001-12-14 21:59:43 +5:99\n"
+    "d: '2001-02-29'\n...\n",
     # `=` (PyYAML's `!!value`) as a key stays a string key.
     "value_key": HEAD + "=: 1\nb: {=: 2}\n...\n",
     # Refused by the reference; rasdf must refuse them too.
     "bad_tagged_key": HEAD + "!<tag:x.org:k-1.0.0> k: 1\n...\n",
+    "bad_timestamp_day": HEAD + "a: 2001-02-29\n...\n",
+    "bad_timestamp_minute": HEAD + "a: [2001-12-14 21:99:43.1]\n...\n",
     "bad_tagged_key_in_flow": HEAD + "a: {!!foo k: 1}\n...\n",
     "bad_str_on_sequence": HEAD + "a: !!str [1]\n...\n",
     "bad_omap_on_mapping": HEAD + "a: !!omap {k: 1}\n...\n",
