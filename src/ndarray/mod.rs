@@ -150,6 +150,10 @@ impl ArrayMeta {
                     )));
                 }
             },
+            // The schema makes `byteorder` go with `source`, and the reference needs it.
+            None if node.key("source").is_some() => {
+                return Err(ArrayError::Invalid("an ndarray with a source needs a byteorder".into()));
+            }
             None => ByteOrder::Big,
         };
         // Anything under `data` (inline data, or `data: 3`, block 3 to the reference) is
@@ -797,6 +801,20 @@ pub fn encode_inline(node: NodeRef<'_>, meta: &ArrayMeta) -> Result<(Vec<u8>, Op
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byteorder_goes_with_source() {
+        let parse = |yaml: &str| {
+            let tree = crate::tree::Tree::parse(&format!("a: {yaml}\n"), &crate::Limits::default()).unwrap();
+            ArrayMeta::parse(tree.get("a").unwrap()).map(|m| m.byteorder)
+        };
+        let missing = parse("{source: 0, datatype: int16, shape: [2]}").unwrap_err();
+        assert!(missing.to_string().contains("needs a byteorder"), "{missing}");
+        assert_eq!(parse("{source: 0, datatype: int16, byteorder: big, shape: [2]}").unwrap(), ByteOrder::Big);
+        // Inline data, and a block named by `data`, are in the machine's order.
+        assert_eq!(parse("{data: [1, 2], datatype: int16}").unwrap(), ByteOrder::NATIVE);
+        assert_eq!(parse("{data: 0, datatype: int16, shape: [2]}").unwrap(), ByteOrder::NATIVE);
+    }
 
     #[test]
     fn complex_texts_as_python() {
