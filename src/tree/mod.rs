@@ -388,17 +388,28 @@ impl<'t> NodeRef<'t> {
         Some((&t[..i], &t[i + 1..]))
     }
 
-    /// Whether the tag is the ASDF core tag `name` at any version `X.Y.Z`, e.g.
-    /// `core/ndarray` (a tag with a malformed version, `core/ndarray-1.1.*`, is not).
+    /// Whether the tag is the ASDF core tag `name`, e.g. `core/ndarray`, at a version some
+    /// ASDF Standard defines (for the tags rasdf converts; any `X.Y.Z` for others),
+    /// whichever standard the file declares. The reference leaves other versions
+    /// (`core/ndarray-7.1.0`, `core/ndarray-1.1.*`) unconverted, and so does rasdf.
     pub fn is_asdf_tag(&self, name: &str) -> bool {
-        let is_version = |v: &str| {
-            let parts: Vec<&str> = v.split('.').collect();
-            parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-        };
-        self.tag_name_version()
-            .filter(|&(_, v)| is_version(v))
-            .and_then(|(n, _)| n.strip_prefix(ASDF_TAG_PREFIX))
-            .is_some_and(|n| n == name)
+        let Some((n, v)) = self.tag_name_version() else { return false };
+        if n.strip_prefix(ASDF_TAG_PREFIX) != Some(name) {
+            return false;
+        }
+        match name {
+            "core/ndarray" | "core/integer" => matches!(v, "1.0.0" | "1.1.0" | "1.2.0"),
+            "core/asdf" => matches!(v, "1.0.0" | "1.1.0"),
+            "core/complex"
+            | "core/software"
+            | "core/history_entry"
+            | "core/extension_metadata"
+            | "core/externalarray" => v == "1.0.0",
+            _ => {
+                let parts: Vec<&str> = v.split('.').collect();
+                parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            }
+        }
     }
 
     /// The string, for a string node.
@@ -1310,13 +1321,13 @@ mod tests {
         assert_eq!(root.key("c").unwrap().as_i64(), Some(12));
         let d = root.key("d").unwrap();
         assert_eq!((d.tag(), d.as_str()), (Some("tag:x.org:y-1.0"), Some("017")));
-        // Core tags at any version X.Y.Z, and only those.
+        // Core tags at the versions the standards define, and only those.
         let t = parse(
-            "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---\na: !core/ndarray-1.0.0 {}\nb: !core/ndarray-12.3.45 {}\nc: !core/ndarray-1.1.*a0 {}\nd: !core/ndarray-1.1 {}\ne: !core/ndarrays-1.0.0 {}\n",
+            "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---\na: !core/ndarray-1.0.0 {}\nb: !core/ndarray-1.2.0 {}\nc: !core/ndarray-1.1.*a0 {}\nd: !core/ndarray-1.1 {}\ne: !core/ndarrays-1.0.0 {}\nf: !core/ndarray-7.1.0 {}\n",
         );
         let is_array: Vec<bool> =
             t.root().unwrap().pairs().unwrap().map(|(_, v)| v.is_asdf_tag("core/ndarray")).collect();
-        assert_eq!(is_array, [true, true, false, false, false]);
+        assert_eq!(is_array, [true, true, false, false, false, false]);
     }
 
     #[test]
