@@ -1153,8 +1153,10 @@ fn dedupe(tree: &Tree, pairs: Vec<(NodeId, NodeId)>) -> Result<Vec<(NodeId, Node
                 let mask = slots.len() - 1;
                 pairs.iter().all(|&(k, _)| {
                     let h = hash(k);
-                    // Slot counts are powers of two; the high bits are the best mixed.
-                    let mut at = usize::try_from(h >> 40).unwrap_or(0) & mask;
+                    // Slot counts are powers of two; the high bits, rotated down, are
+                    // the best mixed (and fit any `usize`).
+                    let wide_mask = u64::try_from(mask).unwrap_or(u64::MAX);
+                    let mut at = usize::try_from(h.rotate_left(24) & wide_mask).unwrap_or(0);
                     loop {
                         match slots[at] {
                             0 => {
