@@ -301,6 +301,17 @@ impl<'t> Emitter<'t> {
         !self.anchors.contains_key(&id) && !matches!(self.tree.node(id).node().value, Value::Seq(_) | Value::Map(_))
     }
 
+    /// Emits `key:` and its value (indented by `indent` where it takes lines of its own).
+    fn pair(&mut self, k: NodeId, v: NodeId, indent: usize) {
+        let key = match self.prefix(k) {
+            Ok(p) => format!("{p}{}", self.scalar_text(k).unwrap_or_else(|| "null".into())),
+            Err(alias) => format!("{alias} "),
+        };
+        self.out += &key;
+        self.out += ":";
+        self.node(v, indent, Ctx::MapValue);
+    }
+
     /// Emits node `id` after whatever the line holds already (`key:`, `-`, `---`).
     fn node(&mut self, id: NodeId, indent: usize, ctx: Ctx) {
         let prefix = match self.prefix(id) {
@@ -353,13 +364,7 @@ impl<'t> Emitter<'t> {
                 for &(k, v) in pairs {
                     self.out += &pad;
                     self.out += "- ";
-                    let key = match self.prefix(k) {
-                        Ok(p) => format!("{p}{}", self.scalar_text(k).unwrap_or_else(|| "null".into())),
-                        Err(alias) => format!("{alias} "),
-                    };
-                    self.out += &key;
-                    self.out += ":";
-                    self.node(v, indent + 4, Ctx::MapValue);
+                    self.pair(k, v, indent + 4);
                 }
             }
             Value::Map(pairs) => {
@@ -378,13 +383,7 @@ impl<'t> Emitter<'t> {
                 let pad = " ".repeat(child_indent);
                 for &(k, v) in pairs {
                     self.out += &pad;
-                    let key = match self.prefix(k) {
-                        Ok(p) => format!("{p}{}", self.scalar_text(k).unwrap_or_else(|| "null".into())),
-                        Err(alias) => format!("{alias} "),
-                    };
-                    self.out += &key;
-                    self.out += ":";
-                    self.node(v, child_indent + 2, Ctx::MapValue);
+                    self.pair(k, v, child_indent + 2);
                 }
             }
             _ => {
