@@ -152,7 +152,10 @@ fn integer_words_as_a_plain_list() {
 
 /// Every `.asdf` file in the folder `RASDF_CROSS_DIR` reads as the reference reads it
 /// (run live), and a file the reference cannot read fails in rasdf too. For files from
-/// elsewhere: `RASDF_CROSS_DIR=DIR cargo test --test cross_read -- --ignored`.
+/// elsewhere: `RASDF_CROSS_DIR=DIR cargo test --test cross_read -- --ignored`. (The
+/// reference reads every file in one process, and some files with damaged block headers
+/// make it hang: leave those out. rasdf opens lazily, so a damaged block fails only its
+/// arrays, which are then compared as raw nodes, where the reference's open fails.)
 #[test]
 #[ignore = "needs RASDF_CROSS_DIR, a folder of files to compare with the reference library"]
 fn files_of_rasdf_cross_dir_read_as_the_reference_reads_them() {
