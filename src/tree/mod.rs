@@ -406,8 +406,8 @@ impl<'t> NodeRef<'t> {
             | "core/extension_metadata"
             | "core/externalarray" => v == "1.0.0",
             _ => {
-                let parts: Vec<&str> = v.split('.').collect();
-                parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                v.split('.').count() == 3
+                    && v.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
             }
         }
     }
@@ -654,6 +654,12 @@ fn utf8_escapes(tag: Option<String>) -> Result<Option<String>, TreeError> {
     }
 }
 
+/// A libyaml error, placed where libyaml saw it.
+fn syntax_error(e: libyaml_safer::Error) -> BuildError {
+    let pos = e.problem_mark().or_else(|| e.context_mark()).map(mark_pos);
+    (TreeError::Syntax(e.to_string()), pos)
+}
+
 fn mark_pos(m: libyaml_safer::Mark) -> (usize, usize) {
     let line = usize::try_from(m.line).unwrap_or(usize::MAX).saturating_add(1);
     (line, usize::try_from(m.column).unwrap_or(usize::MAX).saturating_add(1))
@@ -751,10 +757,7 @@ impl<'l> Builder<'l> {
         let mut input = text.as_bytes();
         parser.set_input_string(&mut input);
         loop {
-            let ev = parser.parse().map_err(|e| {
-                let pos = e.problem_mark().or_else(|| e.context_mark()).map(mark_pos);
-                (TreeError::Syntax(e.to_string()), pos)
-            })?;
+            let ev = parser.parse().map_err(syntax_error)?;
             let pos = mark_pos(ev.start_mark);
             let utf8 = |tag| utf8_escapes(tag).map_err(|e| (e, Some(pos)));
             let ev = match ev.data {
@@ -777,10 +780,7 @@ impl<'l> Builder<'l> {
                     // After the document, the stream must end (as PyYAML's
                     // `get_single_node` requires): another document, or text libyaml
                     // cannot read, is an error.
-                    let ev = parser.parse().map_err(|e| {
-                        let pos = e.problem_mark().or_else(|| e.context_mark()).map(mark_pos);
-                        (TreeError::Syntax(e.to_string()), pos)
-                    })?;
+                    let ev = parser.parse().map_err(syntax_error)?;
                     match ev.data {
                         EventData::StreamEnd => {}
                         EventData::DocumentStart { .. } => {
