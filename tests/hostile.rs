@@ -33,16 +33,24 @@ fn billion_laughs_stay_linear() {
     }
     let f = OpenOptions::new().from_bytes(asdf_with_tree(&tree)).unwrap();
     assert!(f.tree().len() < 200, "aliases are shared nodes, not copies");
-    // info shows aliases expanded, within the alias-expansion budget.
-    let tight = OpenOptions::new()
-        .limits(Limits { max_alias_expansion: 10_000, ..Limits::default() })
-        .from_bytes(asdf_with_tree(&tree))
-        .unwrap();
+    // info enters each list once, as the reference does, and shows it again as a
+    // recursive reference with its Python repr, which is cut at 1 MiB, and all of
+    // them at 64 MiB (the reference would print 10^9 items).
     let mut out = Vec::new();
-    let options = InfoOptions { max_rows: None, ..InfoOptions::default() };
-    report(&tight, &options, &mut out).unwrap();
+    report(&f, &InfoOptions::default(), &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
-    assert!(text.lines().count() <= 10_002 && text.ends_with("Some nodes not shown.\n"));
+    assert_eq!(text.lines().count(), 1 + 10 * 11, "the root, each list and its items");
+    assert!(text.len() < 65 << 20, "{} bytes", text.len());
+    assert!(text.lines().all(|l| l.len() < (1 << 20) + 100));
+    for i in 1..10 {
+        let line =
+            text.lines().find(|l| l.starts_with(&format!("├─a{i} ")) || l.starts_with(&format!("└─a{i} "))).unwrap();
+        assert!(
+            line.starts_with(&format!("├─a{i} (list)")) || line.starts_with(&format!("└─a{i} (list)")),
+            "{line:.80}"
+        );
+    }
+    assert!(text.contains("(recursive reference)"));
     // to-yaml keeps the anchors.
     let yaml = rasdf::cli::to_yaml::to_yaml(&f).unwrap();
     assert!(yaml.len() < 4_000, "{} bytes", yaml.len());

@@ -28,15 +28,22 @@ enum Command {
     Info {
         /// The ASDF file.
         file: PathBuf,
-        /// Most tree lines to show (0: all).
-        #[arg(long, default_value_t = 24)]
-        max_rows: usize,
-        /// Cut lines at this many characters (0: never).
-        #[arg(long, default_value_t = 120)]
-        max_cols: usize,
-        /// Do not show scalar values.
+        /// Most lines of the tree to show (all if not given); the shallowest nodes are
+        /// kept, as asdftool info keeps them.
         #[arg(long)]
+        max_rows: Option<usize>,
+        /// Cut longer lines to this many characters (never if not given).
+        #[arg(long)]
+        max_cols: Option<usize>,
+        /// Show scalar values (the default).
+        #[arg(long, overrides_with = "no_show_values")]
+        show_values: bool,
+        /// Do not show scalar values.
+        #[arg(long, overrides_with = "show_values")]
         no_show_values: bool,
+        /// Also print each block's header as a table.
+        #[arg(long)]
+        show_blocks: bool,
         /// Also read every array and show its min, max, mean and NaN count.
         #[arg(long)]
         stats: bool,
@@ -102,14 +109,10 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
     };
     match args.command {
         Command::Check { file } => cli::check::run(&file, &OpenOptions::new(), out).map_err(io),
-        Command::Info { file, max_rows, max_cols, no_show_values, stats } => {
+        Command::Info { file, max_rows, max_cols, show_values: _, no_show_values, show_blocks, stats } => {
             let f = open(&file)?;
-            let options = cli::info::InfoOptions {
-                max_rows: (max_rows > 0).then_some(max_rows),
-                max_cols: (max_cols > 0).then_some(max_cols),
-                show_values: !no_show_values,
-                stats,
-            };
+            let options =
+                cli::info::InfoOptions { max_rows, max_cols, show_values: !no_show_values, show_blocks, stats };
             let outcome = cli::info::report(&f, &options, out).map_err(io);
             release(f);
             outcome

@@ -1,87 +1,49 @@
 //! `rasdf info FILE`: the tree as `asdftool info` draws it, arrays with shape, datatype
 //! and storage; with `--stats`, min, max, mean and NaN count of every array.
+//!
+//! The drawing follows the reference's renderer (`asdf._display`): nodes are laid out
+//! breadth first, so a container met again (an alias) is shown where it is shallowest
+//! and marked `(recursive reference)` elsewhere; `--max-rows` keeps the shallowest
+//! nodes, ending a cut list with `N not shown` and a node whose children are all hidden
+//! with `...`; `--max-cols` cuts a line to end in ` (truncated)`; values are shown as
+//! Python's `str()` shows them, except empty and multi-line strings, which are not
+//! shown. Where the reference shows an array as its `shape` and `dtype` children, rasdf
+//! shows one line: `shape=(64, 64), dtype=float32, block 0 (zlib)`.
 
 use std::io::{self, Write};
-use std::rc::Rc;
 
 use rayon::prelude::*;
 
 use super::Outcome;
+use super::pyrepr::{self, Kind};
 use crate::AsdfFile;
 use crate::ndarray::stats::Stats;
 use crate::ndarray::{ArrayMeta, Dim, Source, Storage};
-use crate::tree::emit::{format_float, push_float};
+use crate::tree::emit::push_float;
 use crate::tree::{NodeRef, Value};
 
 /// What `info` shows.
 #[derive(Debug, Clone)]
 pub struct InfoOptions {
-    /// Most node lines of the tree (`None`: all).
+    /// Most lines of the tree, the `Some nodes not shown.` line included, as the
+    /// reference counts them (`None`: all; fewer than 2: none).
     pub max_rows: Option<usize>,
-    /// Lines are cut at this many characters (`None`: never).
+    /// Lines longer than this are cut to it, ending in ` (truncated)` (`None`: never).
     pub max_cols: Option<usize>,
     /// Show scalar values.
     pub show_values: bool,
+    /// Print each block's header as a table after the tree (`asdftool info
+    /// --show-blocks`).
+    pub show_blocks: bool,
     /// Read every array and print its statistics.
     pub stats: bool,
 }
 
 impl Default for InfoOptions {
-    /// As `asdftool info`: 24 rows, 120 columns, values shown.
+    /// As `asdftool info`: every line, uncut, values shown.
     fn default() -> Self {
-        InfoOptions { max_rows: Some(24), max_cols: Some(120), show_values: true, stats: false }
+        InfoOptions { max_rows: None, max_cols: None, show_values: true, show_blocks: false, stats: false }
     }
-}
-
-/// The Python class name the reference shows for a node.
-fn type_name(node: NodeRef<'_>) -> String {
-    for (tag, name) in [
-        ("core/asdf", "AsdfObject"),
-        ("core/software", "Software"),
-        ("core/history_entry", "HistoryEntry"),
-        ("core/extension_metadata", "ExtensionMetadata"),
-        ("core/ndarray", "NDArrayType"),
-        ("core/complex", "complex"),
-        ("core/integer", "IntegerType"),
-    ] {
-        if node.is_asdf_tag(tag) {
-            return name.into();
-        }
-    }
-    if let Some(t) = node.tag() {
-        return t.to_string();
-    }
-    match node.value() {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Int(_) | Value::BigInt(_) => "int",
-        Value::Float(_) => "float",
-        Value::Str(_) => "str",
-        Value::Binary(_) => "bytes",
-        Value::Timestamp(t) => {
-            if t.len() == 10 {
-                "date"
-            } else {
-                "datetime"
-            }
-        }
-        Value::Seq(_) => "list",
-        Value::Map(_) => "dict",
-    }
-    .into()
-}
-
-fn scalar_text(node: NodeRef<'_>) -> Option<String> {
-    Some(match node.value() {
-        Value::Null => "None".into(),
-        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
-        Value::Int(i) => i.to_string(),
-        Value::BigInt(i) => i.to_string(),
-        Value::Float(f) => format_float(*f),
-        Value::Str(s) | Value::Timestamp(s) => s.replace('\n', "\\n"),
-        Value::Binary(b) => format!("<{} bytes>", b.len()),
-        Value::Seq(_) | Value::Map(_) => return None,
-    })
 }
 
 /// "shape=(64, 64), dtype=float32, block 0 (zlib)".
@@ -114,28 +76,257 @@ fn array_text(file: &AsdfFile, node: NodeRef<'_>) -> String {
     format!("shape={shape}, dtype={}, {storage}", meta.datatype)
 }
 
+/// Cuts `line` as the reference does when it is longer than `max` characters: to its
+/// first `max - 12` (a negative count dropping that many from the end, as a Python
+/// slice does), then ` (truncated)`.
 fn cut(line: String, max: Option<usize>) -> String {
-    match max {
-        Some(m) if line.chars().count() > m && m > 3 => {
-            let s: String = line.chars().take(m - 3).collect();
-            s + "..."
-        }
-        _ => line,
+    const MESSAGE: &str = " (truncated)";
+    let Some(max) = max else { return line };
+    let len = line.chars().count();
+    if len <= max {
+        return line;
     }
+    let keep = if max >= MESSAGE.len() { max - MESSAGE.len() } else { len.saturating_sub(MESSAGE.len() - max) };
+    let mut s: String = line.chars().take(keep).collect();
+    s.push_str(MESSAGE);
+    s
 }
 
-/// How a node shown by [`report`] is named in its line.
+/// How a node is named in its line.
+#[derive(Clone, Copy)]
 enum Name<'t> {
     Root,
     Index(usize),
     Key(NodeRef<'t>),
 }
 
-/// A node whose children [`report`] shows: their lines' prefix, and the nodes from the
-/// root to it (a node on its own path is not entered again).
-struct Parent {
-    child_prefix: String,
-    path: Vec<u32>,
+/// One node of the drawing (the reference's `NodeSchemaInfo`).
+struct Info<'t> {
+    node: NodeRef<'t>,
+    name: Name<'t>,
+    /// Shown before, closer to the root: not entered again.
+    recursive: bool,
+    /// Its children: a run of the list, which is in breadth-first order.
+    children: std::ops::Range<usize>,
+    /// How many of the children are shown (always the first ones).
+    shown: usize,
+}
+
+/// The drawing's nodes breadth first, as the reference lays them out: a dict, list or
+/// array met a second time is marked recursive and not entered, so each is entered once.
+fn layout<'t>(root: NodeRef<'t>) -> Vec<Info<'t>> {
+    let tree = root.tree();
+    let mut seen = vec![false; tree.len()];
+    let mut infos = vec![Info { node: root, name: Name::Root, recursive: false, children: 0..0, shown: 0 }];
+    let mut i = 0;
+    while i < infos.len() {
+        let node = infos[i].node;
+        let kind = pyrepr::kind(node);
+        if kind != Kind::Leaf {
+            let id = node.id().0 as usize;
+            if seen[id] {
+                infos[i].recursive = true;
+                i += 1;
+                continue;
+            }
+            seen[id] = true;
+        }
+        let start = infos.len();
+        let child = |node, name| Info { node, name, recursive: false, children: 0..0, shown: 0 };
+        match (kind, node.value()) {
+            (Kind::Dict, Value::Map(pairs)) => {
+                infos.extend(pairs.iter().map(|&(k, v)| child(tree.node(v), Name::Key(tree.node(k)))));
+            }
+            (Kind::List, Value::Seq(items)) => {
+                infos.extend(items.iter().enumerate().map(|(n, &c)| child(tree.node(c), Name::Index(n))));
+            }
+            _ => {}
+        }
+        let n = infos.len() - start;
+        infos[i].children = start..infos.len();
+        infos[i].shown = n;
+        i += 1;
+    }
+    infos
+}
+
+/// The reference's choice of the nodes to show within `max_rows` lines: level by level
+/// from the root, each parent's children while rows are left (one row kept for the root
+/// and one for the `Some nodes not shown.` line); a list cut short keeps a row for its
+/// `N not shown` line. Returns whether the root is shown.
+fn mark_shown(infos: &mut [Info<'_>], max_rows: Option<usize>) -> bool {
+    let Some(max_rows) = max_rows else { return true };
+    if max_rows < 2 {
+        return false;
+    }
+    let mut rows_left = max_rows - 2;
+    let mut level = vec![0usize];
+    while !level.is_empty() {
+        let mut next = Vec::new();
+        for &i in &level {
+            let children = infos[i].children.clone();
+            let n = children.len();
+            let shown = if rows_left >= n {
+                rows_left -= n;
+                n
+            } else if rows_left > 1 {
+                let k = rows_left - 1;
+                rows_left = 0;
+                k
+            } else {
+                0
+            };
+            infos[i].shown = shown;
+            next.extend(children.start..children.start + shown);
+        }
+        level = next;
+    }
+    true
+}
+
+/// The line of one node, without its prefix.
+/// `budget`: the bytes of Python reprs still to be shown (an alias bomb's reprs would
+/// otherwise fill any disk).
+fn node_line(file: &AsdfFile, info: &Info<'_>, options: &InfoOptions, budget: &mut usize) -> String {
+    let node = info.node;
+    let mut line = String::with_capacity(64);
+    match info.name {
+        Name::Root => line += "root",
+        Name::Index(i) => {
+            let _ = std::fmt::Write::write_fmt(&mut line, format_args!("[{i}]"));
+        }
+        // A key is shown as Python's `str()` of it.
+        Name::Key(k) => line += &pyrepr::str_of(k, pyrepr::REPR_MAX),
+    }
+    line += " (";
+    line += &pyrepr::type_name(node);
+    line += ")";
+    let kind = pyrepr::kind(node);
+    if kind == Kind::Array {
+        line += ": ";
+        line += &array_text(file, node);
+    } else if options.show_values && info.children.is_empty() {
+        // Python's `str()` of the node, unless it is empty or more than one line.
+        let text = pyrepr::str_of(node, (*budget).min(pyrepr::REPR_MAX));
+        *budget = budget.saturating_sub(text.len());
+        if !text.is_empty() && !pyrepr::is_multiline(&text) {
+            line += ": ";
+            line += &text;
+        }
+    }
+    if info.shown == 0 && !info.children.is_empty() {
+        line += " ...";
+    }
+    if info.recursive {
+        line += " (recursive reference)";
+    }
+    line
+}
+
+/// The most bytes of Python reprs (of containers shown before) one drawing holds.
+const REPRS_MAX: usize = 64 << 20;
+
+/// A step of [`draw`]: a node to draw, or the line that ends a list cut short.
+enum Step {
+    Node {
+        i: usize,
+        /// The line's prefix, its branch included.
+        prefix: String,
+        /// The prefix of its children's lines, before their branch.
+        child_prefix: String,
+    },
+    NotShown {
+        prefix: String,
+        count: usize,
+    },
+}
+
+/// Draws the shown nodes depth first, as the reference's `_TreeRenderer` does (without
+/// its stack: deep trees cannot overflow it); returns whether a node was left out.
+fn draw(file: &AsdfFile, infos: &[Info<'_>], options: &InfoOptions, out: &mut impl Write) -> io::Result<bool> {
+    let mut elided = false;
+    let mut budget = REPRS_MAX;
+    let mut steps = vec![Step::Node { i: 0, prefix: String::new(), child_prefix: String::new() }];
+    while let Some(step) = steps.pop() {
+        let (i, mut line, child_prefix) = match step {
+            Step::NotShown { prefix, count } => {
+                writeln!(out, "{prefix}└─{count} not shown")?;
+                continue;
+            }
+            Step::Node { i, prefix, child_prefix } => (i, prefix, child_prefix),
+        };
+        let info = &infos[i];
+        line += &node_line(file, info, options, &mut budget);
+        writeln!(out, "{}", cut(line, options.max_cols))?;
+        let (n, shown) = (info.children.len(), info.shown);
+        elided |= shown < n;
+        if shown > 0 && shown < n {
+            steps.push(Step::NotShown { prefix: child_prefix.clone(), count: n - shown });
+        }
+        // A child is drawn as the last only when all are shown.
+        for j in (0..shown).rev() {
+            let last = j + 1 == n;
+            steps.push(Step::Node {
+                i: info.children.start + j,
+                prefix: format!("{child_prefix}{}", if last { "└─" } else { "├─" }),
+                child_prefix: format!("{child_prefix}{}", if last { "  " } else { "│ " }),
+            });
+        }
+    }
+    Ok(elided)
+}
+
+/// Writes the block headers as the reference's `--show-blocks` tables.
+fn block_tables(file: &AsdfFile, out: &mut impl Write) -> io::Result<()> {
+    for (i, b) in file.blocks().iter().enumerate() {
+        let label = b.compression.label();
+        let compression = if label == [0; 4] {
+            "None".to_string()
+        } else {
+            let text: String = label
+                .iter()
+                .rev()
+                .skip_while(|&&c| c == 0)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .map(|&c| if c.is_ascii() { char::from(c).to_string() } else { format!("\\x{c:02x}") })
+                .collect();
+            format!("\"{text}\"")
+        };
+        let checksum: String = b.checksum.iter().map(|c| format!("{c:02x}")).collect();
+        // The sizes as the header gives them (for a streamed block rasdf takes the bytes
+        // to the end of the file, but the reference shows the fields).
+        let field = |at: usize, own: u64| {
+            let start = usize::try_from(b.offset).ok().and_then(|o| o.checked_add(at));
+            let bytes = start.and_then(|s| file.bytes().get(s..s + 8));
+            bytes.and_then(|f| f.try_into().ok()).map_or(own, u64::from_be_bytes)
+        };
+        let rows = [
+            ("flags", format!("{:#010x}", b.flags)),
+            ("compression", compression),
+            ("allocated_size", b.allocated_size.to_string()),
+            ("used_size", field(22, b.used_size).to_string()),
+            ("data_size", field(30, b.data_size).to_string()),
+            ("checksum", checksum),
+        ];
+        let key_width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0) + 2;
+        let val_width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0) + 2;
+        let inner = key_width + val_width + 1;
+        let title = format!("Block #{i}");
+        let centre = |s: &str, w: usize| {
+            let pad = w.saturating_sub(s.chars().count());
+            format!("{}{s}{}", " ".repeat(pad / 2), " ".repeat(pad - pad / 2))
+        };
+        writeln!(out, "┏{}┓", "━".repeat(inner))?;
+        writeln!(out, "┃{}┃", centre(&title, inner))?;
+        writeln!(out, "┣{}┯{}┫", "━".repeat(key_width), "━".repeat(val_width))?;
+        for (k, v) in &rows {
+            writeln!(out, "┃ {k:<w$} │ {} ┃", centre(v, val_width - 2), w = key_width - 2)?;
+        }
+        writeln!(out, "┗{}┷{}┛", "━".repeat(key_width), "━".repeat(val_width))?;
+    }
+    Ok(())
 }
 
 /// An array's statistics and a description, `None` for datatypes without statistics,
@@ -147,84 +338,24 @@ type ArrayStats = Result<Option<(Stats, String)>, String>;
 /// # Errors
 /// Only errors writing to `out`.
 pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> io::Result<Outcome> {
-    let Some(root) = file.tree().root() else {
-        writeln!(out, "root (AsdfObject)")?;
-        return Ok(Outcome::Ok);
-    };
     let tree = file.tree();
-    let mut rows = 0usize;
-    let mut hidden = false;
-    // (node, its name, the node it hangs from, whether it is the last child there);
-    // iterative so that deep trees cannot overflow the stack. Names and prefixes are
-    // made only for the lines shown.
-    let mut stack: Vec<(NodeRef<'_>, Name<'_>, Option<Rc<Parent>>, bool)> = vec![(root, Name::Root, None, true)];
-    while let Some((node, name, parent, last)) = stack.pop() {
-        // Aliases are shown expanded, as the reference shows them; a budget keeps a
-        // "billion laughs" tree from printing for ever.
-        if options.max_rows.is_some_and(|m| rows >= m) || rows as u64 >= file.limits().max_alias_expansion {
-            hidden = true;
-            break;
+    let mut hidden = true;
+    if let Some(root) = tree.root().filter(|_| options.max_rows.is_none_or(|m| m >= 2)) {
+        let mut infos = layout(root);
+        if mark_shown(&mut infos, options.max_rows) {
+            hidden = draw(file, &infos, options, out)?;
         }
-        rows += 1;
-        let (prefix, path): (&str, &[u32]) = parent.as_deref().map_or(("", &[]), |p| (&p.child_prefix, &p.path));
-        let mut line = String::with_capacity(prefix.len() + 64);
-        line += prefix;
-        if parent.is_some() {
-            line += if last { "└─" } else { "├─" };
-        }
-        match name {
-            Name::Root => line += "root",
-            Name::Index(i) => {
-                let _ = std::fmt::Write::write_fmt(&mut line, format_args!("[{i}]"));
-            }
-            Name::Key(k) => line += &k.key_text(),
-        }
-        line += " (";
-        line += &type_name(node);
-        line += ")";
-        let is_array = node.is_asdf_tag("core/ndarray");
-        if is_array {
-            line += ": ";
-            line += &array_text(file, node);
-        } else if options.show_values {
-            if let Some(v) = scalar_text(node) {
-                line += ": ";
-                line += &v;
-            }
-        }
-        if path.contains(&node.id().0) {
-            line += " (recursive reference)";
-            writeln!(out, "{}", cut(line, options.max_cols))?;
-            continue;
-        }
-        writeln!(out, "{}", cut(line, options.max_cols))?;
-        if is_array || !matches!(node.value(), Value::Seq(_) | Value::Map(_)) {
-            continue;
-        }
-        let mut child_prefix = String::with_capacity(prefix.len() + 8);
-        child_prefix += prefix;
-        if parent.is_some() {
-            child_prefix += if last { "  " } else { "│ " };
-        }
-        let here = Some(Rc::new(Parent { child_prefix, path: path.iter().copied().chain([node.id().0]).collect() }));
-        match node.value() {
-            Value::Seq(items) => {
-                let n = items.len();
-                for (i, &c) in items.iter().enumerate().rev() {
-                    stack.push((tree.node(c), Name::Index(i), here.clone(), i + 1 == n));
-                }
-            }
-            Value::Map(pairs) => {
-                let n = pairs.len();
-                for (i, &(k, v)) in pairs.iter().enumerate().rev() {
-                    stack.push((tree.node(v), Name::Key(tree.node(k)), here.clone(), i + 1 == n));
-                }
-            }
-            _ => {}
-        }
+    } else if options.max_rows.is_none_or(|m| m >= 2) {
+        // No tree: the reference's empty `AsdfObject`.
+        let line = if options.show_values { "root (AsdfObject): {}" } else { "root (AsdfObject)" };
+        writeln!(out, "{}", cut(line.to_string(), options.max_cols))?;
+        hidden = false;
     }
     if hidden {
         writeln!(out, "Some nodes not shown.")?;
+    }
+    if options.show_blocks {
+        block_tables(file, out)?;
     }
     let mut outcome = Outcome::Ok;
     if options.stats {
@@ -290,11 +421,10 @@ mod tests {
     }
 
     /// Names, types, values and the tree's drawing; a node inside itself is shown once
-    /// more, marked, and not entered.
+    /// more, marked, and not entered; `--max-rows` keeps the shallowest nodes.
     #[test]
     fn draws_the_tree() {
         let yaml = "a: &x\n  b: [1, two, {c: null}]\n  self: *x\nd: 1.5\n3: yes\n";
-        let all = InfoOptions { max_rows: None, ..Default::default() };
         let expected = "\
 root (AsdfObject)
 ├─a (dict)
@@ -303,14 +433,28 @@ root (AsdfObject)
 │ │ ├─[1] (str): two
 │ │ └─[2] (dict)
 │ │   └─c (NoneType): None
-│ └─self (dict) (recursive reference)
+│ └─self (dict): {'b': [1, 'two', {'c': None}], 'self': {...}} (recursive reference)
 ├─d (float): 1.5
 └─3 (bool): True
 ";
-        assert_eq!(shown(yaml, &all), expected);
-        let few = InfoOptions { max_rows: Some(3), show_values: false, ..Default::default() };
-        assert_eq!(shown(yaml, &few), "root (AsdfObject)\n├─a (dict)\n│ ├─b (list)\nSome nodes not shown.\n");
-        let narrow = InfoOptions { max_rows: None, max_cols: Some(12), ..Default::default() };
-        assert!(shown(yaml, &narrow).lines().all(|l| l.chars().count() <= 12));
+        assert_eq!(shown(yaml, &InfoOptions::default()), expected);
+        let few = InfoOptions { max_rows: Some(7), show_values: false, ..Default::default() };
+        let expected = "\
+root (AsdfObject)
+├─a (dict)
+│ ├─b (list) ...
+│ └─self (dict) (recursive reference)
+├─d (float)
+└─3 (bool)
+Some nodes not shown.
+";
+        assert_eq!(shown(yaml, &few), expected);
+        let fewer = InfoOptions { max_rows: Some(4), ..Default::default() };
+        assert_eq!(shown(yaml, &fewer), "root (AsdfObject)\n├─a (dict) ...\n└─2 not shown\nSome nodes not shown.\n");
+        assert_eq!(shown(yaml, &InfoOptions { max_rows: Some(1), ..Default::default() }), "Some nodes not shown.\n");
+        let narrow = InfoOptions { max_cols: Some(20), ..Default::default() };
+        let lines: Vec<String> = shown(yaml, &narrow).lines().map(String::from).collect();
+        assert_eq!(lines[6], "│ │   └─ (truncated)");
+        assert!(lines.iter().all(|l| l.chars().count() <= 20));
     }
 }

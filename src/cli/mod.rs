@@ -4,6 +4,7 @@
 pub mod args;
 pub mod check;
 pub mod info;
+mod pyrepr;
 pub mod rewrite;
 pub mod to_yaml;
 
