@@ -161,8 +161,16 @@ pub fn open_all(data: &[u8]) {
         }
     }
     let mut sink = Vec::new();
-    let options = crate::cli::info::InfoOptions { max_rows: Some(10_000), ..Default::default() };
-    let _ = crate::cli::info::report(&f, &options, &mut sink);
+    // Every line, and a drawing cut in both directions with the block tables.
+    let all = crate::cli::info::InfoOptions::default();
+    let _ = crate::cli::info::report(&f, &all, &mut sink);
+    let cut = crate::cli::info::InfoOptions {
+        max_rows: Some(data.len() % 40),
+        max_cols: Some(data.len() % 50),
+        show_blocks: true,
+        ..Default::default()
+    };
+    let _ = crate::cli::info::report(&f, &cut, &mut sink);
     let _ = crate::cli::check::report(&f, "fuzz", &mut sink);
     let _ = crate::cli::to_yaml::to_yaml(&f);
 }
