@@ -107,16 +107,23 @@ fn shortest_digits(x: f64, out: &mut [u8; 17]) -> (usize, i32) {
 
 /// Whether `s` can be written as a plain scalar that PyYAML reads back as this string.
 pub fn plain_safe(s: &str) -> bool {
-    let Some(first) = s.chars().next() else {
+    let bytes = s.as_bytes();
+    let Some(&first) = bytes.first() else {
         return false;
     };
-    if resolve::resolve_plain(s) != Resolved::Str {
+    // Starting with an ASCII letter, only the bool and null words (5 letters at most)
+    // resolve to anything but a string; other texts need the resolver.
+    let resolves_to_str =
+        if first.is_ascii_alphabetic() && bytes.len() > 5 { true } else { resolve::resolve_plain(s) == Resolved::Str };
+    if !resolves_to_str {
         return false;
     }
-    if !(first.is_alphanumeric() || matches!(first, '_' | '/' | '.' | '(' | '$' | '^' | '+' | '=')) {
-        return false;
-    }
-    if s.starts_with("...") || s.starts_with("---") {
+    let first_ok = if first.is_ascii() {
+        first.is_ascii_alphanumeric() || b"_/.($^+=".contains(&first)
+    } else {
+        s.chars().next().is_some_and(char::is_alphanumeric)
+    };
+    if !first_ok || s.starts_with("...") || s.starts_with("---") {
         return false;
     }
     let last = s.chars().last().unwrap_or(' ');
@@ -124,37 +131,68 @@ pub fn plain_safe(s: &str) -> bool {
         return false;
     }
     // libyaml refuses ':' inside a plain scalar in flow context (`[a:b]`), and rasdf
-    // writes scalar lists in flow style: quote every ':'.
-    if s.contains(':') || s.contains(" #") || s.contains('\t') {
-        return false;
+    // writes scalar lists in flow style: every ':' is quoted. `#` and tabs are not
+    // plain either (` #` would start a comment).
+    for (i, &b) in bytes.iter().enumerate() {
+        if b >= 0x80 {
+            // The rest, character by character: letters and digits only.
+            return s[i..].chars().all(|c| c.is_ascii() && plain_byte(c as u8) || !c.is_ascii() && c.is_alphanumeric());
+        }
+        if !plain_byte(b) {
+            return false;
+        }
     }
-    s.chars().all(|c| {
-        (c.is_ascii_graphic()
+    true
+}
+
+/// An ASCII byte that may stand in a plain scalar rasdf writes.
+fn plain_byte(b: u8) -> bool {
+    b == b' '
+        || (b.is_ascii_graphic()
             && !matches!(
-                c,
-                ',' | '[' | ']' | '{' | '}' | '"' | '\'' | '\\' | '`' | '#' | '|' | '>' | '&' | '*' | '!' | '%' | '@'
+                b,
+                b',' | b'['
+                    | b']'
+                    | b'{'
+                    | b'}'
+                    | b'"'
+                    | b'\''
+                    | b'\\'
+                    | b'`'
+                    | b'#'
+                    | b'|'
+                    | b'>'
+                    | b'&'
+                    | b'*'
+                    | b'!'
+                    | b'%'
+                    | b'@'
+                    | b':'
             ))
-            || c == ' '
-            || (!c.is_ascii() && c.is_alphanumeric())
-    })
 }
 
 /// A double-quoted YAML string with every special character escaped.
 pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
+    push_quoted(&mut out, s);
+    out
+}
+
+/// [`quote`], appended to `out`.
+fn push_quoted(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {
-            '"' => out += "\\\"",
-            '\\' => out += "\\\\",
-            '\n' => out += "\\n",
-            '\t' => out += "\\t",
-            '\r' => out += "\\r",
-            '\0' => out += "\\0",
-            '\u{85}' => out += "\\N",
-            '\u{2028}' => out += "\\L",
-            '\u{2029}' => out += "\\P",
-            '\u{feff}' => out += "\\ufeff",
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            '\u{85}' => out.push_str("\\N"),
+            '\u{2028}' => out.push_str("\\L"),
+            '\u{2029}' => out.push_str("\\P"),
+            '\u{feff}' => out.push_str("\\ufeff"),
             c if (c as u32) < 0x20 || c as u32 == 0x7f || (0x80..0xa0).contains(&(c as u32)) => {
                 let _ = write!(out, "\\x{:02x}", c as u32);
             }
@@ -165,33 +203,54 @@ pub fn quote(s: &str) -> String {
         }
     }
     out.push('"');
-    out
 }
 
 /// The short form of a tag: `!core/ndarray-1.1.0`, `!!str`, or `!<uri>`.
 pub fn short_tag(tag: &str) -> String {
+    let mut out = String::with_capacity(tag.len());
+    push_short_tag(&mut out, tag);
+    out
+}
+
+/// [`short_tag`], appended to `out`.
+fn push_short_tag(out: &mut String, tag: &str) {
     if let Some(rest) = tag.strip_prefix(ASDF_TAG_PREFIX) {
-        if rest.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c)) && !rest.is_empty() {
-            return format!("!{rest}");
+        if rest.bytes().all(|c| c.is_ascii_alphanumeric() || b"-_./".contains(&c)) && !rest.is_empty() {
+            out.push('!');
+            out.push_str(rest);
+            return;
         }
     }
     if let Some(rest) = tag.strip_prefix(YAML_TAG_PREFIX) {
-        if rest.chars().all(|c| c.is_ascii_alphanumeric()) && !rest.is_empty() {
-            return format!("!!{rest}");
+        if rest.bytes().all(|c| c.is_ascii_alphanumeric()) && !rest.is_empty() {
+            out.push_str("!!");
+            out.push_str(rest);
+            return;
         }
     }
     // Verbatim, with what a YAML tag URI may not hold as it is (`%` itself, spaces,
     // `>`, `#`, `{}`, non-ASCII...) %XX-escaped as UTF-8: YAML parsers (libyaml,
     // so the reference's PyYAML too) decode those escapes when they read the tag back.
-    format!("!<{}>", crate::uri::escape(tag.as_bytes(), b"-_;/?:@&=+$,.!~*'()[]"))
+    out.push_str("!<");
+    out.push_str(&crate::uri::escape(tag.as_bytes(), b"-_;/?:@&=+$,.!~*'()[]"));
+    out.push('>');
 }
 
 /// Writes YAML documents for trees.
 pub struct Emitter<'t> {
     tree: &'t Tree,
-    anchors: HashMap<NodeId, String>,
+    /// The anchor number (`&id001` is 1) of each node reached more than once.
+    anchors: HashMap<NodeId, u32>,
     emitted: Vec<bool>,
     out: String,
+}
+
+/// What goes before a node: nothing, its anchor (first time), or its alias (later).
+#[derive(Clone, Copy)]
+enum Prefix {
+    None,
+    Anchor(u32),
+    Alias(u32),
 }
 
 impl<'t> Emitter<'t> {
@@ -222,17 +281,19 @@ impl<'t> Emitter<'t> {
                 }
             }
         }
-        let anchors: HashMap<NodeId, String> = order
-            .into_iter()
-            .filter(|id| refs[id.0 as usize] > 1)
-            .enumerate()
-            .map(|(n, id)| (id, format!("id{:03}", n + 1)))
-            .collect();
+        let anchors: HashMap<NodeId, u32> = order.into_iter().filter(|id| refs[id.0 as usize] > 1).zip(1..).collect();
         Emitter { tree, anchors, emitted: vec![false; tree.len()], out: String::new() }
     }
 
     /// The document: `%YAML 1.1`, `%TAG ! tag:stsci.edu:asdf/`, `---`, the tree, `...`.
-    pub fn document(mut self) -> String {
+    pub fn document(self) -> String {
+        self.document_after(String::new())
+    }
+
+    /// [`Emitter::document`] appended to `text` (which may hold the file's header
+    /// lines, and room for the rest), without another copy.
+    pub fn document_after(mut self, text: String) -> String {
+        self.out = text;
         self.out += "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---";
         match self.tree.root {
             Some(root) => {
@@ -244,154 +305,217 @@ impl<'t> Emitter<'t> {
         self.out
     }
 
-    fn scalar_text(&self, id: NodeId) -> Option<String> {
+    /// Appends the text of scalar `id` (its tag first, if any); `false`, with nothing
+    /// appended, for a collection.
+    fn scalar(&mut self, id: NodeId) -> bool {
         let node = self.tree.node(id).node();
-        let text = match &node.value {
-            Value::Null => "null".to_string(),
-            Value::Bool(b) => b.to_string(),
-            Value::Int(i) => i.to_string(),
-            Value::BigInt(i) => i.to_string(),
-            Value::Float(f) => format_float(*f),
+        if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
+            return false;
+        }
+        let out = &mut self.out;
+        if let Some(t) = &node.tag {
+            push_short_tag(out, t);
+            out.push(' ');
+        }
+        match &node.value {
+            Value::Null => out.push_str("null"),
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Int(i) => push_int(out, *i),
+            Value::BigInt(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Value::Float(f) => push_float(out, *f),
             Value::Timestamp(t) => {
                 if resolve::is_timestamp(t) && plain_safe_ts(t) {
-                    t.clone()
+                    out.push_str(t);
                 } else {
-                    format!("!!timestamp {}", quote(t))
+                    out.push_str("!!timestamp ");
+                    push_quoted(out, t);
                 }
             }
             Value::Binary(b) => {
                 use base64::Engine;
-                format!("!!binary {}", quote(&base64::engine::general_purpose::STANDARD.encode(b)))
+                out.push_str("!!binary ");
+                push_quoted(out, &base64::engine::general_purpose::STANDARD.encode(b));
             }
             Value::Str(s) => {
-                if node.tag.is_some() {
-                    // A tagged scalar is read back as text whatever it looks like.
-                    if plain_safe(s) || (resolve::resolve_plain(s) != Resolved::Str && plain_safe_ts(s)) {
-                        s.clone()
-                    } else {
-                        quote(s)
-                    }
-                } else if plain_safe(s) {
-                    s.clone()
+                // A tagged scalar is read back as text whatever it looks like.
+                let plain = plain_safe(s)
+                    || (node.tag.is_some() && resolve::resolve_plain(s) != Resolved::Str && plain_safe_ts(s));
+                if plain {
+                    out.push_str(s);
                 } else {
-                    quote(s)
+                    push_quoted(out, s);
                 }
             }
-            Value::Seq(_) | Value::Map(_) => return None,
-        };
-        Some(match &node.tag {
-            Some(t) => format!("{} {text}", short_tag(t)),
-            None => text,
-        })
+            Value::Seq(_) | Value::Map(_) => {}
+        }
+        true
     }
 
-    /// Anchor/alias prefix: `Some(alias text)` when the node was emitted already.
-    fn prefix(&mut self, id: NodeId) -> Result<String, String> {
+    /// The node's anchor or alias, marking it emitted.
+    fn prefix(&mut self, id: NodeId) -> Prefix {
+        if self.anchors.is_empty() {
+            return Prefix::None;
+        }
         match self.anchors.get(&id) {
-            Some(a) if self.emitted[id.0 as usize] => Err(format!("*{a}")),
-            Some(a) => {
+            Some(&a) if self.emitted[id.0 as usize] => Prefix::Alias(a),
+            Some(&a) => {
                 self.emitted[id.0 as usize] = true;
-                Ok(format!("&{a} "))
+                Prefix::Anchor(a)
             }
-            None => Ok(String::new()),
+            None => Prefix::None,
         }
     }
 
     fn is_flow_scalar(&self, id: NodeId) -> bool {
-        !self.anchors.contains_key(&id) && !matches!(self.tree.node(id).node().value, Value::Seq(_) | Value::Map(_))
+        !matches!(self.tree.node(id).node().value, Value::Seq(_) | Value::Map(_))
+            && (self.anchors.is_empty() || !self.anchors.contains_key(&id))
+    }
+
+    /// Appends a node's head, its anchor and tag if it has them: ` &id001 !tag` before
+    /// lines of its own, or ` &id001 !tag ` (at least ` `) before an inline value.
+    fn head(&mut self, anchor: Option<u32>, tag: Option<&str>, inline: bool) {
+        if anchor.is_none() && tag.is_none() {
+            if inline {
+                self.out.push(' ');
+            }
+            return;
+        }
+        self.out.push(' ');
+        if let Some(a) = anchor {
+            let _ = write!(self.out, "&id{a:03}");
+            if tag.is_some() {
+                self.out.push(' ');
+            }
+        }
+        if let Some(t) = tag {
+            push_short_tag(&mut self.out, t);
+        }
+        if inline {
+            self.out.push(' ');
+        }
     }
 
     /// Emits `key:` and its value (indented by `indent` where it takes lines of its own).
     fn pair(&mut self, k: NodeId, v: NodeId, indent: usize) {
-        let key = match self.prefix(k) {
-            Ok(p) => format!("{p}{}", self.scalar_text(k).unwrap_or_else(|| "null".into())),
-            Err(alias) => format!("{alias} "),
-        };
-        self.out += &key;
-        self.out += ":";
+        match self.prefix(k) {
+            Prefix::Alias(a) => {
+                let _ = write!(self.out, "*id{a:03} ");
+            }
+            p => {
+                if let Prefix::Anchor(a) = p {
+                    let _ = write!(self.out, "&id{a:03} ");
+                }
+                if !self.scalar(k) {
+                    self.out.push_str("null");
+                }
+            }
+        }
+        self.out.push(':');
         self.node(v, indent, Ctx::MapValue);
     }
 
     /// Emits node `id` after whatever the line holds already (`key:`, `-`, `---`).
     fn node(&mut self, id: NodeId, indent: usize, ctx: Ctx) {
-        let prefix = match self.prefix(id) {
-            Ok(p) => p,
-            Err(alias) => {
-                self.out.push(' ');
-                self.out += &alias;
-                self.out.push('\n');
+        let anchor = match self.prefix(id) {
+            Prefix::Alias(a) => {
+                let _ = writeln!(self.out, " *id{a:03}");
                 return;
             }
+            Prefix::Anchor(a) => Some(a),
+            Prefix::None => None,
         };
         let tree = self.tree;
         let node = tree.node(id).node();
-        let tag = node.tag.as_deref().map(short_tag);
+        let tag = node.tag.as_deref();
         match &node.value {
             Value::Seq(items) => {
-                let head = format!("{prefix}{}", tag.map(|t| t + " ").unwrap_or_default());
                 if items.is_empty() {
-                    let _ = writeln!(self.out, " {head}[]");
+                    self.head(anchor, tag, true);
+                    self.out.push_str("[]\n");
                 } else if items.iter().all(|&i| self.is_flow_scalar(i)) {
-                    let parts: Vec<String> = items.iter().map(|&i| self.scalar_text(i).unwrap_or_default()).collect();
-                    let _ = writeln!(self.out, " {head}[{}]", parts.join(", "));
-                } else {
-                    let head = head.trim_end();
-                    if !head.is_empty() {
-                        self.out.push(' ');
-                        self.out += head;
+                    self.head(anchor, tag, true);
+                    self.out.push('[');
+                    for (n, &i) in items.iter().enumerate() {
+                        if n > 0 {
+                            self.out.push_str(", ");
+                        }
+                        self.scalar(i);
                     }
+                    self.out.push_str("]\n");
+                } else {
+                    self.head(anchor, tag, false);
                     self.out.push('\n');
-                    let pad = " ".repeat(indent);
                     for &item in items {
-                        self.out += &pad;
-                        self.out += "-";
+                        push_spaces(&mut self.out, indent);
+                        self.out.push('-');
                         self.node(item, indent + 2, Ctx::SeqItem);
                     }
                 }
             }
-            Value::Map(pairs) if node.tag.as_deref() == Some(OMAP) => {
+            Value::Map(pairs) if tag == Some(OMAP) => {
                 // An ordered map (read from `!!omap`) is written as the reference writes
                 // one: a sequence of one-pair mappings (it refuses `!!omap` on a mapping).
-                let head = format!("{prefix}{}", tag.unwrap_or_default());
+                self.head(anchor, tag, false);
                 if pairs.is_empty() {
-                    let _ = writeln!(self.out, " {head} []");
+                    self.out.push_str(" []\n");
                     return;
                 }
-                self.out.push(' ');
-                self.out += &head;
                 self.out.push('\n');
-                let pad = " ".repeat(indent);
                 for &(k, v) in pairs {
-                    self.out += &pad;
-                    self.out += "- ";
+                    push_spaces(&mut self.out, indent);
+                    self.out.push_str("- ");
                     self.pair(k, v, indent + 4);
                 }
             }
             Value::Map(pairs) => {
-                let head = format!("{prefix}{}", tag.map(|t| t + " ").unwrap_or_default());
                 if pairs.is_empty() {
-                    let _ = writeln!(self.out, " {head}{{}}");
+                    self.head(anchor, tag, true);
+                    self.out.push_str("{}\n");
                     return;
                 }
-                let head = head.trim_end();
-                if !head.is_empty() {
-                    self.out.push(' ');
-                    self.out += head;
-                }
+                self.head(anchor, tag, false);
                 self.out.push('\n');
                 let child_indent = if matches!(ctx, Ctx::Document) { 0 } else { indent };
-                let pad = " ".repeat(child_indent);
                 for &(k, v) in pairs {
-                    self.out += &pad;
+                    push_spaces(&mut self.out, child_indent);
                     self.pair(k, v, child_indent + 2);
                 }
             }
             _ => {
-                let text = self.scalar_text(id).unwrap_or_default();
-                let _ = writeln!(self.out, " {prefix}{text}");
+                self.out.push(' ');
+                if let Some(a) = anchor {
+                    let _ = write!(self.out, "&id{a:03} ");
+                }
+                self.scalar(id);
+                self.out.push('\n');
             }
         }
     }
+}
+
+fn push_spaces(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+/// `i` in decimal, appended to `out`.
+fn push_int(out: &mut String, i: i64) {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    let mut n = i.unsigned_abs();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or("0"));
 }
 
 /// Timestamps and tagged texts are plain when they have no YAML syntax in them.
