@@ -17,6 +17,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -342,7 +343,8 @@ impl<'f> Document<'f> {
             stream: None,
         };
         let mut block_base: HashMap<usize, usize> = HashMap::new();
-        let mut map: HashMap<NodeId, NodeId> = HashMap::new();
+        // The copy of each node of the file's tree, by its id (`u32::MAX`: none yet).
+        let mut map: Vec<u32> = vec![u32::MAX; file.tree().len()];
         let Some(root) = file.tree().root() else {
             return Ok(Document::new());
         };
@@ -417,17 +419,13 @@ impl<'f> Document<'f> {
         Ok(doc)
     }
 
-    fn copy_child<'t>(
-        &mut self,
-        c: NodeRef<'t>,
-        map: &mut HashMap<NodeId, NodeId>,
-        work: &mut Vec<(NodeRef<'t>, NodeId)>,
-    ) -> NodeId {
-        if let Some(&id) = map.get(&c.id()) {
-            return id;
+    fn copy_child<'t>(&mut self, c: NodeRef<'t>, map: &mut [u32], work: &mut Vec<(NodeRef<'t>, NodeId)>) -> NodeId {
+        let slot = &mut map[c.id().0 as usize];
+        if *slot != u32::MAX {
+            return NodeId(*slot);
         }
         let id = self.tree.push(Node { tag: c.tag().map(str::to_string), value: Value::Null, line: 0, col: 0 });
-        map.insert(c.id(), id);
+        *slot = id.0;
         work.push((c, id));
         id
     }
@@ -440,8 +438,10 @@ impl<'f> Document<'f> {
     pub fn write<W: Write + Seek>(&self, out: &mut W, main_path: Option<&Path>, options: &WriteOptions) -> Result<()> {
         let plan = self.plan(options)?;
         let tree = self.output_tree(&plan, main_path)?;
-        let mut text = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", self.standard).into_bytes();
-        text.extend_from_slice(Emitter::new(&tree).document().as_bytes());
+        // The header and the tree in one buffer, sized for about 12 bytes a node.
+        let mut header = String::with_capacity(tree.len().saturating_mul(12).min(1 << 30));
+        let _ = write!(header, "#ASDF 1.0.0\n#ASDF_STANDARD {}\n", self.standard);
+        let mut text = Emitter::new(&tree).document_after(header).into_bytes();
         let pad = |len: usize| if options.pad_blocks { padding(len) } else { 0 };
         let tree_pad = if plan.internal.is_empty() { 0 } else { pad(text.len()) };
         text.resize(text.len() + tree_pad, 0);
@@ -1036,7 +1036,17 @@ impl Document<'_> {
     /// The tree to emit: ndarray nodes filled in, asdf_library set, big ints as
     /// core/integer, key order as the schemas' propertyOrder asks.
     fn output_tree(&self, plan: &Plan, main: Option<&Path>) -> Result<Tree> {
-        let mut tree = self.tree.clone();
+        // Room for what is added: an array's layout keys and values (inline data: a node
+        // an element, and one a row).
+        let more: usize = plan
+            .arrays
+            .values()
+            .map(|a| {
+                let elements: usize = a.shape.iter().product();
+                32 + if a.storage == ArrayStorage::Inline { elements.saturating_mul(2) } else { 0 }
+            })
+            .fold(64, usize::saturating_add);
+        let mut tree = self.tree.clone_with_room(more.min(self.tree.len().saturating_mul(4) + (1 << 20)));
         // Inline array data keeps its ints as literals (the reference reads them back).
         let mut literal_ranges = Vec::new();
         for (&id, a) in &plan.arrays {
@@ -1150,8 +1160,15 @@ impl Document<'_> {
 
 /// Ints outside the ASDF literal range [-(2^63 - 2), 2^63 - 1] become core/integer.
 fn big_ints_to_integer_tags(tree: &mut Tree, skip: &[std::ops::Range<usize>]) {
+    // The ranges do not overlap: sorted, the one that may hold `i` is found by halving.
+    let mut skip = skip.to_vec();
+    skip.sort_unstable_by_key(|r| r.start);
+    let skipped = |i: &usize| {
+        let n = skip.partition_point(|r| r.start <= *i);
+        n > 0 && skip[n - 1].contains(i)
+    };
     let ids: Vec<NodeId> = (0..tree.len())
-        .filter(|i| !skip.iter().any(|r| r.contains(i)))
+        .filter(|i| !skipped(i))
         .map(|i| NodeId(u32::try_from(i).unwrap_or(u32::MAX)))
         .filter(|&id| match tree.node(id).value() {
             Value::BigInt(_) => true,

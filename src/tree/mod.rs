@@ -312,6 +312,14 @@ impl Tree {
         self.nodes[id.0 as usize].value = value;
     }
 
+    /// A copy with room for `more` nodes, so that the nodes added to it are not copied
+    /// once more as the arena grows.
+    pub fn clone_with_room(&self, more: usize) -> Tree {
+        let mut nodes = Vec::with_capacity(self.nodes.len().saturating_add(more));
+        nodes.extend(self.nodes.iter().cloned());
+        Tree { nodes, root: self.root }
+    }
+
     /// Adds a node (not yet attached anywhere) and returns its handle.
     pub fn push(&mut self, node: Node) -> NodeId {
         let id = NodeId(u32::try_from(self.nodes.len()).unwrap_or(u32::MAX));
