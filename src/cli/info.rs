@@ -20,7 +20,7 @@ use crate::AsdfFile;
 use crate::ndarray::stats::Stats;
 use crate::ndarray::{ArrayMeta, Dim, Source, Storage};
 use crate::tree::emit::push_float;
-use crate::tree::{NodeRef, Value};
+use crate::tree::{NodeId, NodeRef, Value};
 
 /// What `info` shows.
 #[derive(Debug, Clone)]
@@ -94,33 +94,45 @@ fn cut(line: String, max: Option<usize>) -> String {
 
 /// How a node is named in its line.
 #[derive(Clone, Copy)]
-enum Name<'t> {
+enum Name {
     Root,
-    Index(usize),
-    Key(NodeRef<'t>),
+    Index(u32),
+    Key(NodeId),
 }
 
-/// One node of the drawing (the reference's `NodeSchemaInfo`).
-struct Info<'t> {
-    node: NodeRef<'t>,
-    name: Name<'t>,
+/// One node of the drawing (the reference's `NodeSchemaInfo`), in 20 bytes: a drawing
+/// holds one for every line of the tree.
+struct Info {
+    node: NodeId,
+    name: Name,
     /// Shown before, closer to the root: not entered again.
     recursive: bool,
-    /// Its children: a run of the list, which is in breadth-first order.
-    children: std::ops::Range<usize>,
+    /// Its children: `len` of the list from `first` (the list is breadth first).
+    first: u32,
+    len: u32,
     /// How many of the children are shown (always the first ones).
-    shown: usize,
+    shown: u32,
+}
+
+impl Info {
+    fn new(node: NodeId, name: Name) -> Info {
+        Info { node, name, recursive: false, first: 0, len: 0, shown: 0 }
+    }
+
+    fn children(&self) -> std::ops::Range<usize> {
+        self.first as usize..self.first as usize + self.len as usize
+    }
 }
 
 /// The drawing's nodes breadth first, as the reference lays them out: a dict, list or
 /// array met a second time is marked recursive and not entered, so each is entered once.
-fn layout<'t>(root: NodeRef<'t>) -> Vec<Info<'t>> {
+fn layout(root: NodeRef<'_>) -> Vec<Info> {
     let tree = root.tree();
     let mut seen = vec![false; tree.len()];
-    let mut infos = vec![Info { node: root, name: Name::Root, recursive: false, children: 0..0, shown: 0 }];
+    let mut infos = vec![Info::new(root.id(), Name::Root)];
     let mut i = 0;
     while i < infos.len() {
-        let node = infos[i].node;
+        let node = tree.node(infos[i].node);
         let kind = pyrepr::kind(node);
         if kind != Kind::Leaf {
             let id = node.id().0 as usize;
@@ -132,18 +144,17 @@ fn layout<'t>(root: NodeRef<'t>) -> Vec<Info<'t>> {
             seen[id] = true;
         }
         let start = infos.len();
-        let child = |node, name| Info { node, name, recursive: false, children: 0..0, shown: 0 };
         match (kind, node.value()) {
-            (Kind::Dict, Value::Map(pairs)) => {
-                infos.extend(pairs.iter().map(|&(k, v)| child(tree.node(v), Name::Key(tree.node(k)))));
-            }
+            (Kind::Dict, Value::Map(pairs)) => infos.extend(pairs.iter().map(|&(k, v)| Info::new(v, Name::Key(k)))),
             (Kind::List, Value::Seq(items)) => {
-                infos.extend(items.iter().enumerate().map(|(n, &c)| child(tree.node(c), Name::Index(n))));
+                infos.extend(items.iter().zip(0..).map(|(&c, n)| Info::new(c, Name::Index(n))));
             }
             _ => {}
         }
-        let n = infos.len() - start;
-        infos[i].children = start..infos.len();
+        // Node ids are u32, so are counts of children and places in the list.
+        let n = u32::try_from(infos.len() - start).unwrap_or(u32::MAX);
+        infos[i].first = u32::try_from(start).unwrap_or(u32::MAX);
+        infos[i].len = n;
         infos[i].shown = n;
         i += 1;
     }
@@ -154,7 +165,7 @@ fn layout<'t>(root: NodeRef<'t>) -> Vec<Info<'t>> {
 /// from the root, each parent's children while rows are left (one row kept for the root
 /// and one for the `Some nodes not shown.` line); a list cut short keeps a row for its
 /// `N not shown` line. Returns whether the root is shown.
-fn mark_shown(infos: &mut [Info<'_>], max_rows: Option<usize>) -> bool {
+fn mark_shown(infos: &mut [Info], max_rows: Option<usize>) -> bool {
     let Some(max_rows) = max_rows else { return true };
     if max_rows < 2 {
         return false;
@@ -164,7 +175,7 @@ fn mark_shown(infos: &mut [Info<'_>], max_rows: Option<usize>) -> bool {
     while !level.is_empty() {
         let mut next = Vec::new();
         for &i in &level {
-            let children = infos[i].children.clone();
+            let children = infos[i].children();
             let n = children.len();
             let shown = if rows_left >= n {
                 rows_left -= n;
@@ -176,7 +187,7 @@ fn mark_shown(infos: &mut [Info<'_>], max_rows: Option<usize>) -> bool {
             } else {
                 0
             };
-            infos[i].shown = shown;
+            infos[i].shown = u32::try_from(shown).unwrap_or(u32::MAX);
             next.extend(children.start..children.start + shown);
         }
         level = next;
@@ -187,8 +198,9 @@ fn mark_shown(infos: &mut [Info<'_>], max_rows: Option<usize>) -> bool {
 /// The line of one node, without its prefix.
 /// `budget`: the bytes of Python reprs still to be shown (an alias bomb's reprs would
 /// otherwise fill any disk).
-fn node_line(file: &AsdfFile, info: &Info<'_>, options: &InfoOptions, budget: &mut usize) -> String {
-    let node = info.node;
+fn node_line(file: &AsdfFile, info: &Info, options: &InfoOptions, budget: &mut usize) -> String {
+    let tree = file.tree();
+    let node = tree.node(info.node);
     let mut line = String::with_capacity(64);
     match info.name {
         Name::Root => line += "root",
@@ -196,7 +208,7 @@ fn node_line(file: &AsdfFile, info: &Info<'_>, options: &InfoOptions, budget: &m
             let _ = std::fmt::Write::write_fmt(&mut line, format_args!("[{i}]"));
         }
         // A key is shown as Python's `str()` of it.
-        Name::Key(k) => line += &pyrepr::str_of(k, pyrepr::REPR_MAX),
+        Name::Key(k) => line += &pyrepr::str_of(tree.node(k), pyrepr::REPR_MAX),
     }
     line += " (";
     line += &pyrepr::type_name(node);
@@ -205,7 +217,7 @@ fn node_line(file: &AsdfFile, info: &Info<'_>, options: &InfoOptions, budget: &m
     if kind == Kind::Array {
         line += ": ";
         line += &array_text(file, node);
-    } else if options.show_values && info.children.is_empty() {
+    } else if options.show_values && info.len == 0 {
         // Python's `str()` of the node, unless it is empty or more than one line.
         let text = pyrepr::str_of(node, (*budget).min(pyrepr::REPR_MAX));
         *budget = budget.saturating_sub(text.len());
@@ -214,7 +226,7 @@ fn node_line(file: &AsdfFile, info: &Info<'_>, options: &InfoOptions, budget: &m
             line += &text;
         }
     }
-    if info.shown == 0 && !info.children.is_empty() {
+    if info.shown == 0 && info.len > 0 {
         line += " ...";
     }
     if info.recursive {
@@ -243,7 +255,7 @@ enum Step {
 
 /// Draws the shown nodes depth first, as the reference's `_TreeRenderer` does (without
 /// its stack: deep trees cannot overflow it); returns whether a node was left out.
-fn draw(file: &AsdfFile, infos: &[Info<'_>], options: &InfoOptions, out: &mut impl Write) -> io::Result<bool> {
+fn draw(file: &AsdfFile, infos: &[Info], options: &InfoOptions, out: &mut impl Write) -> io::Result<bool> {
     let mut elided = false;
     let mut budget = REPRS_MAX;
     let mut steps = vec![Step::Node { i: 0, prefix: String::new(), child_prefix: String::new() }];
@@ -258,7 +270,7 @@ fn draw(file: &AsdfFile, infos: &[Info<'_>], options: &InfoOptions, out: &mut im
         let info = &infos[i];
         line += &node_line(file, info, options, &mut budget);
         writeln!(out, "{}", cut(line, options.max_cols))?;
-        let (n, shown) = (info.children.len(), info.shown);
+        let (n, shown) = (info.len as usize, info.shown as usize);
         elided |= shown < n;
         if shown > 0 && shown < n {
             steps.push(Step::NotShown { prefix: child_prefix.clone(), count: n - shown });
@@ -267,7 +279,7 @@ fn draw(file: &AsdfFile, infos: &[Info<'_>], options: &InfoOptions, out: &mut im
         for j in (0..shown).rev() {
             let last = j + 1 == n;
             steps.push(Step::Node {
-                i: info.children.start + j,
+                i: info.first as usize + j,
                 prefix: format!("{child_prefix}{}", if last { "└─" } else { "├─" }),
                 child_prefix: format!("{child_prefix}{}", if last { "  " } else { "│ " }),
             });
@@ -283,13 +295,11 @@ fn block_tables(file: &AsdfFile, out: &mut impl Write) -> io::Result<()> {
         let compression = if label == [0; 4] {
             "None".to_string()
         } else {
-            let text: String = label
+            // Trailing NULs dropped, bytes past ASCII as `\xNN` (Python's
+            // `decode("ascii", errors="backslashreplace")`).
+            let end = label.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+            let text: String = label[..end]
                 .iter()
-                .rev()
-                .skip_while(|&&c| c == 0)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
                 .map(|&c| if c.is_ascii() { char::from(c).to_string() } else { format!("\\x{c:02x}") })
                 .collect();
             format!("\"{text}\"")
@@ -299,7 +309,7 @@ fn block_tables(file: &AsdfFile, out: &mut impl Write) -> io::Result<()> {
         // to the end of the file, but the reference shows the fields).
         let field = |at: usize, own: u64| {
             let start = usize::try_from(b.offset).ok().and_then(|o| o.checked_add(at));
-            let bytes = start.and_then(|s| file.bytes().get(s..s + 8));
+            let bytes = start.and_then(|s| file.bytes().get(s..s.checked_add(8)?));
             bytes.and_then(|f| f.try_into().ok()).map_or(own, u64::from_be_bytes)
         };
         let rows = [
