@@ -18,7 +18,8 @@ const TREES: [(&str, &str); 4] = [
         "values",
         "empty_str: ''\nmulti: \"a\\nb\"\ntrail: \"a\\n\"\nsep: \"a\\u2028b\"\ned: {}\nel: []\n\
          shared: &s {x: 1, y: [1, 2]}\nagain: *s\nsl: &l [1, 2]\nsl2: *l\n\
-         big: !core/integer-1.1.0 {words: [1, 2], sign: +}\ncx: !core/complex-1.0.0 1+2j\n\
+         big: !core/integer-1.1.0 {words: [1, 2], sign: +}\n\
+         big_array: !core/integer-1.1.0 {sign: '-', words: !core/ndarray-1.1.0 {data: [0, 0, 64], datatype: uint32, shape: [3]}}\ncx: !core/complex-1.0.0 1+2j\n\
          ts: 2001-12-14t21:59:43.10-05:00\nd: 2002-12-14\nbin: !!binary aGVsbG8=\n\
          f: [1.0, .inf, -.inf, .nan, 1.0e+16, 0.1, -0.0, 1.5e-7]\nn: ~\nb: yes\noct: 017\n\
          i: 123456789012345678901234567890\nh: !core/history_entry-1.0.0 {description: x}\n\
@@ -112,6 +113,8 @@ fn info_draws_the_tree_as_asdftool_does() {
         "├─cx (complex): (1+2j)",
         "├─ts (datetime): 2001-12-14 21:59:43.100000-05:00",
         "├─big (IntegerType): IntegerType(8589934593)",
+        // Words in an ndarray, as the reference writes them.
+        "├─big_array (IntegerType): IntegerType(-1180591620717411303424)",
     ] {
         assert!(values.contains(want), "{want:?} not in\n{values}");
     }

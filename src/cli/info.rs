@@ -208,7 +208,7 @@ fn node_line(file: &AsdfFile, info: &Info, options: &InfoOptions, budget: &mut u
             let _ = std::fmt::Write::write_fmt(&mut line, format_args!("[{i}]"));
         }
         // A key is shown as Python's `str()` of it.
-        Name::Key(k) => line += &pyrepr::str_of(tree.node(k), pyrepr::REPR_MAX),
+        Name::Key(k) => line += &pyrepr::str_of(file, tree.node(k), pyrepr::REPR_MAX),
     }
     line += " (";
     line += &pyrepr::type_name(node);
@@ -219,7 +219,7 @@ fn node_line(file: &AsdfFile, info: &Info, options: &InfoOptions, budget: &mut u
         line += &array_text(file, node);
     } else if options.show_values && info.len == 0 {
         // Python's `str()` of the node, unless it is empty or more than one line.
-        let text = pyrepr::str_of(node, (*budget).min(pyrepr::REPR_MAX));
+        let text = pyrepr::str_of(file, node, (*budget).min(pyrepr::REPR_MAX));
         *budget = budget.saturating_sub(text.len());
         if !text.is_empty() && !pyrepr::is_multiline(&text) {
             line += ": ";

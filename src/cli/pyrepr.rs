@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::AsdfFile;
 use crate::cli::to_yaml::complex_repr;
 use crate::tree::emit::format_float;
 use crate::tree::resolve::{Timestamp, parse_timestamp};
@@ -34,7 +35,7 @@ pub(crate) fn kind(node: NodeRef<'_>) -> Kind {
     if node.is_asdf_tag("core/ndarray") {
         return Kind::Array;
     }
-    if node.is_asdf_tag("core/integer") || node.is_asdf_tag("core/externalarray") || node.tag() == Some(SET_TAG) {
+    if is_leaf_object(node) {
         return Kind::Leaf;
     }
     match node.value() {
@@ -42,6 +43,12 @@ pub(crate) fn kind(node: NodeRef<'_>) -> Kind {
         Value::Seq(_) => Kind::List,
         _ => Kind::Leaf,
     }
+}
+
+/// A mapping the reference makes an object without children of (`IntegerType`, an
+/// external array reference, a set), shown by [`leaf_object_str`].
+fn is_leaf_object(node: NodeRef<'_>) -> bool {
+    node.is_asdf_tag("core/integer") || node.is_asdf_tag("core/externalarray") || node.tag() == Some(SET_TAG)
 }
 
 /// The name of the Python class the reference makes of `node` (for tags it has no class
@@ -89,14 +96,14 @@ pub(crate) fn type_name(node: NodeRef<'_>) -> String {
 
 /// Python's `str()` of `node`, which `info` shows after a leaf's type (arrays are
 /// described by the caller); a container's is its repr, cut at `max` bytes.
-pub(crate) fn str_of(node: NodeRef<'_>, max: usize) -> String {
+pub(crate) fn str_of(file: &AsdfFile, node: NodeRef<'_>, max: usize) -> String {
     match node.value() {
         Value::Str(s) if node.is_asdf_tag("core/complex") => {
             crate::ndarray::parse_complex(s).map_or_else(|| s.clone(), |(re, im)| complex_repr(re, im))
         }
         Value::Str(s) => s.clone(),
         Value::Timestamp(t) => parse_timestamp(t).map_or_else(|| t.clone(), |t| datetime_str(&t)),
-        Value::Map(_) | Value::Seq(_) => repr_of(node, max),
+        Value::Map(_) | Value::Seq(_) => repr_of(file, node, max),
         _ => scalar_repr(node.value()),
     }
 }
@@ -106,10 +113,10 @@ pub(crate) fn str_of(node: NodeRef<'_>, max: usize) -> String {
 ///
 /// Aliases are expanded, as in Python; a text that would pass `max` bytes (an alias
 /// bomb's) ends there in `...`.
-pub(crate) fn repr_of(node: NodeRef<'_>, max: usize) -> String {
+pub(crate) fn repr_of(file: &AsdfFile, node: NodeRef<'_>, max: usize) -> String {
     let mut out = String::new();
     let mut open = Vec::new();
-    repr_into(node, &mut open, &mut out, max);
+    repr_into(file, node, &mut open, &mut out, max);
     if out.len() > max {
         let mut end = max;
         while !out.is_char_boundary(end) {
@@ -124,7 +131,7 @@ pub(crate) fn repr_of(node: NodeRef<'_>, max: usize) -> String {
 /// The longest repr `info` shows.
 pub(crate) const REPR_MAX: usize = 1 << 20;
 
-fn repr_into(node: NodeRef<'_>, open: &mut Vec<u32>, out: &mut String, max: usize) {
+fn repr_into(file: &AsdfFile, node: NodeRef<'_>, open: &mut Vec<u32>, out: &mut String, max: usize) {
     if out.len() > max {
         return;
     }
@@ -134,12 +141,12 @@ fn repr_into(node: NodeRef<'_>, open: &mut Vec<u32>, out: &mut String, max: usiz
         out.push_str(if kind == Kind::Dict { "{...}" } else { "[...]" });
         return;
     }
-    if node.is_asdf_tag("core/integer") || node.is_asdf_tag("core/externalarray") || node.tag() == Some(SET_TAG) {
-        out.push_str(&leaf_object_str(node, max).unwrap_or_else(|| "?".into()));
+    if is_leaf_object(node) {
+        out.push_str(&leaf_object_str(file, node, max).unwrap_or_else(|| "?".into()));
         return;
     }
     if kind == Kind::Array {
-        out.push_str(&array_repr(node, max));
+        out.push_str(&array_repr(file, node, max));
         return;
     }
     open.push(id);
@@ -152,9 +159,9 @@ fn repr_into(node: NodeRef<'_>, open: &mut Vec<u32>, out: &mut String, max: usiz
                 out.push_str("OrderedDict([");
                 for (i, &(k, v)) in pairs.iter().enumerate() {
                     out.push_str(if i == 0 { "(" } else { ", (" });
-                    repr_into(node.tree().node(k), open, out, max);
+                    repr_into(file, node.tree().node(k), open, out, max);
                     out.push_str(", ");
-                    repr_into(node.tree().node(v), open, out, max);
+                    repr_into(file, node.tree().node(v), open, out, max);
                     out.push(')');
                 }
                 out.push_str("])");
@@ -166,9 +173,9 @@ fn repr_into(node: NodeRef<'_>, open: &mut Vec<u32>, out: &mut String, max: usiz
                 if i > 0 {
                     out.push_str(", ");
                 }
-                repr_into(node.tree().node(k), open, out, max);
+                repr_into(file, node.tree().node(k), open, out, max);
                 out.push_str(": ");
-                repr_into(node.tree().node(v), open, out, max);
+                repr_into(file, node.tree().node(v), open, out, max);
             }
             out.push('}');
         }
@@ -178,11 +185,11 @@ fn repr_into(node: NodeRef<'_>, open: &mut Vec<u32>, out: &mut String, max: usiz
                 if i > 0 {
                     out.push_str(", ");
                 }
-                repr_into(node.tree().node(c), open, out, max);
+                repr_into(file, node.tree().node(c), open, out, max);
             }
             out.push(']');
         }
-        Value::Str(_) if node.is_asdf_tag("core/complex") => out.push_str(&str_of(node, max)),
+        Value::Str(_) if node.is_asdf_tag("core/complex") => out.push_str(&str_of(file, node, max)),
         Value::Str(s) => str_repr(s, out),
         Value::Timestamp(t) => match parse_timestamp(t) {
             Some(ts) => out.push_str(&datetime_repr(&ts)),
@@ -196,24 +203,24 @@ fn repr_into(node: NodeRef<'_>, open: &mut Vec<u32>, out: &mut String, max: usiz
 /// `str()` of the objects the reference makes of some tagged mappings: `IntegerType(5)`,
 /// an external array reference, a set (each part cut at `max` bytes). `None` when the
 /// node is not such a one, or is malformed.
-fn leaf_object_str(node: NodeRef<'_>, max: usize) -> Option<String> {
+fn leaf_object_str(file: &AsdfFile, node: NodeRef<'_>, max: usize) -> Option<String> {
     if node.is_asdf_tag("core/integer") {
-        return integer_value(node).map(|v| format!("IntegerType({v})"));
+        return file.integer_at(node).ok().map(|v| format!("IntegerType({v})"));
     }
     if node.is_asdf_tag("core/externalarray") {
         let field = |k: &str| node.key(k);
         let shape = match field("shape")?.value() {
             Value::Seq(items) => {
-                let parts: Vec<String> = items.iter().map(|&c| repr_of(node.tree().node(c), max)).collect();
+                let parts: Vec<String> = items.iter().map(|&c| repr_of(file, node.tree().node(c), max)).collect();
                 if parts.len() == 1 { format!("({},)", parts[0]) } else { format!("({})", parts.join(", ")) }
             }
             _ => return None,
         };
         return Some(format!(
             "<External array reference in {} at {} shape: {shape} dtype: {}>",
-            str_of(field("fileuri")?, max),
-            str_of(field("target")?, max),
-            str_of(field("datatype")?, max)
+            str_of(file, field("fileuri")?, max),
+            str_of(file, field("target")?, max),
+            str_of(file, field("datatype")?, max)
         ));
     }
     if node.tag() == Some(SET_TAG) {
@@ -221,36 +228,18 @@ fn leaf_object_str(node: NodeRef<'_>, max: usize) -> Option<String> {
         if pairs.is_empty() {
             return Some("set()".into());
         }
-        let keys: Vec<String> = pairs.iter().map(|&(k, _)| repr_of(node.tree().node(k), max)).collect();
+        let keys: Vec<String> = pairs.iter().map(|&(k, _)| repr_of(file, node.tree().node(k), max)).collect();
         return Some(format!("{{{}}}", keys.join(", ")));
     }
     None
 }
 
-/// The value of a core/integer node (words of 32 bits, least significant first, and a
-/// sign), as the reference computes it.
-fn integer_value(node: NodeRef<'_>) -> Option<num_bigint::BigInt> {
-    let Value::Seq(words) = node.key("words")?.value() else { return None };
-    let mut value = num_bigint::BigInt::from(0);
-    for &w in words.iter().rev() {
-        let w = match node.tree().node(w).value() {
-            Value::Int(i) if *i >= 0 => num_bigint::BigInt::from(*i),
-            Value::BigInt(i) if i.sign() != num_bigint::Sign::Minus => (**i).clone(),
-            _ => return None,
-        };
-        value = (value << 32) | w;
-    }
-    match node.key("sign")?.as_str() {
-        Some("-") => Some(-value),
-        _ => Some(value),
-    }
-}
-
 /// `<array (unloaded) shape: [64, 64] dtype: float32>`, as the reference's `NDArrayType`
 /// shows itself before its data is read.
-fn array_repr(node: NodeRef<'_>, max: usize) -> String {
-    let shape = node.key("shape").map_or_else(|| "None".into(), |s| repr_of(s, max));
-    let dtype = node.key("datatype").map_or_else(|| "None".into(), |d| str_of(d, max).replace(['[', ']', '\''], ""));
+fn array_repr(file: &AsdfFile, node: NodeRef<'_>, max: usize) -> String {
+    let shape = node.key("shape").map_or_else(|| "None".into(), |s| repr_of(file, s, max));
+    let dtype =
+        node.key("datatype").map_or_else(|| "None".into(), |d| str_of(file, d, max).replace(['[', ']', '\''], ""));
     let masked = if node.key("mask").is_some() { "masked array" } else { "array" };
     format!("<{masked} (unloaded) shape: {shape} dtype: {dtype}>")
 }
