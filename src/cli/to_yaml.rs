@@ -5,22 +5,12 @@
 
 use crate::AsdfFile;
 use crate::error::{Error, Result};
-use crate::tree::emit::format_float;
 use crate::write::{ArrayStorage, Document, WriteOptions};
 
 /// Python's `repr` of a float inside a complex: no `.0` added (`1`, `1.5`, `1e+20`).
 fn complex_part(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    let s = format_float(x);
-    if let Some(i) = s.find(".0e") {
-        return format!("{}{}", &s[..i], &s[i + 2..]);
-    }
-    s.strip_suffix(".0").map_or(s.clone(), str::to_string)
+    let s = crate::cli::pyrepr::float_repr(x);
+    s.strip_suffix(".0").map_or_else(|| s.clone(), str::to_string)
 }
 
 /// Python's `str(complex)`: `(1+2j)`, `2j`, `(-0+0j)`, `(nan+infj)`.
