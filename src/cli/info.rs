@@ -100,11 +100,13 @@ enum Name {
     Key(NodeId),
 }
 
-/// One node of the drawing (the reference's `NodeSchemaInfo`), in 20 bytes: a drawing
+/// One node of the drawing (the reference's `NodeSchemaInfo`), in 28 bytes: a drawing
 /// holds one for every line of the tree.
 struct Info {
     node: NodeId,
     name: Name,
+    /// What the reference makes of the node, found once in [`layout`].
+    kind: Kind,
     /// Shown before, closer to the root: not entered again.
     recursive: bool,
     /// Its children: `len` of the list from `first` (the list is breadth first).
@@ -116,7 +118,7 @@ struct Info {
 
 impl Info {
     fn new(node: NodeId, name: Name) -> Info {
-        Info { node, name, recursive: false, first: 0, len: 0, shown: 0 }
+        Info { node, name, kind: Kind::Leaf, recursive: false, first: 0, len: 0, shown: 0 }
     }
 
     fn children(&self) -> std::ops::Range<usize> {
@@ -134,6 +136,7 @@ fn layout(root: NodeRef<'_>) -> Vec<Info> {
     while i < infos.len() {
         let node = tree.node(infos[i].node);
         let kind = pyrepr::kind(node);
+        infos[i].kind = kind;
         if kind != Kind::Leaf {
             let id = node.id().0 as usize;
             if seen[id] {
@@ -213,8 +216,7 @@ fn node_line(file: &AsdfFile, info: &Info, options: &InfoOptions, budget: &mut u
     line += " (";
     line += &pyrepr::type_name(node);
     line += ")";
-    let kind = pyrepr::kind(node);
-    if kind == Kind::Array {
+    if info.kind == Kind::Array {
         line += ": ";
         line += &array_text(file, node);
     } else if options.show_values && info.len == 0 {
@@ -448,6 +450,7 @@ root (AsdfObject)
 └─3 (bool): True
 ";
         assert_eq!(shown(yaml, &InfoOptions::default()), expected);
+        assert!(std::mem::size_of::<Info>() <= 28, "a drawing holds one per line");
         let few = InfoOptions { max_rows: Some(7), show_values: false, ..Default::default() };
         let expected = "\
 root (AsdfObject)
