@@ -1042,7 +1042,8 @@ impl Document<'_> {
             .arrays
             .values()
             .map(|a| {
-                let elements: usize = a.shape.iter().product();
+                // (A shape with a 0 in it may still overflow a plain product.)
+                let elements = a.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).unwrap_or(usize::MAX);
                 32 + if a.storage == ArrayStorage::Inline { elements.saturating_mul(2) } else { 0 }
             })
             .fold(64, usize::saturating_add);
