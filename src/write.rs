@@ -28,7 +28,7 @@ use crate::block::{self, BlockHeader, Compression};
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::ndarray::{ByteOrder, Datatype, Element, NativeType, NdArray, Storage as InputStorage, c_strides};
 use crate::tree::emit::Emitter;
-use crate::tree::{ASDF_TAG_PREFIX, Node, NodeId, NodeRef, Tree, Value};
+use crate::tree::{ASDF_TAG_PREFIX, Node, NodeArena, NodeId, NodeRef, Overlay, Tree, Value};
 use crate::{AsdfFile, index};
 
 /// Where an array's data goes.
@@ -136,7 +136,8 @@ impl<W: Write> Write for HashCount<'_, W> {
 /// A tree and its arrays, ready to write.
 #[derive(Debug, Clone)]
 pub struct Document<'f> {
-    tree: Tree,
+    /// A file's tree stays borrowed until the document is first changed.
+    tree: Cow<'f, Tree>,
     arrays: HashMap<NodeId, PendingArray>,
     bases: Vec<Base<'f>>,
     standard: String,
@@ -149,6 +150,10 @@ impl Default for Document<'_> {
         Self::new()
     }
 }
+
+/// The keys of an ndarray node that say where its data is and how it is laid out: a
+/// write sets them anew.
+const LAYOUT_KEYS: [&str; 7] = ["source", "data", "datatype", "byteorder", "shape", "offset", "strides"];
 
 fn node(value: Value) -> Node {
     Node { tag: None, value, line: 0, col: 0 }
@@ -192,7 +197,13 @@ impl<'f> Document<'f> {
         let mut tree = Tree::empty();
         let root = tree.push(tagged("core/asdf-1.1.0", Value::Map(Vec::new())));
         tree.set_root(root);
-        Document { tree, arrays: HashMap::new(), bases: Vec::new(), standard: "1.6.0".into(), stream: None }
+        Document {
+            tree: Cow::Owned(tree),
+            arrays: HashMap::new(),
+            bases: Vec::new(),
+            standard: "1.6.0".into(),
+            stream: None,
+        }
     }
 
     /// The tree being built.
@@ -201,7 +212,7 @@ impl<'f> Document<'f> {
     }
 
     fn text(&mut self, s: &str) -> NodeId {
-        self.tree.push(node(Value::Str(s.into())))
+        self.tree.to_mut().push(node(Value::Str(s.into())))
     }
 
     /// The mapping at `path`, made (with the mappings above it) when missing.
@@ -213,7 +224,7 @@ impl<'f> Document<'f> {
                 Some(id) => id,
                 None => {
                     let k = self.text(step);
-                    let v = self.tree.push(node(Value::Map(Vec::new())));
+                    let v = self.tree.to_mut().push(node(Value::Map(Vec::new())));
                     self.attach(cur, k, v)?;
                     v
                 }
@@ -234,7 +245,7 @@ impl<'f> Document<'f> {
             Some(p) => p.1 = value,
             None => pairs.push((key, value)),
         }
-        self.tree.set_value(map, Value::Map(pairs));
+        self.tree.to_mut().set_value(map, Value::Map(pairs));
         Ok(())
     }
 
@@ -263,7 +274,7 @@ impl<'f> Document<'f> {
         if kept.len() == before {
             return Err(usage(format!("no node at '{path}'")));
         }
-        self.tree.set_value(pid, Value::Map(kept));
+        self.tree.to_mut().set_value(pid, Value::Map(kept));
         Ok(())
     }
 
@@ -279,7 +290,7 @@ impl<'f> Document<'f> {
             Scalar::Float(f) => Value::Float(f),
             Scalar::Str(s) => Value::Str(s),
         };
-        let id = self.tree.push(node(v));
+        let id = self.tree.to_mut().push(node(v));
         self.set_node(path, id)
     }
 
@@ -290,7 +301,7 @@ impl<'f> Document<'f> {
     /// A value serde cannot express in YAML (a map with non-scalar keys).
     pub fn set_serialize<T: serde::Serialize>(&mut self, path: &str, value: &T) -> Result<()> {
         let json = serde_json::to_value(value).map_err(|e| usage(e.to_string()))?;
-        let id = json_node(&mut self.tree, &json);
+        let id = json_node(self.tree.to_mut(), &json);
         self.set_node(path, id)
     }
 
@@ -312,7 +323,7 @@ impl<'f> Document<'f> {
         }
         let shape = array.shape().to_vec();
         self.bases.push(Base { data: Cow::Owned(bytes), compression, chunks: None });
-        let id = self.tree.push(tagged("core/ndarray-1.1.0", Value::Map(Vec::new())));
+        let id = self.tree.to_mut().push(tagged("core/ndarray-1.1.0", Value::Map(Vec::new())));
         self.arrays.insert(
             id,
             PendingArray {
@@ -335,23 +346,26 @@ impl<'f> Document<'f> {
     /// # Errors
     /// Any error reading an array.
     pub fn from_file(file: &'f AsdfFile) -> Result<Document<'f>> {
+        let Some(root) = file.tree().root() else {
+            return Ok(Document::new());
+        };
+        // The file's tree is not copied: its ndarray nodes are found and their arrays
+        // noted; a write replaces their layout keys (the emitter reads the changes
+        // through an overlay), and the first change to the document copies the tree.
         let mut doc = Document {
-            tree: Tree::empty(),
+            tree: Cow::Borrowed(file.tree()),
             arrays: HashMap::new(),
             bases: Vec::new(),
             standard: file.header().standard_version.clone().unwrap_or_else(|| "1.6.0".into()),
             stream: None,
         };
         let mut block_base: HashMap<usize, usize> = HashMap::new();
-        // The copy of each node of the file's tree, by its id (`u32::MAX`: none yet).
-        let mut map: Vec<u32> = vec![u32::MAX; file.tree().len()];
-        let Some(root) = file.tree().root() else {
-            return Ok(Document::new());
-        };
-        let mut work: Vec<(NodeRef<'f>, NodeId)> = Vec::new();
-        let new_root = doc.copy_child(root, &mut map, &mut work);
-        doc.tree.set_root(new_root);
-        while let Some((o, n)) = work.pop() {
+        let mut seen = vec![false; file.tree().len()];
+        let mut work: Vec<NodeRef<'f>> = vec![root];
+        while let Some(o) = work.pop() {
+            if std::mem::replace(&mut seen[o.id().0 as usize], true) {
+                continue;
+            }
             if o.is_asdf_tag("core/ndarray") {
                 let a = file.ndarray_at(o)?;
                 let storage = match a.storage {
@@ -383,51 +397,22 @@ impl<'f> Document<'f> {
                     }
                 };
                 let inline_mask = a.inline_mask().map(<[bool]>::to_vec);
-                doc.arrays.insert(n, pending(&a, base, storage, inline_mask));
-                // Keys other than the layout's stay (a mask, unknown extras).
-                let mut pairs = Vec::new();
+                doc.arrays.insert(o.id(), pending(&a, base, storage, inline_mask));
+                // Keys other than the layout's (a mask, unknown extras) may hold arrays.
                 for (k, v) in o.pairs().into_iter().flatten() {
-                    if !matches!(
-                        k.as_str(),
-                        Some("source" | "data" | "datatype" | "byteorder" | "shape" | "offset" | "strides")
-                    ) {
-                        let kk = doc.copy_child(k, &mut map, &mut work);
-                        let vv = doc.copy_child(v, &mut map, &mut work);
-                        pairs.push((kk, vv));
+                    if !k.as_str().is_some_and(|k| LAYOUT_KEYS.contains(&k)) {
+                        work.push(v);
                     }
                 }
-                doc.tree.set_value(n, Value::Map(pairs));
                 continue;
             }
-            let value = match o.value() {
-                Value::Seq(_) => Value::Seq(
-                    o.items().into_iter().flatten().map(|c| doc.copy_child(c, &mut map, &mut work)).collect(),
-                ),
-                Value::Map(_) => {
-                    let mut v = Vec::new();
-                    for (k, c) in o.pairs().into_iter().flatten() {
-                        let kk = doc.copy_child(k, &mut map, &mut work);
-                        let vv = doc.copy_child(c, &mut map, &mut work);
-                        v.push((kk, vv));
-                    }
-                    Value::Map(v)
-                }
-                other => other.clone(),
-            };
-            doc.tree.set_value(n, value);
+            match o.value() {
+                Value::Seq(_) => work.extend(o.items().into_iter().flatten()),
+                Value::Map(_) => work.extend(o.pairs().into_iter().flatten().flat_map(|(k, v)| [k, v])),
+                _ => {}
+            }
         }
         Ok(doc)
-    }
-
-    fn copy_child<'t>(&mut self, c: NodeRef<'t>, map: &mut [u32], work: &mut Vec<(NodeRef<'t>, NodeId)>) -> NodeId {
-        let slot = &mut map[c.id().0 as usize];
-        if *slot != u32::MAX {
-            return NodeId(*slot);
-        }
-        let id = self.tree.push(Node { tag: c.tag().map(str::to_string), value: Value::Null, line: 0, col: 0 });
-        *slot = id.0;
-        work.push((c, id));
-        id
     }
 
     /// Serializes the document to `out`, with external files (if any) written beside
@@ -625,7 +610,7 @@ impl<'f> Document<'f> {
             compression,
             chunks: Some(Chunks { source: Arc::new(Mutex::new(Some(Box::new(chunks)))), len }),
         });
-        let id = self.tree.push(tagged("core/ndarray-1.1.0", Value::Map(Vec::new())));
+        let id = self.tree.to_mut().push(tagged("core/ndarray-1.1.0", Value::Map(Vec::new())));
         self.arrays.insert(
             id,
             PendingArray {
@@ -644,8 +629,8 @@ impl<'f> Document<'f> {
 
     /// Writes an external block file: a minimal tree and one block.
     fn write_raw_block_file(&self, path: &Path, options: &WriteOptions) -> Result<()> {
-        let mut tree = self.tree.clone();
-        let root = tree.root().map(|r| r.id()).ok_or_else(|| usage("no root"))?;
+        let mut tree = Overlay::new(&self.tree);
+        let root = tree.root().ok_or_else(|| usage("no root"))?;
         let lib = software(&mut tree);
         let k = tree.push(node(Value::Str("asdf_library".into())));
         tree.set_value(root, Value::Map(vec![(k, lib)]));
@@ -713,7 +698,7 @@ impl<'f> Document<'f> {
     /// # Errors
     /// A path step that is not a mapping.
     pub fn set_stream(&mut self, path: &str, datatype: crate::ndarray::ScalarType, row_shape: &[usize]) -> Result<()> {
-        let id = self.tree.push(tagged("core/ndarray-1.1.0", Value::Map(Vec::new())));
+        let id = self.tree.to_mut().push(tagged("core/ndarray-1.1.0", Value::Map(Vec::new())));
         self.stream = Some((id, datatype, row_shape.to_vec()));
         self.set_node(path, id)
     }
@@ -944,7 +929,7 @@ fn pending(a: &NdArray<'_>, base: usize, storage: ArrayStorage, inline_mask: Opt
 }
 
 /// `core/software-1.0.0` naming rasdf.
-fn software(tree: &mut Tree) -> NodeId {
+fn software(tree: &mut impl NodeArena) -> NodeId {
     let mut pairs = Vec::new();
     for (k, v) in [
         ("author", "The rasdf developers"),
@@ -1035,7 +1020,7 @@ impl Document<'_> {
 
     /// The tree to emit: ndarray nodes filled in, asdf_library set, big ints as
     /// core/integer, key order as the schemas' propertyOrder asks.
-    fn output_tree(&self, plan: &Plan, main: Option<&Path>) -> Result<Tree> {
+    fn output_tree(&self, plan: &Plan, main: Option<&Path>) -> Result<Overlay<'_>> {
         // Room for what is added: an array's layout keys and values (inline data: a node
         // an element, and one a row).
         let more: usize = plan
@@ -1047,22 +1032,27 @@ impl Document<'_> {
                 32 + if a.storage == ArrayStorage::Inline { elements.saturating_mul(2) } else { 0 }
             })
             .fold(64, usize::saturating_add);
-        let mut tree = self.tree.clone_with_room(more.min(self.tree.len().saturating_mul(4) + (1 << 20)));
+        // The changes sit on top of the document's tree, which is not copied.
+        let mut tree = Overlay::with_room(&self.tree, more.min(self.tree.len().saturating_mul(4) + (1 << 20)));
         // Inline array data keeps its ints as literals (the reference reads them back).
         let mut literal_ranges = Vec::new();
         for (&id, a) in &plan.arrays {
-            let old_pairs = match tree.node(id).value() {
+            let old_pairs = match tree.value(id) {
                 Value::Map(p) => p.clone(),
                 _ => Vec::new(),
             };
             let mut pairs = Vec::new();
-            let mut put = |tree: &mut Tree, k: &str, v: NodeId| {
+            let mut put = |tree: &mut Overlay<'_>, k: &str, v: NodeId| {
                 let k = tree.push(node(Value::Str(k.into())));
                 pairs.push((k, v));
             };
-            let extra: Vec<(NodeId, NodeId)> =
-                old_pairs.iter().copied().filter(|(k, _)| tree.node(*k).as_str() != Some("mask")).collect();
-            let mask = old_pairs.iter().copied().find(|(k, _)| tree.node(*k).as_str() == Some("mask"));
+            // Keys other than the layout's stay (unknown extras), the mask first.
+            let extra: Vec<(NodeId, NodeId)> = old_pairs
+                .iter()
+                .copied()
+                .filter(|(k, _)| !tree.as_str(*k).is_some_and(|k| k == "mask" || LAYOUT_KEYS.contains(&k)))
+                .collect();
+            let mask = old_pairs.iter().copied().find(|(k, _)| tree.as_str(*k) == Some("mask"));
             let data_bytes = self.block_or_base(a, plan);
             match a.storage {
                 ArrayStorage::Inline => {
@@ -1122,7 +1112,7 @@ impl Document<'_> {
         }
         if let Some((id, dt, row)) = &self.stream {
             let mut pairs = Vec::new();
-            let mut put = |tree: &mut Tree, k: &str, v: Value| {
+            let mut put = |tree: &mut Overlay<'_>, k: &str, v: Value| {
                 let k = tree.push(node(Value::Str(k.into())));
                 let v = tree.push(node(v));
                 pairs.push((k, v));
@@ -1136,18 +1126,17 @@ impl Document<'_> {
             put(&mut tree, "shape", Value::Seq(dims));
             tree.set_value(*id, Value::Map(pairs));
         }
-        let root = tree.root().map(|r| r.id()).ok_or_else(|| usage("no root"))?;
+        let root = tree.root().ok_or_else(|| usage("no root"))?;
         let lib = software(&mut tree);
-        let Value::Map(root_pairs) = tree.node(root).value().clone() else {
+        let Value::Map(root_pairs) = tree.value(root).clone() else {
             return Err(usage("the root must be a mapping"));
         };
         let lib_key = tree.push(node(Value::Str("asdf_library".into())));
         let mut pairs = vec![(lib_key, lib)];
-        let history: Vec<_> =
-            root_pairs.iter().copied().filter(|(k, _)| tree.node(*k).as_str() == Some("history")).collect();
+        let history: Vec<_> = root_pairs.iter().copied().filter(|(k, _)| tree.as_str(*k) == Some("history")).collect();
         pairs.extend(history);
         pairs.extend(
-            root_pairs.into_iter().filter(|(k, _)| !matches!(tree.node(*k).as_str(), Some("asdf_library" | "history"))),
+            root_pairs.into_iter().filter(|(k, _)| !matches!(tree.as_str(*k), Some("asdf_library" | "history"))),
         );
         tree.set_value(root, Value::Map(pairs));
         big_ints_to_integer_tags(&mut tree, &literal_ranges);
@@ -1159,26 +1148,34 @@ impl Document<'_> {
     }
 }
 
-/// Ints outside the ASDF literal range [-(2^63 - 2), 2^63 - 1] become core/integer.
-fn big_ints_to_integer_tags(tree: &mut Tree, skip: &[std::ops::Range<usize>]) {
+/// Ints outside the ASDF literal range [-(2^63 - 2), 2^63 - 1] become core/integer: those
+/// the output reaches, apart from the inline array data in `skip`.
+fn big_ints_to_integer_tags(tree: &mut Overlay<'_>, skip: &[std::ops::Range<usize>]) {
     // The ranges do not overlap: sorted, the one that may hold `i` is found by halving.
     let mut skip = skip.to_vec();
     skip.sort_unstable_by_key(|r| r.start);
-    let skipped = |i: &usize| {
-        let n = skip.partition_point(|r| r.start <= *i);
-        n > 0 && skip[n - 1].contains(i)
+    let skipped = |i: usize| {
+        let n = skip.partition_point(|r| r.start <= i);
+        n > 0 && skip[n - 1].contains(&i)
     };
-    let ids: Vec<NodeId> = (0..tree.len())
-        .filter(|i| !skipped(i))
-        .map(|i| NodeId(u32::try_from(i).unwrap_or(u32::MAX)))
-        .filter(|&id| match tree.node(id).value() {
-            Value::BigInt(_) => true,
-            Value::Int(i) => *i < -(i64::MAX - 1),
-            _ => false,
-        })
-        .collect();
+    let mut ids: Vec<NodeId> = Vec::new();
+    let mut seen = vec![false; tree.len()];
+    let mut stack: Vec<NodeId> = tree.root().into_iter().collect();
+    while let Some(id) = stack.pop() {
+        let i = id.0 as usize;
+        if std::mem::replace(&mut seen[i], true) || skipped(i) {
+            continue;
+        }
+        match tree.value(id) {
+            Value::BigInt(_) => ids.push(id),
+            Value::Int(i) if *i < -(i64::MAX - 1) => ids.push(id),
+            Value::Seq(items) => stack.extend(items),
+            Value::Map(pairs) => stack.extend(pairs.iter().flat_map(|&(k, v)| [k, v])),
+            _ => {}
+        }
+    }
     for id in ids {
-        let v: num_bigint::BigInt = match tree.node(id).value() {
+        let v: num_bigint::BigInt = match tree.value(id) {
             Value::BigInt(b) => (**b).clone(),
             Value::Int(i) => (*i).into(),
             _ => continue,
@@ -1207,7 +1204,7 @@ fn big_ints_to_integer_tags(tree: &mut Tree, skip: &[std::ops::Range<usize>]) {
 }
 
 /// Nodes for a datatype.
-pub(crate) fn datatype_node(tree: &mut Tree, d: &Datatype) -> NodeId {
+pub(crate) fn datatype_node(tree: &mut impl NodeArena, d: &Datatype) -> NodeId {
     match d {
         Datatype::Scalar(s) => tree.push(node(Value::Str(s.name().into()))),
         Datatype::Ascii(n) | Datatype::Ucs4(n) => {
@@ -1252,7 +1249,7 @@ pub(crate) fn datatype_node(tree: &mut Tree, d: &Datatype) -> NodeId {
 
 /// Nested lists of `a`'s elements (`null` where `mask` says); for a 0-d array the record
 /// itself, or `[x]`.
-pub(crate) fn inline_data(tree: &mut Tree, a: &NdArray<'_>, mask: Option<&[bool]>) -> NodeId {
+pub(crate) fn inline_data(tree: &mut impl NodeArena, a: &NdArray<'_>, mask: Option<&[bool]>) -> NodeId {
     let leaves: Vec<NodeId> = a
         .elements()
         .iter()
@@ -1277,7 +1274,7 @@ pub(crate) fn inline_data(tree: &mut Tree, a: &NdArray<'_>, mask: Option<&[bool]
     nest(tree, &mut leaves.into_iter(), &a.shape)
 }
 
-fn nest(tree: &mut Tree, it: &mut impl Iterator<Item = NodeId>, shape: &[usize]) -> NodeId {
+fn nest(tree: &mut impl NodeArena, it: &mut impl Iterator<Item = NodeId>, shape: &[usize]) -> NodeId {
     let items: Vec<NodeId> = if shape.len() == 1 {
         it.take(shape[0]).collect()
     } else {
@@ -1287,7 +1284,7 @@ fn nest(tree: &mut Tree, it: &mut impl Iterator<Item = NodeId>, shape: &[usize])
 }
 
 /// The node for one element.
-pub(crate) fn element_node(tree: &mut Tree, e: &Element) -> NodeId {
+pub(crate) fn element_node(tree: &mut impl NodeArena, e: &Element) -> NodeId {
     match e {
         Element::Bool(b) => tree.push(node(Value::Bool(*b))),
         Element::Int(i) => tree.push(node(Value::Int(*i))),

@@ -109,6 +109,34 @@ fn views_only_writes_less() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A document made from a file shares the file's tree until it is changed (a rewrite
+/// holds one tree, not two); changed, it writes the change, and the file's tree stays as
+/// it was.
+#[test]
+fn documents_share_the_files_tree_until_changed() {
+    let dir = temp_dir("shared-tree");
+    let input = common::testdata("pyasdf/arrays/views_masks.asdf");
+    let f = AsdfFile::open(&input).unwrap();
+    let mut doc = Document::from_file(&f).unwrap();
+    assert!(std::ptr::eq(doc.tree(), f.tree()), "from_file copied the tree");
+    let unchanged = dir.join("unchanged.asdf");
+    doc.write_to_path(&unchanged, &WriteOptions::default()).unwrap();
+    assert_eq!(dump(&unchanged), dump(&input));
+    let before = f.tree().clone();
+    doc.set("added/value", 5).unwrap();
+    assert!(!std::ptr::eq(doc.tree(), f.tree()), "a change went into the file's tree");
+    assert_eq!(f.tree(), &before);
+    let changed = dir.join("changed.asdf");
+    doc.write_to_path(&changed, &WriteOptions::default()).unwrap();
+    let mut got = dump(&changed);
+    let pairs = got["$map"].as_array_mut().unwrap();
+    let added = serde_json::json!(["added", {"$map": [["value", {"$int": "5"}]]}]);
+    assert_eq!(pairs.iter().filter(|p| **p == added).count(), 1, "{pairs:?}");
+    pairs.retain(|p| *p != added);
+    assert_eq!(got, dump(&input));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[derive(serde::Serialize)]
 struct Meta {
     telescope: String,

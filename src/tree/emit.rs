@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::resolve::{self, Resolved};
-use super::{ASDF_TAG_PREFIX, NodeId, Tree, Value, YAML_TAG_PREFIX};
+use super::{ASDF_TAG_PREFIX, NodeId, NodeStore, Tree, Value, YAML_TAG_PREFIX};
 
 /// The tag of an ordered map (`!!omap`).
 const OMAP: &str = "tag:yaml.org,2002:omap";
@@ -236,9 +236,10 @@ fn push_short_tag(out: &mut String, tag: &str) {
     out.push('>');
 }
 
-/// Writes YAML documents for trees.
-pub struct Emitter<'t> {
-    tree: &'t Tree,
+/// Writes YAML documents for trees: a [`Tree`], or an [`Overlay`](super::Overlay) of
+/// changes on one (any [`NodeStore`]).
+pub struct Emitter<'t, S: NodeStore + ?Sized = Tree> {
+    tree: &'t S,
     /// The anchor number (`&id001` is 1) of each node reached more than once.
     anchors: HashMap<NodeId, u32>,
     emitted: Vec<bool>,
@@ -253,13 +254,13 @@ enum Prefix {
     Alias(u32),
 }
 
-impl<'t> Emitter<'t> {
+impl<'t, S: NodeStore + ?Sized> Emitter<'t, S> {
     /// An emitter for `tree`; nodes reached twice or more get anchors.
-    pub fn new(tree: &'t Tree) -> Self {
-        let mut refs = vec![0u32; tree.len()];
+    pub fn new(tree: &'t S) -> Self {
+        let mut refs = vec![0u32; tree.node_count()];
         // Nodes in the order they are first reached, which is the order of emission.
         let mut order = Vec::new();
-        if let Some(root) = tree.root {
+        if let Some(root) = tree.root_id() {
             // Count references; go into a node's children only the first time.
             let mut stack = vec![root];
             while let Some(id) = stack.pop() {
@@ -269,7 +270,7 @@ impl<'t> Emitter<'t> {
                     continue;
                 }
                 order.push(id);
-                match &tree.node(id).node().value {
+                match &tree.node_at(id).value {
                     Value::Seq(items) => stack.extend(items.iter().rev()),
                     Value::Map(pairs) => {
                         for (k, v) in pairs.iter().rev() {
@@ -282,7 +283,7 @@ impl<'t> Emitter<'t> {
             }
         }
         let anchors: HashMap<NodeId, u32> = order.into_iter().filter(|id| refs[id.0 as usize] > 1).zip(1..).collect();
-        Emitter { tree, anchors, emitted: vec![false; tree.len()], out: String::new() }
+        Emitter { tree, anchors, emitted: vec![false; tree.node_count()], out: String::new() }
     }
 
     /// The document: `%YAML 1.1`, `%TAG ! tag:stsci.edu:asdf/`, `---`, the tree, `...`.
@@ -295,7 +296,7 @@ impl<'t> Emitter<'t> {
     pub fn document_after(mut self, text: String) -> String {
         self.out = text;
         self.out += "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---";
-        match self.tree.root {
+        match self.tree.root_id() {
             Some(root) => {
                 self.node(root, 0, Ctx::Document);
             }
@@ -308,7 +309,7 @@ impl<'t> Emitter<'t> {
     /// Appends the text of scalar `id` (its tag first, if any); `false`, with nothing
     /// appended, for a collection.
     fn scalar(&mut self, id: NodeId) -> bool {
-        let node = self.tree.node(id).node();
+        let node = self.tree.node_at(id);
         if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
             return false;
         }
@@ -369,7 +370,7 @@ impl<'t> Emitter<'t> {
     }
 
     fn is_flow_scalar(&self, id: NodeId) -> bool {
-        !matches!(self.tree.node(id).node().value, Value::Seq(_) | Value::Map(_))
+        !matches!(self.tree.node_at(id).value, Value::Seq(_) | Value::Map(_))
             && (self.anchors.is_empty() || !self.anchors.contains_key(&id))
     }
 
@@ -427,7 +428,7 @@ impl<'t> Emitter<'t> {
             Prefix::None => None,
         };
         let tree = self.tree;
-        let node = tree.node(id).node();
+        let node = tree.node_at(id);
         let tag = node.tag.as_deref();
         match &node.value {
             Value::Seq(items) => {

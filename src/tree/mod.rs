@@ -8,6 +8,7 @@
 pub mod emit;
 mod fast;
 pub mod header;
+mod overlay;
 pub mod resolve;
 mod serde_impl;
 
@@ -21,6 +22,7 @@ use crate::Limits;
 use crate::limits::LimitError;
 use resolve::Resolved;
 
+pub use overlay::{NodeArena, NodeStore, Overlay};
 pub use serde_impl::DeError;
 
 /// The ASDF tag prefix that the `!` handle stands for.
@@ -310,14 +312,6 @@ impl Tree {
     /// Replaces the content of node `id`.
     pub fn set_value(&mut self, id: NodeId, value: Value) {
         self.nodes[id.0 as usize].value = value;
-    }
-
-    /// A copy with room for `more` nodes, so that the nodes added to it are not copied
-    /// once more as the arena grows.
-    pub fn clone_with_room(&self, more: usize) -> Tree {
-        let mut nodes = Vec::with_capacity(self.nodes.len().saturating_add(more));
-        nodes.extend(self.nodes.iter().cloned());
-        Tree { nodes, root: self.root }
     }
 
     /// Adds a node (not yet attached anywhere) and returns its handle.
