@@ -240,11 +240,21 @@ fn push_short_tag(out: &mut String, tag: &str) {
 /// changes on one (any [`NodeStore`]).
 pub struct Emitter<'t, S: NodeStore + ?Sized = Tree> {
     tree: &'t S,
-    /// The anchor number (`&id001` is 1) of each node reached more than once.
+    /// Per node: [`UNSEEN`], [`ONCE`], [`SHARED`] (reached more than once, not yet
+    /// emitted) or [`ANCHORED`] (emitted, with its anchor in `anchors`). A byte a node:
+    /// trees of millions of nodes are written.
+    state: Vec<u8>,
+    /// Whether any node is shared (else there is nothing to look up).
+    any_shared: bool,
+    /// The anchor number (`&id001` is 1) of each shared node emitted so far.
     anchors: HashMap<NodeId, u32>,
-    emitted: Vec<bool>,
     out: String,
 }
+
+const UNSEEN: u8 = 0;
+const ONCE: u8 = 1;
+const SHARED: u8 = 2;
+const ANCHORED: u8 = 3;
 
 /// What goes before a node: nothing, its anchor (first time), or its alias (later).
 #[derive(Clone, Copy)]
@@ -257,19 +267,20 @@ enum Prefix {
 impl<'t, S: NodeStore + ?Sized> Emitter<'t, S> {
     /// An emitter for `tree`; nodes reached twice or more get anchors.
     pub fn new(tree: &'t S) -> Self {
-        let mut refs = vec![0u32; tree.node_count()];
-        // Nodes in the order they are first reached, which is the order of emission.
-        let mut order = Vec::new();
+        let mut state = vec![UNSEEN; tree.node_count()];
+        let mut any_shared = false;
         if let Some(root) = tree.root_id() {
-            // Count references; go into a node's children only the first time.
+            // Find the nodes reached more than once; go into a node's children only the
+            // first time.
             let mut stack = vec![root];
             while let Some(id) = stack.pop() {
-                let r = &mut refs[id.0 as usize];
-                *r += 1;
-                if *r > 1 {
+                let s = &mut state[id.0 as usize];
+                if *s != UNSEEN {
+                    *s = SHARED;
+                    any_shared = true;
                     continue;
                 }
-                order.push(id);
+                *s = ONCE;
                 match &tree.node_at(id).value {
                     Value::Seq(items) => stack.extend(items.iter().rev()),
                     Value::Map(pairs) => {
@@ -282,8 +293,7 @@ impl<'t, S: NodeStore + ?Sized> Emitter<'t, S> {
                 }
             }
         }
-        let anchors: HashMap<NodeId, u32> = order.into_iter().filter(|id| refs[id.0 as usize] > 1).zip(1..).collect();
-        Emitter { tree, anchors, emitted: vec![false; tree.node_count()], out: String::new() }
+        Emitter { tree, state, any_shared, anchors: HashMap::new(), out: String::new() }
     }
 
     /// The document: `%YAML 1.1`, `%TAG ! tag:stsci.edu:asdf/`, `---`, the tree, `...`.
@@ -354,24 +364,27 @@ impl<'t, S: NodeStore + ?Sized> Emitter<'t, S> {
         true
     }
 
-    /// The node's anchor or alias, marking it emitted.
+    /// The node's anchor or alias, marking it emitted. Anchors are numbered in the
+    /// order they are emitted (the order in which `new` first reached their nodes).
     fn prefix(&mut self, id: NodeId) -> Prefix {
-        if self.anchors.is_empty() {
+        if !self.any_shared {
             return Prefix::None;
         }
-        match self.anchors.get(&id) {
-            Some(&a) if self.emitted[id.0 as usize] => Prefix::Alias(a),
-            Some(&a) => {
-                self.emitted[id.0 as usize] = true;
+        match self.state[id.0 as usize] {
+            SHARED => {
+                self.state[id.0 as usize] = ANCHORED;
+                let a = u32::try_from(self.anchors.len() + 1).unwrap_or(u32::MAX);
+                self.anchors.insert(id, a);
                 Prefix::Anchor(a)
             }
-            None => Prefix::None,
+            ANCHORED => self.anchors.get(&id).map_or(Prefix::None, |&a| Prefix::Alias(a)),
+            _ => Prefix::None,
         }
     }
 
     fn is_flow_scalar(&self, id: NodeId) -> bool {
         !matches!(self.tree.node_at(id).value, Value::Seq(_) | Value::Map(_))
-            && (self.anchors.is_empty() || !self.anchors.contains_key(&id))
+            && (!self.any_shared || self.state[id.0 as usize] < SHARED)
     }
 
     /// Appends a node's head, its anchor and tag if it has them: ` &id001 !tag` before
@@ -612,6 +625,19 @@ mod tests {
         assert_eq!(t2.get("d/e").unwrap().as_str(), Some("multi\nline"));
         assert_eq!(t2.get("c").unwrap().tag(), Some("tag:stsci.edu:asdf/core/complex-1.0.0"));
         assert_eq!(t2.get("g/1/0").unwrap().as_i64(), Some(3));
+    }
+
+    /// Shared nodes get anchors numbered in the order they are written, recursive ones
+    /// too; a node met again is an alias, in flow lists as in blocks.
+    #[test]
+    fn anchors_are_numbered_as_written() {
+        let src = "b: &x [1, 2]\nc: &y {p: *x, q: &z hello}\nd: [*y, *z, *x, &w 7, *w]\ne: &r {self: *r, k: [*r]}\n";
+        let t = Tree::parse(src, &Limits::default()).unwrap();
+        let out = Emitter::new(&t).document();
+        let want = "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---\nb: &id001 [1, 2]\nc: &id002\n  p: *id001\n  q: &id003 hello\nd:\n  - *id002\n  - *id003\n  - *id001\n  - &id004 7\n  - *id004\ne: &id005\n  self: *id005\n  k:\n    - *id005\n...\n";
+        assert_eq!(out, want);
+        let back = Tree::parse(&out, &Limits::default()).unwrap();
+        assert_eq!(back.get("e").unwrap().id(), back.get("e/self").unwrap().id());
     }
 
     #[test]
