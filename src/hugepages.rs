@@ -36,6 +36,41 @@ pub(crate) fn advise<T>(ptr: *const T, len_bytes: usize) {
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn advise<T>(_ptr: *const T, _len_bytes: usize) {}
 
+/// Gives back to the system the whole pages between `from` and `to` (addresses; the
+/// partial pages at either end are kept) and returns where the released range ends, the
+/// `from` of the next call when a buffer is given back piece by piece. The pages read as
+/// zeros afterwards, and count in the process's memory again only once written.
+///
+/// # Safety
+/// `from..to` must lie inside an allocation the caller owns, and hold nothing that will
+/// be read before it is written again (the elements moved out of a vector being drained,
+/// say): its contents become zeros.
+#[cfg(target_os = "linux")]
+pub(crate) unsafe fn release(from: usize, to: usize) -> usize {
+    const PAGE: usize = 4096;
+    let start = from.next_multiple_of(PAGE);
+    let end = to / PAGE * PAGE;
+    if end <= start {
+        return from;
+    }
+    // SAFETY: the caller's promise: the range is its own and holds nothing to read.
+    // MADV_DONTNEED on private anonymous memory replaces the pages by zero-fill-on-demand
+    // ones; a failure leaves the memory as it was.
+    unsafe {
+        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
+    }
+    end
+}
+
+/// Nothing to do where the advice does not exist.
+///
+/// # Safety
+/// None needed; the same signature as on Linux.
+#[cfg(not(target_os = "linux"))]
+pub(crate) unsafe fn release(from: usize, _to: usize) -> usize {
+    from
+}
+
 /// Ranges smaller than this are not worth a thread.
 #[cfg(target_os = "linux")]
 const PREFAULT_MIN: usize = 1 << 20;
