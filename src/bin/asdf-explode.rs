@@ -1,9 +1,8 @@
 //! `asdf-explode IN [-o OUT]`: every array of IN in a file of its own beside OUT.
 
-/// mimalloc, as in `rasdf`.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+mod shared;
 
 fn main() -> std::process::ExitCode {
+    shared::setup();
     rasdf::cli::args::process_main()
 }

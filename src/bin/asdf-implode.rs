@@ -1,9 +1,8 @@
 //! `asdf-implode IN [-o OUT]`: every array of an exploded file back in one file.
 
-/// mimalloc, as in `rasdf`.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+mod shared;
 
 fn main() -> std::process::ExitCode {
+    shared::setup();
     rasdf::cli::args::process_main()
 }
