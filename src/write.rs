@@ -206,7 +206,8 @@ impl<'f> Document<'f> {
         }
     }
 
-    /// The tree being built.
+    /// The tree being built. For a document from a file, until it is changed, the file's
+    /// own tree: its ndarray nodes still hold the layout keys a write sets anew.
     pub fn tree(&self) -> &Tree {
         &self.tree
     }
@@ -342,6 +343,7 @@ impl<'f> Document<'f> {
 
     /// A document with `file`'s tree and arrays: arrays in one block keep sharing it
     /// (views keep their offset and strides), and keep their compression and storage.
+    /// The tree is borrowed, not copied; the first change to the document copies it.
     ///
     /// # Errors
     /// Any error reading an array.

@@ -1076,12 +1076,12 @@ impl<'l> Builder<'l> {
 /// quarter.)
 const SPLIT_PART_MIN: usize = 512 << 10;
 
-/// Joins the trees of a split parse ([`Tree::parse_split`]): the first holds the
-/// document's root mapping, each later one (node 0, its root) more entries of it. The
-/// nodes keep the order of a parse of the whole text.
 /// Nodes moved at a time when parts are joined (2 MiB of them).
 const JOIN_RUN: usize = (2 << 20) / std::mem::size_of::<Node>();
 
+/// Joins the trees of a split parse ([`Tree::parse_split`]): the first holds the
+/// document's root mapping, each later one (node 0, its root) more entries of it. The
+/// nodes keep the order of a parse of the whole text.
 fn join_parts(parts: Vec<Tree>, limits: &Limits) -> Option<Tree> {
     let mut parts = parts.into_iter();
     let mut tree = parts.next()?;
