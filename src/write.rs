@@ -28,7 +28,8 @@ use crate::block::{self, BlockHeader, Compression};
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::ndarray::{ByteOrder, Datatype, Element, NativeType, NdArray, Storage as InputStorage, c_strides};
 use crate::tree::emit::Emitter;
-use crate::tree::{ASDF_TAG_PREFIX, Node, NodeArena, NodeId, NodeRef, Overlay, Tree, Value};
+use crate::tree::overlay::{Children, visit_reachable};
+use crate::tree::{ASDF_TAG_PREFIX, Node, NodeArena, NodeId, Overlay, Tree, Value};
 use crate::{AsdfFile, index};
 
 /// Where an array's data goes.
@@ -348,9 +349,9 @@ impl<'f> Document<'f> {
     /// # Errors
     /// Any error reading an array.
     pub fn from_file(file: &'f AsdfFile) -> Result<Document<'f>> {
-        let Some(root) = file.tree().root() else {
+        if file.tree().root().is_none() {
             return Ok(Document::new());
-        };
+        }
         // The file's tree is not copied: its ndarray nodes are found and their arrays
         // noted; a write replaces their layout keys (the emitter reads the changes
         // through an overlay), and the first change to the document copies the tree.
@@ -362,58 +363,41 @@ impl<'f> Document<'f> {
             stream: None,
         };
         let mut block_base: HashMap<usize, usize> = HashMap::new();
-        let mut seen = vec![false; file.tree().len()];
-        let mut work: Vec<NodeRef<'f>> = vec![root];
-        while let Some(o) = work.pop() {
-            if std::mem::replace(&mut seen[o.id().0 as usize], true) {
-                continue;
+        visit_reachable(file.tree(), |id, _| -> Result<Children> {
+            let o = file.tree().node(id);
+            if !o.is_asdf_tag("core/ndarray") {
+                return Ok(Children::All);
             }
-            if o.is_asdf_tag("core/ndarray") {
-                let a = file.ndarray_at(o)?;
-                let storage = match a.storage {
-                    InputStorage::Inline => ArrayStorage::Inline,
-                    InputStorage::External(_) => ArrayStorage::External,
-                    InputStorage::Block(_) => ArrayStorage::Internal,
-                };
-                let base = match a.storage {
-                    InputStorage::Block(b) => match block_base.get(&b) {
-                        Some(&base) => base,
-                        None => {
-                            let compression = file.blocks()[b].compression;
-                            doc.bases.push(Base {
-                                data: Cow::Borrowed(file.block_data(b)?),
-                                compression,
-                                chunks: None,
-                            });
-                            block_base.insert(b, doc.bases.len() - 1);
-                            doc.bases.len() - 1
-                        }
-                    },
-                    _ => {
-                        doc.bases.push(Base {
-                            data: Cow::Owned(a.data().to_vec()),
-                            compression: Compression::None,
-                            chunks: None,
-                        });
+            let a = file.ndarray_at(o)?;
+            let storage = match a.storage {
+                InputStorage::Inline => ArrayStorage::Inline,
+                InputStorage::External(_) => ArrayStorage::External,
+                InputStorage::Block(_) => ArrayStorage::Internal,
+            };
+            let base = match a.storage {
+                InputStorage::Block(b) => match block_base.get(&b) {
+                    Some(&base) => base,
+                    None => {
+                        let compression = file.blocks()[b].compression;
+                        doc.bases.push(Base { data: Cow::Borrowed(file.block_data(b)?), compression, chunks: None });
+                        block_base.insert(b, doc.bases.len() - 1);
                         doc.bases.len() - 1
                     }
-                };
-                let inline_mask = a.inline_mask().map(<[bool]>::to_vec);
-                doc.arrays.insert(o.id(), pending(&a, base, storage, inline_mask));
-                // Keys other than the layout's (a mask, unknown extras) may hold arrays.
-                for (k, v) in o.pairs().into_iter().flatten() {
-                    if !k.as_str().is_some_and(|k| LAYOUT_KEYS.contains(&k)) {
-                        work.push(v);
-                    }
+                },
+                _ => {
+                    doc.bases.push(Base {
+                        data: Cow::Owned(a.data().to_vec()),
+                        compression: Compression::None,
+                        chunks: None,
+                    });
+                    doc.bases.len() - 1
                 }
-                continue;
-            }
-            match o.value() {
-                Value::Seq(_) => work.extend(o.items().into_iter().flatten()),
-                Value::Map(_) => work.extend(o.pairs().into_iter().flatten().flat_map(|(k, v)| [k, v])),
-                _ => {}
-            }
-        }
+            };
+            let inline_mask = a.inline_mask().map(<[bool]>::to_vec);
+            doc.arrays.insert(id, pending(&a, base, storage, inline_mask));
+            // Keys other than the layout's (a mask, unknown extras) may hold arrays.
+            Ok(Children::ValuesExcept(&LAYOUT_KEYS))
+        })?;
         Ok(doc)
     }
 
@@ -1161,21 +1145,17 @@ fn big_ints_to_integer_tags(tree: &mut Overlay<'_>, skip: &[std::ops::Range<usiz
         n > 0 && skip[n - 1].contains(&i)
     };
     let mut ids: Vec<NodeId> = Vec::new();
-    let mut seen = vec![false; tree.len()];
-    let mut stack: Vec<NodeId> = tree.root().into_iter().collect();
-    while let Some(id) = stack.pop() {
-        let i = id.0 as usize;
-        if std::mem::replace(&mut seen[i], true) || skipped(i) {
-            continue;
+    let Ok(()) = visit_reachable(&*tree, |id, node| -> std::result::Result<_, std::convert::Infallible> {
+        if skipped(id.0 as usize) {
+            return Ok(Children::Skip);
         }
-        match tree.value(id) {
+        match node.value {
             Value::BigInt(_) => ids.push(id),
-            Value::Int(i) if *i < -(i64::MAX - 1) => ids.push(id),
-            Value::Seq(items) => stack.extend(items),
-            Value::Map(pairs) => stack.extend(pairs.iter().flat_map(|&(k, v)| [k, v])),
+            Value::Int(i) if i < -(i64::MAX - 1) => ids.push(id),
             _ => {}
         }
-    }
+        Ok(Children::All)
+    });
     for id in ids {
         let v: num_bigint::BigInt = match tree.value(id) {
             Value::BigInt(b) => (**b).clone(),

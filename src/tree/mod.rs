@@ -8,7 +8,7 @@
 pub mod emit;
 mod fast;
 pub mod header;
-mod overlay;
+pub(crate) mod overlay;
 pub mod resolve;
 mod serde_impl;
 

@@ -22,10 +22,51 @@ pub trait NodeStore {
     fn node_at(&self, id: NodeId) -> &Node;
 }
 
-/// An arena that new nodes can be added to.
+/// An arena that new nodes can be added to, and its nodes changed.
 pub trait NodeArena: NodeStore {
     /// Adds a node (not yet attached anywhere) and returns its handle.
     fn push(&mut self, node: Node) -> NodeId;
+    /// Replaces the content of node `id`.
+    fn set_value(&mut self, id: NodeId, value: Value);
+    /// Replaces the tag of node `id`.
+    fn set_tag(&mut self, id: NodeId, tag: Option<String>);
+}
+
+/// Which children of a node [`visit_reachable`] goes into.
+pub(crate) enum Children {
+    /// Every item, and every key and value.
+    All,
+    /// None.
+    Skip,
+    /// The values of the pairs whose key is not one of these strings (nor the keys).
+    ValuesExcept(&'static [&'static str]),
+}
+
+/// Visits every node reachable from the root once, in no set order (a node met again
+/// through an alias, or in a cycle, is not visited again), going into the children
+/// `visit` names; stops at `visit`'s first error.
+pub(crate) fn visit_reachable<S: NodeStore + ?Sized, E>(
+    store: &S,
+    mut visit: impl FnMut(NodeId, &Node) -> Result<Children, E>,
+) -> Result<(), E> {
+    let mut seen = vec![false; store.node_count()];
+    let mut stack: Vec<NodeId> = store.root_id().into_iter().collect();
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut seen[id.0 as usize], true) {
+            continue;
+        }
+        let node = store.node_at(id);
+        match (visit(id, node)?, &node.value) {
+            (Children::All, Value::Seq(items)) => stack.extend(items),
+            (Children::All, Value::Map(pairs)) => stack.extend(pairs.iter().flat_map(|&(k, v)| [k, v])),
+            (Children::ValuesExcept(keys), Value::Map(pairs)) => stack.extend(pairs.iter().filter_map(|&(k, v)| {
+                let named = matches!(&store.node_at(k).value, Value::Str(s) if keys.contains(&s.as_str()));
+                (!named).then_some(v)
+            })),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 impl NodeStore for Tree {
@@ -45,6 +86,14 @@ impl NodeStore for Tree {
 impl NodeArena for Tree {
     fn push(&mut self, node: Node) -> NodeId {
         Tree::push(self, node)
+    }
+
+    fn set_value(&mut self, id: NodeId, value: Value) {
+        Tree::set_value(self, id, value);
+    }
+
+    fn set_tag(&mut self, id: NodeId, tag: Option<String>) {
+        Tree::set_tag(self, id, tag);
     }
 }
 
@@ -180,6 +229,14 @@ impl NodeArena for Overlay<'_> {
     fn push(&mut self, node: Node) -> NodeId {
         Overlay::push(self, node)
     }
+
+    fn set_value(&mut self, id: NodeId, value: Value) {
+        Overlay::set_value(self, id, value);
+    }
+
+    fn set_tag(&mut self, id: NodeId, tag: Option<String>) {
+        Overlay::set_tag(self, id, tag);
+    }
 }
 
 #[cfg(test)]
@@ -204,18 +261,18 @@ mod tests {
         let root = tree.root().unwrap().id();
         let b = tree.get("b").unwrap().id();
         let y = tree.get("b/1").unwrap().id();
-        for t in [&mut changed as &mut dyn Edit, &mut over as &mut dyn Edit] {
-            let k = t.add(node(Value::Str("e".into())));
-            let v = t.add(node(Value::Float(2.5)));
-            let mut pairs = match t.value_of(root) {
-                Value::Map(p) => p.clone(),
-                _ => unreachable!(),
-            };
+        // The same edits on a copy of the tree and on an overlay of it.
+        fn edit(t: &mut impl NodeArena, root: NodeId, b: NodeId, y: NodeId) {
+            let k = t.push(node(Value::Str("e".into())));
+            let v = t.push(node(Value::Float(2.5)));
+            let Value::Map(mut pairs) = t.node_at(root).value.clone() else { unreachable!() };
             pairs.push((k, v));
-            t.change(root, Value::Map(pairs));
-            t.change(y, Value::Str("z".into()));
-            t.retag(b, Some("tag:stsci.edu:asdf/core/list-1.0.0".into()));
+            t.set_value(root, Value::Map(pairs));
+            t.set_value(y, Value::Str("z".into()));
+            t.set_tag(b, Some("tag:stsci.edu:asdf/core/list-1.0.0".into()));
         }
+        edit(&mut changed, root, b, y);
+        edit(&mut over, root, b, y);
         assert_eq!(tree, before, "the tree underneath changed");
         assert_eq!(over.len(), changed.len());
         assert_eq!(over.as_str(y), Some("z"));
@@ -225,43 +282,5 @@ mod tests {
         assert!(out.contains("e: 2.5") && out.contains("b: !core/list-1.0.0 [x, z]"), "{out}");
         // Unchanged, an overlay emits the tree.
         assert_eq!(Emitter::new(&Overlay::new(&tree)).document(), Emitter::new(&tree).document());
-    }
-
-    /// The same edits on a tree and on an overlay, for the test above.
-    trait Edit {
-        fn add(&mut self, n: Node) -> NodeId;
-        fn value_of(&self, id: NodeId) -> &Value;
-        fn change(&mut self, id: NodeId, v: Value);
-        fn retag(&mut self, id: NodeId, t: Option<String>);
-    }
-
-    impl Edit for Tree {
-        fn add(&mut self, n: Node) -> NodeId {
-            self.push(n)
-        }
-        fn value_of(&self, id: NodeId) -> &Value {
-            self.node(id).value()
-        }
-        fn change(&mut self, id: NodeId, v: Value) {
-            self.set_value(id, v);
-        }
-        fn retag(&mut self, id: NodeId, t: Option<String>) {
-            self.set_tag(id, t);
-        }
-    }
-
-    impl Edit for Overlay<'_> {
-        fn add(&mut self, n: Node) -> NodeId {
-            self.push(n)
-        }
-        fn value_of(&self, id: NodeId) -> &Value {
-            self.value(id)
-        }
-        fn change(&mut self, id: NodeId, v: Value) {
-            self.set_value(id, v);
-        }
-        fn retag(&mut self, id: NodeId, t: Option<String>) {
-            self.set_tag(id, t);
-        }
     }
 }
