@@ -227,8 +227,9 @@ pub const PIECE: usize = 256 << 10;
 /// to `sink` piece by piece, in order, and never holds them all: memory stays at a few
 /// pieces however large the block. A large zlib stream is inflated on another thread
 /// while its Adler-32 and `sink` run on this one, in pieces of [`PIECE`] bytes; lz4
-/// records are decoded in parallel and handed on one record at a time. Other blocks
-/// (bzp2, small zlib) are decoded whole first and handed on in one piece.
+/// records and bzip2 blocks are decoded in parallel and handed on one at a time (a bzip2
+/// stream the parallel path declines is decoded on this thread, in pieces of [`PIECE`]
+/// bytes). Small zlib blocks are decoded whole first and handed on in one piece.
 ///
 /// # Errors
 /// As [`decode`]; the first error of `sink`, which stops the decoding.
@@ -241,6 +242,7 @@ pub fn decode_pieces<E: From<BlockError>>(
     match codec {
         Compression::Zlib if data_size >= PIECES_ZLIB => inflate_pieces(stored, data_size, &mut sink),
         Compression::Lz4 => lz4_pieces(stored, data_size, &mut sink),
+        Compression::Bzp2 => bunzip_pieces(stored, data_size, &mut sink),
         Compression::None => {
             if stored.len() as u64 != data_size {
                 return Err(BlockError::SizeMismatch { used: stored.len() as u64, data: data_size }.into());
@@ -331,6 +333,55 @@ fn inflate_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> + ?Sized
         }
         Ok(())
     })
+}
+
+/// [`decode_pieces`] of bzp2: the stream's blocks decoded on the pool's threads and
+/// handed on in order ([`super::pbunzip::pieces`]). A stream that path declines, or that
+/// fails it part way, is decoded on this thread in pieces of [`PIECE`] bytes, which gives
+/// the verdict; bytes the sink already has are not handed to it again.
+fn bunzip_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> + ?Sized>(
+    input: &[u8],
+    data_size: u64,
+    sink: &mut F,
+) -> Result<(), E> {
+    use bzip2::{Decompress, Status};
+    let codec = Compression::Bzp2;
+    let mut skip = match super::pbunzip::pieces(input, data_size, &mut |piece: &[u8]| sink(piece))? {
+        super::pbunzip::Streamed::Done => return Ok(()),
+        super::pbunzip::Streamed::Declined => 0,
+        super::pbunzip::Streamed::FailedAfter(handed) => handed,
+    };
+    let mut d = Decompress::new(false);
+    let step = |i: &[u8], o: &mut [u8]| {
+        let (ti, to) = (d.total_in(), d.total_out());
+        let status = d.decompress(i, o).map_err(|e| e.to_string())?;
+        let consumed = usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX);
+        let produced = usize::try_from(d.total_out() - to).unwrap_or(usize::MAX);
+        Ok((consumed, produced, status == Status::StreamEnd))
+    };
+    // One buffer goes round: taken by the decoder, given back once its bytes are sunk.
+    let piece = usize::try_from(data_size).map_or(PIECE, |n| n.clamp(1, PIECE));
+    let spare = std::cell::Cell::new(Some(vec![0u8; piece]));
+    let window = || spare.take().ok_or_else(|| BlockError::Corrupt { codec, message: "no room to decode into".into() });
+    // The sink's error stays here; the decoder is told only to stop.
+    let mut stopped = None;
+    let finished = |buf: Vec<u8>, n: usize| {
+        let fresh = usize::try_from(skip).map_or(0, |s| n.saturating_sub(s));
+        skip = skip.saturating_sub(n as u64);
+        if fresh > 0 {
+            if let Err(e) = sink(&buf[n - fresh..n]) {
+                stopped = Some(e);
+                return Err(BlockError::Corrupt { codec, message: "decoding stopped".into() });
+            }
+        }
+        spare.set(Some(buf));
+        Ok(())
+    };
+    let decoded = drive(codec, input, data_size, step, window, finished);
+    match stopped {
+        Some(e) => Err(e),
+        None => decoded.map(drop).map_err(E::from),
+    }
 }
 
 /// [`decode_pieces`] of lz4: the records decoded on the pool's threads into buffers that go
@@ -777,12 +828,71 @@ mod tests {
         assert!(matches!(lz4(&l, n - 1), Err(BlockError::DecodedTooLong { .. })));
         assert!(matches!(lz4(&l, n + 1), Err(BlockError::DecodedTooShort { .. })));
         assert!(lz4(&l[..l.len() - 3], n).is_err(), "truncated");
-        // The other codecs: one piece, the decoded block.
+        // The other codecs (zlib below PIECES_ZLIB: one piece, the decoded block).
         for codec in [Compression::None, Compression::Bzp2, Compression::Zlib] {
             let enc = encode(codec, &data).unwrap();
             assert!(joined(|sink| decode_pieces(codec, &enc, n, sink)).unwrap() == data, "{codec}");
         }
         assert!(joined(|sink| decode_pieces(Compression::None, &data, n + 1, sink)).is_err());
+    }
+
+    /// bzp2 in pieces: a stream of several blocks is handed on block by block, a stream
+    /// of one in pieces of `PIECE` bytes, with `decode`'s verdicts on wrong sizes; a
+    /// block that fails part way is decoded again serially for the verdict, and the sink
+    /// never gets a byte twice.
+    #[test]
+    fn bzp2_pieces_are_its_blocks_in_order() {
+        let data = crate::testutil::noise(5 * PIECE, 3);
+        let n = data.len() as u64;
+        let counted = |stored: &[u8], size: u64| {
+            let mut calls = 0;
+            let all = joined(|sink| {
+                decode_pieces(Compression::Bzp2, stored, size, |p: &[u8]| {
+                    calls += 1;
+                    sink(p)
+                })
+            });
+            (all, calls)
+        };
+        // Level 1: blocks of 100 kB, so 13 of them.
+        let many = crate::testutil::bzip(&data, 1).unwrap();
+        let (all, calls) = counted(&many, n);
+        assert!(all.unwrap() == data);
+        assert!(calls >= 13, "one piece a block, {calls} pieces");
+        // One block (level 9 holds 900 kB of this): decoded here, in pieces.
+        let one = crate::testutil::bzip(&data[..800_000], 9).unwrap();
+        let (all, calls) = counted(&one, 800_000);
+        assert!(all.unwrap() == data[..800_000]);
+        assert_eq!(calls, 800_000_usize.div_ceil(PIECE));
+        for stored in [&many, &one] {
+            let size = if stored == &one { 800_000 } else { n };
+            for wrong in [size - 1, size + 1] {
+                let whole = decode(Compression::Bzp2, stored, wrong).map(drop);
+                assert!(whole.is_err());
+                assert_eq!(counted(stored, wrong).0.map(drop), whole, "data_size {wrong} of {size}");
+            }
+        }
+        // The fourth block damaged in its middle: the first three are handed on from the
+        // parallel path, the rest decoded serially, which fails at the damage.
+        let starts = super::super::pbunzip::block_starts(&many);
+        let mut bad = many.clone();
+        let mid = usize::try_from((starts[3] + starts[4]) / 16).unwrap();
+        bad[mid] ^= 0x40;
+        let mut handed = Vec::new();
+        let streamed = super::super::pbunzip::pieces(&bad, n, &mut |p: &[u8]| {
+            handed.extend_from_slice(p);
+            Ok::<(), ()>(())
+        });
+        assert_eq!(streamed, Ok(super::super::pbunzip::Streamed::FailedAfter(handed.len() as u64)));
+        assert!(handed.len() >= 3 * 99_000 && handed == data[..handed.len()]);
+        let mut sunk = Vec::new();
+        let r = decode_pieces(Compression::Bzp2, &bad, n, |p: &[u8]| {
+            sunk.extend_from_slice(p);
+            Ok::<(), BlockError>(())
+        });
+        assert!(matches!(r, Err(BlockError::Corrupt { .. })), "{r:?}");
+        assert!(sunk[..handed.len()] == handed[..], "the parallel blocks first");
+        assert!(sunk.len() < handed.len() + 101_000, "no block twice: {} after {}", sunk.len(), handed.len());
     }
 
     /// A failing sink stops the decoding soon, and its error is the one returned.
@@ -792,7 +902,14 @@ mod tests {
         let n = data.len() as u64;
         let z = encode(Compression::Zlib, &data).unwrap();
         let l = encode(Compression::Lz4, &data).unwrap();
-        for (codec, stored) in [(Compression::Zlib, &z), (Compression::Lz4, &l)] {
+        let b = encode(Compression::Bzp2, &data).unwrap();
+        let b1 = crate::testutil::bzip(&data[..5 * PIECE], 9).unwrap();
+        for (codec, stored, n) in [
+            (Compression::Zlib, &z, n),
+            (Compression::Lz4, &l, n),
+            (Compression::Bzp2, &b, n),
+            (Compression::Bzp2, &b1, 5 * PIECE as u64),
+        ] {
             let mut calls = 0;
             let stop = |_: &[u8]| {
                 calls += 1;

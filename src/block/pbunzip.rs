@@ -4,17 +4,14 @@
 //! `0x314159265359` at any bit offset, carry their own CRC and decode on their own, then
 //! the end-of-stream magic `0x177245385090` and the CRC combined from the blocks'. Each
 //! block is copied into a stream of its own (header, the block's bits, end magic, its CRC
-//! as the combined one), and those small streams are decoded on separate threads.
+//! as the combined one), and those small streams are decoded on the pool's threads while
+//! the calling thread takes the decoded blocks in order (see [`crate::pipeline`]).
 //!
-//! This is only an accelerator: the caller decodes serially whenever it declines
-//! (`false`), which is when the stream has fewer than two blocks or very small ones, a magic is found where
-//! no block starts (a chance bit pattern inside compressed data), a piece fails to decode
-//! or to match its CRC, the CRCs do not combine to the stored one, or the sizes disagree.
+//! This is only an accelerator: the caller decodes serially whenever it declines, which
+//! is when the stream has fewer than two blocks or very small ones, a magic is found where
+//! no block starts (a chance bit pattern inside compressed data), the CRCs do not combine
+//! to the stored one, a piece fails to decode or to match its CRC, or the sizes disagree.
 //! The serial decoder then gives the authoritative result or error.
-
-use std::sync::atomic::{AtomicBool, Ordering};
-
-use rayon::prelude::*;
 
 use super::bits::{BitWriter, read_bits};
 
@@ -28,25 +25,91 @@ const MIN_BLOCK_BYTES: usize = 8 << 10;
 /// expected size) using several threads. Returns `false`, with `out` cleared, when the
 /// caller should decode serially instead.
 pub(crate) fn decode(stored: &[u8], out: &mut Vec<u8>) -> bool {
-    let ok = try_decode(stored, out).is_some();
+    let expected = out.capacity() as u64;
+    let done = pieces(stored, expected, &mut |piece: &[u8]| {
+        out.extend_from_slice(piece);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    let ok = matches!(done, Ok(Streamed::Done));
     if !ok {
         out.clear();
     }
     ok
 }
 
-fn try_decode(stored: &[u8], out: &mut Vec<u8>) -> Option<()> {
+/// What [`pieces`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Streamed {
+    /// The whole stream, exactly the expected size, went to the sink.
+    Done,
+    /// Nothing went to the sink: the stream is one for the serial decoder.
+    Declined,
+    /// A block failed to decode or the sizes disagreed after this many bytes had gone to
+    /// the sink (all of them the stream's first bytes, each block's CRC checked).
+    FailedAfter(u64),
+}
+
+/// Decodes the bzip2 stream `stored`, of `expected` decoded bytes, block by block on the
+/// pool's threads, handing the blocks to `sink` in order on this one. At most a few
+/// blocks per thread are held at a time. The sink's error is returned as it is.
+pub(crate) fn pieces<E>(
+    stored: &[u8],
+    expected: u64,
+    sink: &mut dyn FnMut(&[u8]) -> Result<(), E>,
+) -> Result<Streamed, E> {
     let threads = rayon::current_num_threads();
+    let Some((level, spans)) = split(stored).filter(|_| threads > 1) else {
+        return Ok(Streamed::Declined);
+    };
+    // No block may decode to more than the whole stream should.
+    let limit = usize::try_from(expected).unwrap_or(usize::MAX);
+    let mut handed = 0u64;
+    let mut stopped = None;
+    /// Why the pipeline stopped: a block that failed, or the sink.
+    struct Stop;
+    let run = crate::pipeline::in_order(
+        spans.len(),
+        threads,
+        2 * threads,
+        |n, buf| {
+            let (a, b) = spans[n];
+            decode_piece(stored, level, a, b, limit, buf).ok_or(Stop)
+        },
+        |piece| {
+            if handed + piece.len() as u64 > expected {
+                return Err(Stop);
+            }
+            sink(piece).map_err(|e| {
+                stopped = Some(e);
+                Stop
+            })?;
+            handed += piece.len() as u64;
+            Ok(())
+        },
+    );
+    if let Some(e) = stopped {
+        return Err(e);
+    }
+    Ok(match run {
+        Ok(()) if handed == expected => Streamed::Done,
+        _ if handed == 0 => Streamed::Declined,
+        _ => Streamed::FailedAfter(handed),
+    })
+}
+
+/// The stream's level and the bit span of each of its blocks, or `None` when the
+/// parallel path declines it: too short or too few blocks, blocks too small on average,
+/// a misplaced magic, or block CRCs that do not combine to the stream's.
+fn split(stored: &[u8]) -> Option<(u8, Vec<(u64, u64)>)> {
     // Too short for two blocks of the least mean size: no scan at all (the common
     // one-block stream costs nothing here).
-    if threads < 2 || stored.len() < 2 * MIN_BLOCK_BYTES {
+    if stored.len() < 2 * MIN_BLOCK_BYTES {
         return None;
     }
     let level = match stored {
         [b'B', b'Z', b'h', l @ b'1'..=b'9', ..] => *l,
         _ => return None,
     };
-    let expected = out.capacity();
     let ends = find_magic(stored, END_MAGIC);
     let blocks = find_magic(stored, BLOCK_MAGIC);
     // The first block follows the 4-byte header; the stream ends at the first end magic
@@ -73,38 +136,12 @@ fn try_decode(stored: &[u8], out: &mut Vec<u8>) -> Option<()> {
     if spans.iter().any(|&(a, b)| b < a + 80) {
         return None;
     }
-    let failed = AtomicBool::new(false);
-    // A few waves of blocks at a time bound the memory held beside `out`.
-    for wave in spans.chunks(threads * 4) {
-        // No piece may decode to more than what is still missing.
-        let remaining = expected - out.len();
-        let pieces: Vec<Option<Vec<u8>>> = wave
-            .par_iter()
-            .map(|&(a, b)| {
-                if failed.load(Ordering::Relaxed) {
-                    return None;
-                }
-                let piece = decode_piece(stored, level, a, b, remaining);
-                if piece.is_none() {
-                    failed.store(true, Ordering::Relaxed);
-                }
-                piece
-            })
-            .collect();
-        for piece in pieces {
-            let piece = piece?;
-            if out.len() + piece.len() > expected {
-                return None;
-            }
-            out.extend_from_slice(&piece);
-        }
-    }
-    (out.len() == expected).then_some(())
+    Some((level, spans))
 }
 
-/// Decodes the block at bits `a..b` of `stored` as a stream of its own, producing at
-/// most `limit` bytes.
-fn decode_piece(stored: &[u8], level: u8, a: u64, b: u64, limit: usize) -> Option<Vec<u8>> {
+/// Decodes the block at bits `a..b` of `stored` as a stream of its own into `out`
+/// (cleared first, its room reused), producing at most `limit` bytes; returns how many.
+fn decode_piece(stored: &[u8], level: u8, a: u64, b: u64, limit: usize, out: &mut Vec<u8>) -> Option<usize> {
     let crc = read_bits(stored, a + 48, 32)?;
     let mut stream = BitWriter::with_capacity(usize::try_from((b - a) / 8).ok()? + 20);
     stream.bytes(&[b'B', b'Z', b'h', level]);
@@ -113,7 +150,8 @@ fn decode_piece(stored: &[u8], level: u8, a: u64, b: u64, limit: usize) -> Optio
     stream.bits(crc, 32);
     let stream = stream.finish();
     let mut d = bzip2::Decompress::new(false);
-    let mut out = Vec::with_capacity(stream.len().saturating_mul(4).min(limit));
+    out.clear();
+    out.reserve(stream.len().saturating_mul(4).min(limit));
     loop {
         if out.len() == out.capacity() {
             if out.len() >= limit {
@@ -123,12 +161,20 @@ fn decode_piece(stored: &[u8], level: u8, a: u64, b: u64, limit: usize) -> Optio
         }
         let consumed = usize::try_from(d.total_in()).ok()?;
         let before = out.len();
-        match d.decompress_vec(&stream[consumed..], &mut out).ok()? {
-            bzip2::Status::StreamEnd => return Some(out),
+        match d.decompress_vec(&stream[consumed..], out).ok()? {
+            bzip2::Status::StreamEnd => return Some(out.len()),
             _ if out.len() == before && usize::try_from(d.total_in()).ok()? == consumed => return None,
             _ => {}
         }
     }
+}
+
+/// Where the blocks of a stream the parallel path takes start, in bits, and where its
+/// end magic is.
+#[cfg(test)]
+pub(crate) fn block_starts(stored: &[u8]) -> Vec<u64> {
+    let (_, spans) = split(stored).unwrap_or_default();
+    spans.iter().map(|s| s.0).chain(spans.last().map(|s| s.1)).collect()
 }
 
 /// Bit positions (most significant bit first) where the 48-bit `magic` occurs.
