@@ -646,21 +646,57 @@ impl AsdfFile {
     }
 
     /// Decodes every block and verifies every checksum, in parallel. Returns, per block,
-    /// the checksum status or the error.
+    /// the checksum status or the error. Nothing is kept decoded: a large compressed
+    /// block (as [`AsdfFile::ndarray_stats_at`] chooses) is decoded piece by piece and
+    /// hashed as it comes, when its checksum is of the decoded data; others are decoded
+    /// whole, one per thread at a time.
     pub fn verify_blocks(&self) -> Vec<Result<ChecksumStatus>> {
-        (0..self.blocks.len())
-            .into_par_iter()
-            .map(|n| {
-                let h = &self.blocks[n];
-                let stored = self.block_stored(n)?;
-                let decoded = if h.compression == Compression::None {
-                    Cow::Borrowed(stored)
-                } else {
-                    h.decode(&self.bytes, &self.options.limits).map_err(|e| e.with_block(n))?
-                };
-                block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&decoded))).map_err(|e| e.with_block(n))
-            })
-            .collect()
+        (0..self.blocks.len()).into_par_iter().map(|n| self.verify_block(n).map_err(|e| e.with_block(n))).collect()
+    }
+
+    fn verify_block(&self, n: usize) -> Result<ChecksumStatus> {
+        let h = &self.blocks[n];
+        let stored = self.block_stored(n)?;
+        let least = match h.compression {
+            Compression::Zlib => self.options.stream_zlib_stats_from.unwrap_or(STREAM_STATS_ZLIB_BYTES + 1),
+            _ => STREAM_STATS_BYTES,
+        };
+        let cached = self.decoded[n].get();
+        if h.compression == Compression::None || h.data_size < least || cached.is_some() {
+            let decoded = match cached {
+                Some(d) => Cow::Borrowed(&d[..]),
+                None => h.decode(&self.bytes, &self.options.limits)?,
+            };
+            return block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&decoded)));
+        }
+        // The stored bytes' MD5 first: only when it does not match is the decoded data
+        // hashed (a file of asdf <= 5.2), as it is decoded.
+        let stored_md5 = block::md5(stored);
+        let mut decoded_md5 = (h.has_checksum() && stored_md5 != h.checksum).then(block::Md5::new);
+        h.decode_pieces(&self.bytes, &self.options.limits, |piece| {
+            if let Some(m) = &mut decoded_md5 {
+                m.update(piece);
+            }
+            Ok::<(), Error>(())
+        })?;
+        block::checksum_status(h, stored_md5, decoded_md5.map(block::Md5::finalize))
+    }
+
+    /// Whether the ndarray at `node` can be read, as [`AsdfFile::ndarray_at`] tells, with
+    /// the same error; but an array in a compressed block for which `sound(block)` holds
+    /// (decoded and verified already, by [`AsdfFile::verify_blocks`]) is checked against
+    /// the block's `data_size`, without decoding the block again.
+    pub(crate) fn check_ndarray_at(&self, node: NodeRef<'_>, sound: impl Fn(usize) -> bool) -> Result<()> {
+        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
+        if let Source::Block(i) = meta.source {
+            let n = self.resolve_block(i).map_err(|e| self.array_error(node, e))?;
+            let h = self.block_header(n)?;
+            if h.compression != Compression::None && sound(n) {
+                let size = usize::try_from(h.data_size).unwrap_or(usize::MAX);
+                return meta.layout(size, &self.options.limits).map(drop).map_err(|e| self.array_error(node, e));
+            }
+        }
+        self.ndarray_of(node, &meta).map(drop)
     }
 }
 

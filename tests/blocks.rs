@@ -138,3 +138,78 @@ fn reference_files_decode_as_the_reference_library_does() {
         assert_blocks_match(path, &expected[&path.to_string_lossy().to_string()]);
     }
 }
+
+/// A compressed block past `STREAM_STATS_BYTES` is verified piece by piece, nothing
+/// held decoded, and the verdicts are those of decoding it whole and checking that:
+/// a checksum of the stored bytes, one of the decoded data (asdf <= 5.2), a wrong one,
+/// and damaged data. `check` then finds the array readable without decoding it again.
+#[test]
+fn large_blocks_verify_in_pieces_with_the_whole_paths_verdicts() {
+    use rasdf::block::verify_checksum;
+    use rasdf::write::{Document, WriteOptions};
+
+    let n = usize::try_from(rasdf::file::STREAM_STATS_BYTES).unwrap() / 8 + 1000;
+    let values: ndarray::Array1<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 / 8.0).collect();
+    for codec in [Compression::Lz4, Compression::Bzp2, Compression::Zlib] {
+        let mut doc = Document::new();
+        doc.set_array("x", values.view(), codec).unwrap();
+        let mut bytes = std::io::Cursor::new(Vec::new());
+        doc.write(&mut bytes, None, &WriteOptions::default()).unwrap();
+        let written = bytes.into_inner();
+        // zlib blocks below STREAM_STATS_ZLIB_BYTES take the pieces only when told.
+        let options = AsdfFile::options().stream_zlib_stats_from(0);
+        let f = options.from_bytes(written.clone()).unwrap();
+        let h = f.blocks()[0].clone();
+        assert_eq!(h.compression, codec);
+        let decoded_md5 =
+            rasdf::block::md5(&rasdf::block::codec::decode(codec, f.block_stored(0).unwrap(), h.data_size).unwrap());
+        let at = usize::try_from(h.offset).unwrap() + 38;
+        let with_checksum = |sum: [u8; 16]| {
+            let mut b = written.clone();
+            b[at..at + 16].copy_from_slice(&sum);
+            b
+        };
+        let mut damaged = written.clone();
+        let middle = usize::try_from(h.data_offset() + h.used_size / 2).unwrap();
+        damaged[middle] ^= 0x5a;
+        for (what, file) in [
+            ("stored", written.clone()),
+            ("decoded", with_checksum(decoded_md5)),
+            ("wrong", with_checksum([7; 16])),
+            ("none", with_checksum([0; 16])),
+            ("damaged", damaged),
+        ] {
+            let f = options.from_bytes(file).unwrap();
+            let h = &f.blocks()[0];
+            let stored = f.block_stored(0).unwrap();
+            let whole = verify_checksum(h, stored, || h.decode(f.bytes(), &rasdf::Limits::default()));
+            let pieces = f.verify_blocks().remove(0);
+            let expected = match what {
+                "stored" => Some(ChecksumStatus::MatchesStored),
+                "decoded" => Some(ChecksumStatus::MatchesDecoded),
+                "none" => Some(ChecksumStatus::None),
+                _ => None,
+            };
+            assert_eq!(pieces.as_ref().ok(), expected.as_ref(), "{codec} {what}: {pieces:?}");
+            assert_eq!(whole.as_ref().ok(), expected.as_ref(), "{codec} {what}");
+            match (&pieces, what) {
+                (Err(e), "wrong") => assert_eq!(e.to_string(), whole.unwrap_err().with_block(0).to_string()),
+                (Err(e), "damaged") => {
+                    assert_eq!(e.location().block, Some(0), "{codec}: {e}");
+                    // A decoding error, or a checksum mismatch where the damage still decodes.
+                    assert!(matches!(e.kind(), rasdf::ErrorKind::Block(_)), "{codec}: {e}");
+                }
+                _ => {}
+            }
+            let mut report = Vec::new();
+            let outcome = check::report(&f, "x", &mut report).unwrap();
+            let report = String::from_utf8(report).unwrap();
+            let sound = expected.is_some();
+            assert_eq!(outcome == Outcome::Ok, sound, "{codec} {what}: {report}");
+            // A wrong checksum fails the block, not its array (checksums are verified
+            // on reading only when the options say so); damage fails both.
+            let readable = if what == "damaged" { "0 readable" } else { "1 readable" };
+            assert!(report.contains(&format!("arrays: 1 declared, {readable}")), "{codec} {what}: {report}");
+        }
+    }
+}

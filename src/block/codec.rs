@@ -99,37 +99,17 @@ fn memory_size(codec: Compression, data_size: u64) -> Result<usize, BlockError> 
 pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u8>, BlockError> {
     let n = memory_size(codec, data_size)?;
     let cannot = || BlockError::Corrupt { codec, message: format!("cannot allocate data_size {data_size} bytes") };
-    // Streaming decoders write into reserved capacity: no zero-filling first.
-    let reserved = || {
-        let mut out = Vec::new();
-        out.try_reserve_exact(n).map_err(|_| cannot())?;
-        crate::hugepages::advise(out.as_ptr(), n);
-        Ok::<_, BlockError>(out)
-    };
-    let out = match codec {
-        Compression::Zlib => {
-            let mut out = zeroed(n).ok_or_else(cannot)?;
-            // One thread inflates: the other makes the output's pages present ahead of it
-            // (the whole buffer is filled, so it may run as far ahead as it can).
-            let helper = crate::hugepages::Prefault::whole(out.as_ptr(), n);
-            let inflated = inflate(stored, &mut out);
-            drop(helper);
-            inflated?;
-            out
-        }
-        Compression::Bzp2 => {
-            let mut out = reserved()?;
-            if !super::pbunzip::decode(stored, &mut out) {
-                bunzip_vec(stored, &mut out)?;
-            }
-            out
-        }
-        _ => {
-            let mut out = zeroed(n).ok_or_else(cannot)?;
-            decode_into(codec, stored, &mut out)?;
-            out
-        }
-    };
+    let mut out = zeroed(n).ok_or_else(cannot)?;
+    if codec == Compression::Zlib {
+        // One thread inflates: the other makes the output's pages present ahead of it
+        // (the whole buffer is filled, so it may run as far ahead as it can).
+        let helper = crate::hugepages::Prefault::whole(out.as_ptr(), n);
+        let inflated = inflate(stored, &mut out);
+        drop(helper);
+        inflated?;
+    } else {
+        decode_into(codec, stored, &mut out)?;
+    }
     Ok(out)
 }
 
@@ -152,51 +132,6 @@ fn zeroed(n: usize) -> Option<Vec<u8>> {
     // SAFETY: `ptr` comes from the global allocator with the layout of `n` bytes of
     // alignment 1, and all `n` bytes are initialized (zero).
     Some(unsafe { Vec::from_raw_parts(ptr, n, n) })
-}
-
-/// Runs a streaming decoder `step(input, out) -> (consumed, ended)` that appends to `out`
-/// within its capacity, which is exactly the expected size; a byte beyond it (probed in
-/// a scratch buffer) proves the stream too long.
-fn drive_vec(
-    codec: Compression,
-    input: &[u8],
-    out: &mut Vec<u8>,
-    mut step: impl FnMut(&[u8], &mut Vec<u8>) -> Result<(usize, bool), String>,
-) -> Result<(), BlockError> {
-    let expected = out.capacity() as u64;
-    let mut ip = 0usize;
-    let mut probe = Vec::with_capacity(1);
-    loop {
-        let full = out.len() == out.capacity();
-        let before = if full { probe.len() } else { out.len() };
-        let target = if full { &mut probe } else { &mut *out };
-        let (consumed, ended) = step(&input[ip..], target).map_err(|message| BlockError::Corrupt { codec, message })?;
-        let produced = if full { probe.len() - before } else { out.len() - before };
-        if full && produced > 0 {
-            return Err(BlockError::DecodedTooLong { codec, expected });
-        }
-        ip += consumed;
-        if ended {
-            break;
-        }
-        if consumed == 0 && produced == 0 {
-            return Err(BlockError::DecodedTooShort { codec, expected, got: out.len() as u64 });
-        }
-    }
-    if (out.len() as u64) < expected {
-        return Err(BlockError::DecodedTooShort { codec, expected, got: out.len() as u64 });
-    }
-    Ok(())
-}
-
-fn bunzip_vec(input: &[u8], out: &mut Vec<u8>) -> Result<(), BlockError> {
-    use bzip2::{Decompress, Status};
-    let mut d = Decompress::new(false);
-    drive_vec(Compression::Bzp2, input, out, |i, o| {
-        let ti = d.total_in();
-        let status = d.decompress_vec(i, o).map_err(|e| e.to_string())?;
-        Ok((usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX), status == Status::StreamEnd))
-    })
 }
 
 /// Decodes `stored` into `out`, which must be filled exactly.
@@ -526,8 +461,22 @@ fn inflate(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
     }
 }
 
+/// Decodes a bzip2 stream into `out`, which it must fill exactly: a block per thread
+/// where [`super::pbunzip`] takes the stream, else (or should it fail) serially, which
+/// gives the verdict.
 fn bunzip(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
     use bzip2::{Decompress, Status};
+    let mut at = 0;
+    let parallel = super::pbunzip::pieces(input, out.len() as u64, &mut |piece: &[u8]| {
+        // The parallel path never hands on more than `out` holds.
+        let to = out.get_mut(at..at + piece.len()).ok_or(())?;
+        to.copy_from_slice(piece);
+        at += piece.len();
+        Ok::<(), ()>(())
+    });
+    if parallel == Ok(super::pbunzip::Streamed::Done) {
+        return Ok(());
+    }
     let mut d = Decompress::new(false);
     let step = |i: &[u8], o: &mut [u8]| {
         let (ti, to) = (d.total_in(), d.total_out());

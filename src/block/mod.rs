@@ -387,22 +387,33 @@ pub fn verify_checksum<'a>(
         return Ok(ChecksumStatus::None);
     }
     let stored_md5 = md5(stored);
-    if stored_md5 == header.checksum {
-        return Ok(ChecksumStatus::MatchesStored);
+    let decoded_md5 = if stored_md5 != header.checksum && header.compression != Compression::None {
+        Some(md5(&decoded()?))
+    } else {
+        None
+    };
+    checksum_status(header, stored_md5, decoded_md5)
+}
+
+/// [`verify_checksum`]'s verdict from the MD5s: of the stored bytes, and of the decoded
+/// data (asked for only when the stored bytes do not match and the block is compressed).
+pub(crate) fn checksum_status(
+    header: &BlockHeader,
+    stored_md5: [u8; 16],
+    decoded_md5: Option<[u8; 16]>,
+) -> Result<ChecksumStatus, Error> {
+    if !header.has_checksum() {
+        Ok(ChecksumStatus::None)
+    } else if stored_md5 == header.checksum {
+        Ok(ChecksumStatus::MatchesStored)
+    } else if decoded_md5 == Some(header.checksum) {
+        Ok(ChecksumStatus::MatchesDecoded)
+    } else {
+        Err(Error::new(
+            BlockError::ChecksumMismatch { expected: header.checksum, stored: stored_md5, decoded: decoded_md5 },
+            Location::at(header.offset),
+        ))
     }
-    let mut decoded_md5 = None;
-    if header.compression != Compression::None {
-        let data = decoded()?;
-        let d = md5(&data);
-        if d == header.checksum {
-            return Ok(ChecksumStatus::MatchesDecoded);
-        }
-        decoded_md5 = Some(d);
-    }
-    Err(Error::new(
-        BlockError::ChecksumMismatch { expected: header.checksum, stored: stored_md5, decoded: decoded_md5 },
-        Location::at(header.offset),
-    ))
 }
 
 /// Offset of the first block magic at or after `from`, if any.

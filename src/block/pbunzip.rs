@@ -21,22 +21,6 @@ pub(super) const END_MAGIC: u64 = 0x1772_4538_5090;
 /// Least mean compressed size of a block for the parallel path.
 const MIN_BLOCK_BYTES: usize = 8 << 10;
 
-/// Decodes the bzip2 stream `stored` into `out` (empty, with capacity for exactly the
-/// expected size) using several threads. Returns `false`, with `out` cleared, when the
-/// caller should decode serially instead.
-pub(crate) fn decode(stored: &[u8], out: &mut Vec<u8>) -> bool {
-    let expected = out.capacity() as u64;
-    let done = pieces(stored, expected, &mut |piece: &[u8]| {
-        out.extend_from_slice(piece);
-        Ok::<(), std::convert::Infallible>(())
-    });
-    let ok = matches!(done, Ok(Streamed::Done));
-    if !ok {
-        out.clear();
-    }
-    ok
-}
-
 /// What [`pieces`] did.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Streamed {
@@ -202,6 +186,17 @@ mod tests {
     use super::*;
     use crate::testutil::bzip;
 
+    /// The stream decoded whole in parallel, or `None` where [`pieces`] leaves it to the
+    /// serial decoder.
+    fn decode(stored: &[u8], expected: usize) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        let done = pieces(stored, expected as u64, &mut |p: &[u8]| {
+            out.extend_from_slice(p);
+            Ok::<(), ()>(())
+        });
+        (done == Ok(Streamed::Done)).then_some(out)
+    }
+
     fn sample(n: usize) -> Vec<u8> {
         let mut x = 99u32;
         (0..n)
@@ -230,9 +225,7 @@ mod tests {
         for (n, level) in [(350_000, 1), (1_000_000, 2), (2_500_000, 9)] {
             let data = sample(n);
             let z = bzip(&data, level).unwrap();
-            let mut out = Vec::with_capacity(data.len());
-            assert!(decode(&z, &mut out), "n={n}");
-            assert_eq!(out, data, "n={n}");
+            assert!(decode(&z, data.len()) == Some(data), "n={n}");
         }
     }
 
@@ -279,8 +272,7 @@ mod tests {
                     bad.insert(k, next().to_le_bytes()[0]);
                 }
             }
-            let mut out = Vec::with_capacity(data.len());
-            if decode(&bad, &mut out) {
+            if let Some(out) = decode(&bad, data.len()) {
                 accepted += 1;
                 assert_eq!(serial(&bad).as_deref(), Some(&out[..]), "round {round}");
             }
@@ -292,19 +284,14 @@ mod tests {
     #[test]
     fn declines_one_block_wrong_sizes_and_damage() {
         let small = sample(1000);
-        let mut out = Vec::with_capacity(small.len());
-        assert!(!decode(&bzip(&small, 9).unwrap(), &mut out), "one block");
+        assert_eq!(decode(&bzip(&small, 9).unwrap(), small.len()), None, "one block");
         let data = sample(350_000);
         let z = bzip(&data, 1).unwrap();
-        let mut out = Vec::with_capacity(data.len() - 1);
-        assert!(!decode(&z, &mut out), "too long");
-        assert!(out.is_empty());
-        let mut out = Vec::with_capacity(data.len() + 1);
-        assert!(!decode(&z, &mut out), "too short");
+        assert_eq!(decode(&z, data.len() - 1), None, "too long");
+        assert_eq!(decode(&z, data.len() + 1), None, "too short");
         let mut bad = z.clone();
         let mid = bad.len() / 2;
         bad[mid] ^= 0x10;
-        let mut out = Vec::with_capacity(data.len());
-        assert!(!decode(&bad, &mut out), "damaged");
+        assert_eq!(decode(&bad, data.len()), None, "damaged");
     }
 }
