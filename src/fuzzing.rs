@@ -106,12 +106,24 @@ pub fn tree(data: &[u8]) {
     }
 }
 
-/// One block header at offset 0, its data decoded and its checksum verified.
+/// One block header at offset 0, its data decoded and its checksum verified; decoded
+/// piece by piece too, which must give the same bytes or fail as decoding whole does.
 pub fn block_header(data: &[u8]) {
     let limits = tight_limits();
     if let Ok(h) = BlockHeader::parse(data, 0) {
-        if let Ok(d) = h.decode(data, &limits) {
+        let whole = h.decode(data, &limits);
+        if let Ok(d) = &whole {
             assert_eq!(d.len() as u64, h.data_size);
+        }
+        let mut joined = Vec::new();
+        let pieces = h.decode_pieces(data, &limits, |p| {
+            joined.extend_from_slice(p);
+            Ok::<(), crate::Error>(())
+        });
+        match (&whole, &pieces) {
+            (Ok(d), Ok(())) => assert!(joined == d[..], "the pieces differ from the whole decode"),
+            (Err(_), Err(_)) => {}
+            (w, p) => panic!("decoding whole: {:?}; in pieces: {p:?}", w.as_ref().map(|d| d.len())),
         }
         let stored = h.stored_bytes(data).unwrap_or_default();
         let _ = block::verify_checksum(&h, stored, || h.decode(data, &limits));

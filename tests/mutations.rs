@@ -189,6 +189,44 @@ fn corpus() -> Vec<Vec<u8>> {
     out
 }
 
+/// Blocks for the `block_header` target: the files' blocks (from the first magic), and
+/// blocks of several records or bzip2 blocks each, which take the parallel decoders.
+fn blocks(files: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    use rasdf::block::{BlockHeader, Compression, codec, md5};
+    let mut out: Vec<Vec<u8>> =
+        files.iter().filter_map(|f| rasdf::block::find_first_block(f, 0).map(|at| f[at as usize..].to_vec())).collect();
+    // Compressible but not trivially: bzip2 level 1 makes blocks of a few kB.
+    let mut x = 5u64;
+    let data: Vec<u8> = (0..300_000u64)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (i / 700 % 50) as u8 + (x % 4) as u8
+        })
+        .collect();
+    let mut bz = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(1));
+    std::io::Write::write_all(&mut bz, &data).unwrap();
+    let mut lz4 = Vec::new();
+    for chunk in data.chunks(40_000) {
+        lz4.extend_from_slice(&codec::encode(Compression::Lz4, chunk).unwrap());
+    }
+    for (compression, stored) in [(Compression::Bzp2, bz.finish().unwrap()), (Compression::Lz4, lz4)] {
+        let h = BlockHeader {
+            offset: 0,
+            header_size: 48,
+            flags: 0,
+            compression,
+            allocated_size: stored.len() as u64,
+            used_size: stored.len() as u64,
+            data_size: data.len() as u64,
+            checksum: md5(&stored),
+        };
+        out.push([&h.to_bytes()[..], &stored].concat());
+    }
+    out
+}
+
 /// The tree text of a file (from `%YAML` or `---` to the end of the tree), when it has one.
 fn tree_text(data: &[u8]) -> Option<Vec<u8>> {
     let h = rasdf::tree::header::parse(data).ok()?;
@@ -202,6 +240,7 @@ fn fuzz_targets_survive_mutated_fixtures() {
     let cases: usize = std::env::var("RASDF_MUTATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(600);
     let files = corpus();
     let trees: Vec<Vec<u8>> = files.iter().filter_map(|f| tree_text(f)).collect();
+    let blocks = blocks(&files);
     assert!(files.len() > 40 && trees.len() > 40, "{} files, {} trees", files.len(), trees.len());
     rasdf::fuzzing::install_panic_filter();
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
@@ -209,7 +248,8 @@ fn fuzz_targets_survive_mutated_fixtures() {
         let (target, pool) = match case % 4 {
             0 | 1 => ("tree", &trees),
             2 => ("open_all", &files),
-            _ => (["header", "block_walk", "index", "roundtrip"][case / 4 % 4], &files),
+            _ if case / 4 % 5 == 4 => ("block_header", &blocks),
+            _ => (["header", "block_walk", "index", "roundtrip"][case / 4 % 5], &files),
         };
         let mut data = pool[rng.below(pool.len())].clone();
         mutate(&mut rng, &mut data, pool);
