@@ -279,21 +279,14 @@ fn bunzip_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> + ?Sized>
     data_size: u64,
     sink: &mut F,
 ) -> Result<(), E> {
-    use bzip2::{Decompress, Status};
     let codec = Compression::Bzp2;
     let mut skip = match super::pbunzip::pieces(input, data_size, &mut |piece: &[u8]| sink(piece))? {
         super::pbunzip::Streamed::Done => return Ok(()),
         super::pbunzip::Streamed::Declined => 0,
         super::pbunzip::Streamed::FailedAfter(handed) => handed,
     };
-    let mut d = Decompress::new(false);
-    let step = |i: &[u8], o: &mut [u8]| {
-        let (ti, to) = (d.total_in(), d.total_out());
-        let status = d.decompress(i, o).map_err(|e| e.to_string())?;
-        let consumed = usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX);
-        let produced = usize::try_from(d.total_out() - to).unwrap_or(usize::MAX);
-        Ok((consumed, produced, status == Status::StreamEnd))
-    };
+    let mut d = bzip2::Decompress::new(false);
+    let step = |i: &[u8], o: &mut [u8]| bunzip_step(&mut d, i, o);
     // One buffer goes round: taken by the decoder, given back once its bytes are sunk.
     let piece = usize::try_from(data_size).map_or(PIECE, |n| n.clamp(1, PIECE));
     let spare = std::cell::Cell::new(Some(vec![0u8; piece]));
@@ -440,6 +433,15 @@ fn inflate_step(d: &mut flate2::Decompress, input: &[u8], out: &mut [u8]) -> Res
     Ok((consumed, produced, status == flate2::Status::StreamEnd))
 }
 
+/// One step of a bzip2 decoder, as [`drive`] takes it.
+fn bunzip_step(d: &mut bzip2::Decompress, input: &[u8], out: &mut [u8]) -> Result<(usize, usize, bool), String> {
+    let (ti, to) = (d.total_in(), d.total_out());
+    let status = d.decompress(input, out).map_err(|e| e.to_string())?;
+    let consumed = usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX);
+    let produced = usize::try_from(d.total_out() - to).unwrap_or(usize::MAX);
+    Ok((consumed, produced, status == bzip2::Status::StreamEnd))
+}
+
 /// Inflates a zlib stream into `out`, which it must fill exactly (bytes after the stream
 /// are ignored, as the reference does). Plain streams go to libdeflate, which decodes
 /// into the whole output at once and checks the Adler-32 there: about twice as fast as
@@ -465,7 +467,6 @@ fn inflate(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
 /// where [`super::pbunzip`] takes the stream, else (or should it fail) serially, which
 /// gives the verdict.
 fn bunzip(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
-    use bzip2::{Decompress, Status};
     let mut at = 0;
     let parallel = super::pbunzip::pieces(input, out.len() as u64, &mut |piece: &[u8]| {
         // The parallel path never hands on more than `out` holds.
@@ -477,14 +478,8 @@ fn bunzip(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
     if parallel == Ok(super::pbunzip::Streamed::Done) {
         return Ok(());
     }
-    let mut d = Decompress::new(false);
-    let step = |i: &[u8], o: &mut [u8]| {
-        let (ti, to) = (d.total_in(), d.total_out());
-        let status = d.decompress(i, o).map_err(|e| e.to_string())?;
-        let consumed = usize::try_from(d.total_in() - ti).unwrap_or(usize::MAX);
-        let produced = usize::try_from(d.total_out() - to).unwrap_or(usize::MAX);
-        Ok((consumed, produced, status == Status::StreamEnd))
-    };
+    let mut d = bzip2::Decompress::new(false);
+    let step = |i: &[u8], o: &mut [u8]| bunzip_step(&mut d, i, o);
     drive_into(Compression::Bzp2, input, out, step).map(drop)
 }
 
