@@ -360,6 +360,17 @@ impl AsdfFile {
         Ok(ArrayStats { datatype: a.datatype, shape: a.shape, storage: a.storage, stats })
     }
 
+    /// Whether a block is one to decode piece by piece when only reduced or verified: a
+    /// compressed block of [`STREAM_STATS_BYTES`] or more (zlib: over
+    /// [`STREAM_STATS_ZLIB_BYTES`], or as the options say).
+    fn in_pieces(&self, h: &BlockHeader) -> bool {
+        let least = match h.compression {
+            Compression::Zlib => self.options.stream_zlib_stats_from.unwrap_or(STREAM_STATS_ZLIB_BYTES + 1),
+            _ => STREAM_STATS_BYTES,
+        };
+        h.compression != Compression::None && h.data_size >= least
+    }
+
     /// Whether block `n` is compressed, not decoded yet, and holds the data of one
     /// ndarray reached once in the tree.
     fn used_once_undecoded(&self, n: usize) -> bool {
@@ -389,14 +400,7 @@ impl AsdfFile {
         let (i, scalar) = (*i, *scalar);
         let n = self.resolve_block(i).map_err(arr)?;
         let h = self.block_header(n)?;
-        let least = match h.compression {
-            Compression::Zlib => self.options.stream_zlib_stats_from.unwrap_or(STREAM_STATS_ZLIB_BYTES + 1),
-            _ => STREAM_STATS_BYTES,
-        };
-        let streams = h.compression != Compression::None
-            && h.data_size >= least
-            && !self.options.verify_checksums
-            && self.decoded[n].get().is_none();
+        let streams = self.in_pieces(h) && !self.options.verify_checksums && self.decoded[n].get().is_none();
         let Some(size) = streams.then_some(usize::try_from(h.data_size).ok()).flatten() else { return Ok(Err(meta)) };
         let layout = meta.layout(size, &self.options.limits).map_err(arr)?;
         if !layout.is_c_contiguous(scalar.size()) {
@@ -657,12 +661,8 @@ impl AsdfFile {
     fn verify_block(&self, n: usize) -> Result<ChecksumStatus> {
         let h = &self.blocks[n];
         let stored = self.block_stored(n)?;
-        let least = match h.compression {
-            Compression::Zlib => self.options.stream_zlib_stats_from.unwrap_or(STREAM_STATS_ZLIB_BYTES + 1),
-            _ => STREAM_STATS_BYTES,
-        };
         let cached = self.decoded[n].get();
-        if h.compression == Compression::None || h.data_size < least || cached.is_some() {
+        if !self.in_pieces(h) || cached.is_some() {
             let decoded = match cached {
                 Some(d) => Cow::Borrowed(&d[..]),
                 None => h.decode(&self.bytes, &self.options.limits)?,
