@@ -294,10 +294,11 @@ fn bunzip_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> + ?Sized>
     // The sink's error stays here; the decoder is told only to stop.
     let mut stopped = None;
     let finished = |buf: Vec<u8>, n: usize| {
-        let fresh = usize::try_from(skip).map_or(0, |s| n.saturating_sub(s));
-        skip = skip.saturating_sub(n as u64);
-        if fresh > 0 {
-            if let Err(e) = sink(&buf[n - fresh..n]) {
+        // The first `skip` bytes went to the sink from the parallel path already.
+        let had = usize::try_from(skip).map_or(n, |s| s.min(n));
+        skip -= had as u64;
+        if had < n {
+            if let Err(e) = sink(&buf[had..n]) {
                 stopped = Some(e);
                 return Err(BlockError::Corrupt { codec, message: "decoding stopped".into() });
             }
