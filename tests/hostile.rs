@@ -227,3 +227,37 @@ fn cli_errors_are_one_line_with_exit_codes() {
         .unwrap();
     assert_eq!(garbage.status.code(), Some(1));
 }
+
+/// `asdf-explode` and `asdf-implode` are command lines of their own: their usage names
+/// them (not `rasdf explode`), a missing argument is a usage error (2), and they do their
+/// one job, a round trip back to the same tree.
+#[test]
+fn asdf_explode_and_implode_are_their_own_command_lines() {
+    let dir = common::temp_dir("standalone-tools");
+    for tool in ["asdf-explode", "asdf-implode"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rasdf").replace("/rasdf", &format!("/{tool}")))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{tool} without arguments");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("Usage: {tool} ")), "{tool}: {stderr}");
+        assert!(!stderr.contains(" explode ") && !stderr.contains(" implode "), "{tool}: {stderr}");
+    }
+    let input = dir.join("in.asdf");
+    std::fs::copy(common::testdata("pyasdf/arrays/views_masks.asdf"), &input).unwrap();
+    let (exploded, joined) = (dir.join("x.asdf"), dir.join("joined.asdf"));
+    let run = |argv: &[&std::path::Path]| {
+        let argv: Vec<std::ffi::OsString> = argv.iter().map(|a| a.as_os_str().to_owned()).collect();
+        rasdf::cli::args::main(argv, &mut Vec::new())
+    };
+    let (explode, implode) = (std::path::Path::new("/usr/bin/asdf-explode"), std::path::Path::new("asdf-implode"));
+    let flag = std::path::Path::new("-o");
+    assert_eq!(run(&[explode, &input, flag, &exploded]), 0);
+    assert!(dir.join("x0000.asdf").exists(), "no block file beside the exploded one");
+    assert_eq!(run(&[implode, &exploded, flag, &joined]), 0);
+    let (a, b) = (AsdfFile::open(&input).unwrap(), AsdfFile::open(&joined).unwrap());
+    let dump = |f: &AsdfFile| common::dump::without_library(common::dump::dump_file(f));
+    assert_eq!(dump(&a), dump(&b));
+    assert_eq!(run(&[explode, &dir.join("missing.asdf")]), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -65,22 +65,10 @@ enum Command {
     },
     /// Split the file: every array in a file of its own beside the output (like
     /// asdftool explode).
-    Explode {
-        /// The ASDF file.
-        file: PathBuf,
-        /// Output file (default: FILE_exploded.asdf).
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-    },
+    Explode(ExplodeArgs),
     /// Join an exploded file: every array back in a block of one file (like asdftool
     /// implode).
-    Implode {
-        /// The ASDF file.
-        file: PathBuf,
-        /// Output file (default: FILE_all.asdf).
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-    },
+    Implode(ImplodeArgs),
     /// Write the file as YAML only, every array inline (like asdftool to_yaml).
     ToYaml {
         /// The ASDF file.
@@ -89,6 +77,36 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+}
+
+/// The arguments of `rasdf explode`, and the command line of `asdf-explode`.
+#[derive(Parser)]
+#[command(
+    name = "asdf-explode",
+    version,
+    about = "Split an ASDF file: every array in a file of its own beside the output (like asdftool explode)"
+)]
+struct ExplodeArgs {
+    /// The ASDF file.
+    file: PathBuf,
+    /// Output file (default: FILE_exploded.asdf).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+/// The arguments of `rasdf implode`, and the command line of `asdf-implode`.
+#[derive(Parser)]
+#[command(
+    name = "asdf-implode",
+    version,
+    about = "Join an exploded ASDF file: every array back in a block of one file (like asdftool implode)"
+)]
+struct ImplodeArgs {
+    /// The ASDF file.
+    file: PathBuf,
+    /// Output file (default: FILE_all.asdf).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
 }
 
 fn open(file: &PathBuf) -> Result<AsdfFile, u8> {
@@ -121,11 +139,11 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             let compression = compress.as_deref().and_then(crate::block::Compression::from_name);
             report(rewrite(&file, &output, ArrayStorage::Internal, compression, views_only))
         }
-        Command::Explode { file, output } => {
+        Command::Explode(ExplodeArgs { file, output }) => {
             let output = output.unwrap_or_else(|| rewrite::default_output(&file, "_exploded"));
             report(rewrite(&file, &output, ArrayStorage::External, None, false))
         }
-        Command::Implode { file, output } => {
+        Command::Implode(ImplodeArgs { file, output }) => {
             let output = output.unwrap_or_else(|| rewrite::default_output(&file, "_all"));
             report(rewrite(&file, &output, ArrayStorage::Internal, None, false))
         }
@@ -207,14 +225,15 @@ fn end_process(code: u8) -> std::process::ExitCode {
 /// returns the exit code: 0 ok, 1 error, 2 usage. Called as `asdf-explode` or
 /// `asdf-implode`, the program name picks the subcommand.
 pub fn main(argv: Vec<std::ffi::OsString>, out: &mut impl std::io::Write) -> u8 {
-    let mut argv = argv;
+    // `asdf-explode` and `asdf-implode` are their subcommand's own command line (so
+    // their usage and help name them, not `rasdf explode`).
     let name = argv.first().and_then(|a| PathBuf::from(a).file_stem().map(|s| s.to_string_lossy().into_owned()));
-    if let Some(sub) = name.as_deref().and_then(|n| n.strip_prefix("asdf-")) {
-        if sub == "explode" || sub == "implode" {
-            argv.insert(1, sub.into());
-        }
-    }
-    let args = match Args::try_parse_from(argv) {
+    let parsed = match name.as_deref() {
+        Some("asdf-explode") => ExplodeArgs::try_parse_from(argv).map(|a| Args { command: Command::Explode(a) }),
+        Some("asdf-implode") => ImplodeArgs::try_parse_from(argv).map(|a| Args { command: Command::Implode(a) }),
+        _ => Args::try_parse_from(argv),
+    };
+    let args = match parsed {
         Ok(a) => a,
         Err(e) => {
             let _ = e.print();
