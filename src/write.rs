@@ -542,14 +542,15 @@ impl<'f> Document<'f> {
                 })?;
             }
             Compression::Bzp2 => {
-                // Serial: the parallel compressor (`pbzip`) takes the whole input; its cuts
-                // and bit joins are not made batch by batch.
-                let mut e = bzip2::write::BzEncoder::new(&mut hw, bzip2::Compression::new(9));
-                for c in iter {
-                    total += c.len() as u64;
-                    e.write_all(&c)?;
-                }
-                e.finish().map_err(io)?;
+                // Batches of a few blocks per worker, compressed in parallel into one
+                // stream: the bytes a whole-array write makes.
+                let corrupt =
+                    |message| Error::new(block::BlockError::Corrupt { codec: comp, message }, Location::default());
+                let mut stream = block::pbzip::Stream::new(9).map_err(corrupt)?;
+                total = batched(iter, stream.batch_len(), |b, last| {
+                    let bytes = stream.feed(b, last).map_err(corrupt)?;
+                    hw.write_all(&bytes).map_err(io)
+                })?;
             }
             Compression::Lz4 => {
                 // Batches of whole records, a record per worker, compressed in parallel.

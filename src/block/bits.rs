@@ -75,6 +75,11 @@ impl BitWriter {
         Some(())
     }
 
+    /// The whole bytes so far, taken out (the pending bits stay).
+    pub(super) fn take_bytes(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+
     /// The bytes, the last padded with zero bits.
     pub(super) fn finish(mut self) -> Vec<u8> {
         if self.n > 0 {

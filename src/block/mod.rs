@@ -37,7 +37,7 @@ mod bits;
 mod checksum;
 pub mod codec;
 mod pbunzip;
-mod pbzip;
+pub(crate) mod pbzip;
 pub(crate) mod pdeflate;
 
 use std::borrow::Cow;

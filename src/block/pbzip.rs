@@ -27,7 +27,7 @@ use super::pbunzip::{BLOCK_MAGIC, END_MAGIC};
 /// Compresses `data` at `level` (1-9) in parallel; `None` when it fits one block (the
 /// serial compressor is as fast) or a piece did not compress to exactly one block.
 pub(crate) fn compress(data: &[u8], level: u32) -> Option<Vec<u8>> {
-    let level_digit = u8::try_from(level).ok().filter(|l| (1..=9).contains(l))?;
+    let level_digit = level_digit(level)?;
     let capacity = block_capacity(level);
     next_cut(data, 0, capacity)?;
     // The cuts are found on the workers as they take the next block (a few milliseconds
@@ -35,32 +35,107 @@ pub(crate) fn compress(data: &[u8], level: u32) -> Option<Vec<u8>> {
     let mut pieces: Vec<(usize, Option<Piece>)> = spans(data, capacity)
         .enumerate()
         .par_bridge()
-        .map(|(n, (a, b))| {
-            let piece = || {
-                let mut e =
-                    bzip2::write::BzEncoder::new(Vec::with_capacity((b - a) / 2), bzip2::Compression::new(level));
-                e.write_all(&data[a..b]).ok()?;
-                let stream = e.finish().ok()?;
-                let (end, crc) = one_block(&stream)?;
-                Some(Piece { stream, end, crc })
-            };
-            (n, piece())
-        })
+        .map(|(n, (a, b))| (n, Piece::compress(&data[a..b], level)))
         .collect();
     pieces.sort_unstable_by_key(|&(n, _)| n);
     let pieces: Vec<Piece> = pieces.into_iter().map(|(_, p)| p).collect::<Option<_>>()?;
     let total: usize = pieces.iter().map(|p| p.stream.len()).sum();
     let mut out = BitWriter::with_capacity(total);
-    out.bytes(&[b'B', b'Z', b'h', b'0' + level_digit]);
+    out.bytes(&header(level_digit));
     let mut combined = 0u32;
-    for Piece { stream, end, crc } in pieces {
-        // The block's bits: from just after the 4-byte header to the end magic.
-        out.copy_bits(&stream, 32, end)?;
-        combined = combined.rotate_left(1) ^ crc;
+    for piece in &pieces {
+        piece.join(&mut out, &mut combined)?;
     }
-    out.bits(END_MAGIC, 48);
-    out.bits(u64::from(combined), 32);
+    end(&mut out, combined);
     Some(out.finish())
+}
+
+/// A bzip2 stream compressed in parallel as its input arrives in batches: the bytes
+/// [`compress`] (and the serial compressor) make of the whole input. Each batch's
+/// complete blocks are compressed at once; the input after the last cut waits for the
+/// next batch, which decides where its block ends.
+pub(crate) struct Stream {
+    level: u32,
+    level_digit: u8,
+    /// The input after the last cut.
+    carry: Vec<u8>,
+    /// Where the scan for the carried block's end goes on: a run start in `carry`, and
+    /// what the block held before it.
+    scanned: (usize, usize),
+    /// The stream so far, but for the bytes already handed out.
+    out: BitWriter,
+    /// The combined CRC of the blocks so far.
+    combined: u32,
+    started: bool,
+}
+
+impl Stream {
+    pub(crate) fn new(level: u32) -> Result<Self, String> {
+        let level_digit = level_digit(level).ok_or_else(|| format!("bzip2 has no level {level}"))?;
+        Ok(Stream {
+            level,
+            level_digit,
+            carry: Vec::new(),
+            scanned: (0, 0),
+            out: BitWriter::with_capacity(0),
+            combined: 0,
+            started: false,
+        })
+    }
+
+    /// Input a batch should hold for each worker to get two blocks of it.
+    pub(crate) fn batch_len(&self) -> usize {
+        block_capacity(self.level) * 2 * rayon::current_num_threads()
+    }
+
+    /// Takes the next `batch` of input (the `last` one ends the stream; it may be empty);
+    /// returns the bytes this adds to the stream (the header first, the end magic and
+    /// combined CRC with the last).
+    pub(crate) fn feed(&mut self, batch: &[u8], last: bool) -> Result<Vec<u8>, String> {
+        self.carry.extend_from_slice(batch);
+        let capacity = block_capacity(self.level);
+        let data = &self.carry[..];
+        // A cut is final once found: it is made by a byte that has arrived, and nothing
+        // after it changes it. The carried block's scan goes on where it stopped.
+        let mut cuts = Vec::new();
+        let mut at = 0;
+        let (mut from, mut held) = self.scanned;
+        loop {
+            match scan(data, from, held, capacity) {
+                Scan::Cut(cut) => {
+                    cuts.push((at, cut));
+                    (at, from, held) = (cut, cut, 0);
+                }
+                Scan::Open { at: run, held: h } => {
+                    self.scanned = (run - at, h);
+                    break;
+                }
+            }
+        }
+        if last && at < data.len() {
+            cuts.push((at, data.len()));
+            at = data.len();
+        }
+        let level = self.level;
+        let pieces: Vec<Piece> = cuts
+            .par_iter()
+            .map(|&(a, b)| Piece::compress(&data[a..b], level))
+            .collect::<Option<_>>()
+            .ok_or("a piece of the parallel bzip2 stream did not compress to one block")?;
+        if !self.started {
+            self.out.bytes(&header(self.level_digit));
+            self.started = true;
+        }
+        for piece in &pieces {
+            piece.join(&mut self.out, &mut self.combined).ok_or("a bzip2 block's bits are out of range")?;
+        }
+        self.carry.drain(..at);
+        if last {
+            end(&mut self.out, self.combined);
+            return Ok(std::mem::replace(&mut self.out, BitWriter::with_capacity(0)).finish());
+        }
+        Ok(self.out.take_bytes())
+    }
 }
 
 /// One block, compressed as a stream of its own.
@@ -72,6 +147,40 @@ struct Piece {
     crc: u32,
 }
 
+impl Piece {
+    /// `input` compressed as a stream; `None` unless it holds exactly one block.
+    fn compress(input: &[u8], level: u32) -> Option<Piece> {
+        let mut e = bzip2::write::BzEncoder::new(Vec::with_capacity(input.len() / 2), bzip2::Compression::new(level));
+        e.write_all(input).ok()?;
+        let stream = e.finish().ok()?;
+        let (end, crc) = one_block(&stream)?;
+        Some(Piece { stream, end, crc })
+    }
+
+    /// Appends the block's bits (from just after the stream's 4-byte header to its end
+    /// magic) to `out`, and its CRC to `combined`.
+    fn join(&self, out: &mut BitWriter, combined: &mut u32) -> Option<()> {
+        out.copy_bits(&self.stream, 32, self.end)?;
+        *combined = combined.rotate_left(1) ^ self.crc;
+        Some(())
+    }
+}
+
+fn level_digit(level: u32) -> Option<u8> {
+    u8::try_from(level).ok().filter(|l| (1..=9).contains(l))
+}
+
+/// A stream's header: `BZh` and the level.
+fn header(level_digit: u8) -> [u8; 4] {
+    [b'B', b'Z', b'h', b'0' + level_digit]
+}
+
+/// A stream's end: the end magic and the combined CRC (then zero bits to a byte).
+fn end(out: &mut BitWriter, combined: u32) {
+    out.bits(END_MAGIC, 48);
+    out.bits(u64::from(combined), 32);
+}
+
 /// What a level's block holds after the run-length stage (libbzip2's `nblockMAX`).
 fn block_capacity(level: u32) -> usize {
     100_000 * level as usize - 19
@@ -80,8 +189,26 @@ fn block_capacity(level: u32) -> usize {
 /// Where the serial compressor closes the block that begins at `start`: the input
 /// offset at which the next block begins, `None` when this one runs to the end.
 fn next_cut(data: &[u8], start: usize, capacity: usize) -> Option<usize> {
-    // Bytes in the block so far: the closed runs' RLE1 sizes.
-    let mut held = 0usize;
+    match scan(data, start, 0, capacity) {
+        Scan::Cut(cut) => Some(cut),
+        // At the end of the input the open run closes into this block at the finish.
+        Scan::Open { .. } => None,
+    }
+}
+
+/// How far [`scan`] got through a block.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Scan {
+    /// The block ends here: the next one begins at this input offset.
+    Cut(usize),
+    /// The input ran out first: the run that begins `at` may go on in more input, and
+    /// the block held `held` bytes before it (where to scan on from).
+    Open { at: usize, held: usize },
+}
+
+/// Replays the serial compressor's block-filling rule from the run that begins at
+/// `start` of a block that already holds `held` bytes after the run-length stage.
+fn scan(data: &[u8], start: usize, mut held: usize, capacity: usize) -> Scan {
     let mut i = start;
     while i < data.len() {
         // Eight bytes none equal to the next are eight runs of one byte each (the byte
@@ -103,17 +230,19 @@ fn next_cut(data: &[u8], start: usize, capacity: usize) -> Option<usize> {
         let byte = data[i];
         let end = data.len().min(i + 255);
         let run = data[i..end].iter().position(|&b| b != byte).unwrap_or(end - i);
-        // The run closes when the byte after it arrives (or at the end); if the block is
-        // then full, the compressor closes it before reading further, and the run open
-        // at that moment, the next one, starts the next block. At the end of the input
-        // there is none: the last run closes into this block at the finish.
+        // The run closes when the byte after it arrives; until then it may go on.
+        if i + run == data.len() {
+            return Scan::Open { at: i, held };
+        }
+        // If the block is then full, the compressor closes it before reading further,
+        // and the run open at that moment, the next one, starts the next block.
         held += if run >= 4 { 5 } else { run };
         i += run;
         if held >= capacity {
-            return (i < data.len()).then_some(i);
+            return Scan::Cut(i);
         }
     }
-    None
+    Scan::Open { at: i, held }
 }
 
 /// The input spans of the serial compressor's blocks, found as they are asked for.
@@ -201,6 +330,51 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Fed in batches of any size, the stream is still the serial one, bit for bit: cuts
+    /// that fall in a later batch, batches inside one block, empty batches, no input.
+    #[test]
+    fn a_stream_fed_in_batches_is_the_serial_stream() {
+        let mut runs = noise(250_000, 4);
+        runs.extend(std::iter::repeat_n(7u8, 1000));
+        runs.extend(noise(60_000, 5));
+        // A run that closes the first block, split by batches of every size below.
+        let mut at_cut = noise(block_capacity(1) - 6, 8);
+        at_cut.extend(std::iter::repeat_n(0xaa, 300));
+        at_cut.extend(noise(150_000, 9));
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("noise", noise(420_000, 6)),
+            ("runs", runs),
+            ("small", noise(5000, 7)),
+            ("empty", vec![]),
+            ("run at the cut", at_cut),
+        ];
+        for (what, data) in &cases {
+            let want = serial(data, 1);
+            for batch in [1usize, 999, 65_536, 99_981, 99_984, 100_000, 1 << 20] {
+                let mut stream = Stream::new(1).unwrap();
+                let mut got = Vec::new();
+                let mut pieces = data.chunks(batch).peekable();
+                while let Some(p) = pieces.next() {
+                    let last = pieces.peek().is_none();
+                    // The last batch ends the stream itself, or an empty one after it does.
+                    got.extend(stream.feed(p, last && batch % 2 == 1).unwrap());
+                    if batch == 999 {
+                        // An empty batch between two is nothing.
+                        got.extend(stream.feed(&[], false).unwrap());
+                    }
+                    if last && batch % 2 == 0 {
+                        got.extend(stream.feed(&[], true).unwrap());
+                    }
+                }
+                if data.is_empty() {
+                    got.extend(stream.feed(&[], true).unwrap());
+                }
+                assert!(got == want, "{what} in batches of {batch}: differs from the serial stream");
+            }
+        }
+        assert!(Stream::new(0).is_err());
     }
 
     #[test]
