@@ -15,7 +15,8 @@
 //! Because the cuts are the serial compressor's own, the result is the serial stream
 //! itself: the same bytes the reference library (Python's `bz2`, libbzip2) writes. Should
 //! a piece come back as anything but one block, [`compress`] declines and the caller
-//! compresses serially.
+//! compresses serially; [`Stream`], which compresses input as it arrives in batches, has
+//! handed the earlier blocks on by then and fails instead.
 
 use std::io::Write;
 
