@@ -83,7 +83,6 @@ enum Command {
 #[derive(Parser)]
 #[command(
     name = "asdf-explode",
-    version,
     about = "Split an ASDF file: every array in a file of its own beside the output (like asdftool explode)"
 )]
 struct ExplodeArgs {
@@ -98,7 +97,6 @@ struct ExplodeArgs {
 #[derive(Parser)]
 #[command(
     name = "asdf-implode",
-    version,
     about = "Join an exploded ASDF file: every array back in a block of one file (like asdftool implode)"
 )]
 struct ImplodeArgs {
@@ -171,6 +169,13 @@ fn report(result: crate::Result<()>) -> Result<Outcome, u8> {
     }
 }
 
+/// A subcommand's arguments parsed as a program of their own, which also has `--version`.
+fn standalone<T: clap::FromArgMatches + clap::CommandFactory>(argv: Vec<std::ffi::OsString>) -> Result<T, clap::Error> {
+    let mut command = T::command().version(env!("CARGO_PKG_VERSION"));
+    let matches = command.try_get_matches_from_mut(argv)?;
+    T::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+}
+
 /// The `main` of the binaries: the process's arguments, standard output, exit code.
 /// Panics inside the YAML parser are turned into errors (with their location), so the
 /// panic hook stays quiet about them; any other panic is reported as usual.
@@ -229,8 +234,8 @@ pub fn main(argv: Vec<std::ffi::OsString>, out: &mut impl std::io::Write) -> u8 
     // their usage and help name them, not `rasdf explode`).
     let name = argv.first().and_then(|a| PathBuf::from(a).file_stem().map(|s| s.to_string_lossy().into_owned()));
     let parsed = match name.as_deref() {
-        Some("asdf-explode") => ExplodeArgs::try_parse_from(argv).map(|a| Args { command: Command::Explode(a) }),
-        Some("asdf-implode") => ImplodeArgs::try_parse_from(argv).map(|a| Args { command: Command::Implode(a) }),
+        Some("asdf-explode") => standalone::<ExplodeArgs>(argv).map(|a| Args { command: Command::Explode(a) }),
+        Some("asdf-implode") => standalone::<ImplodeArgs>(argv).map(|a| Args { command: Command::Implode(a) }),
         _ => Args::try_parse_from(argv),
     };
     let args = match parsed {
