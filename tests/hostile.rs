@@ -259,5 +259,7 @@ fn asdf_explode_and_implode_are_their_own_command_lines() {
     let dump = |f: &AsdfFile| common::dump::without_library(common::dump::dump_file(f));
     assert_eq!(dump(&a), dump(&b));
     assert_eq!(run(&[explode, &dir.join("missing.asdf")]), 1);
+    assert_eq!(run(&[implode, std::path::Path::new("--version")]), 0);
+    assert_eq!(run(&[implode, std::path::Path::new("--bogus"), &exploded]), 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
