@@ -234,19 +234,18 @@ fn cli_errors_are_one_line_with_exit_codes() {
 #[test]
 fn asdf_explode_and_implode_are_their_own_command_lines() {
     let dir = common::temp_dir("standalone-tools");
-    for tool in ["asdf-explode", "asdf-implode"] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rasdf").replace("/rasdf", &format!("/{tool}")))
-            .output()
-            .unwrap();
+    for (tool, exe) in
+        [("asdf-explode", env!("CARGO_BIN_EXE_asdf-explode")), ("asdf-implode", env!("CARGO_BIN_EXE_asdf-implode"))]
+    {
+        let out = std::process::Command::new(exe).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{tool} without arguments");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(&format!("Usage: {tool} ")), "{tool}: {stderr}");
         assert!(!stderr.contains(" explode ") && !stderr.contains(" implode "), "{tool}: {stderr}");
-        let exe = env!("CARGO_BIN_EXE_rasdf").replace("/rasdf", &format!("/{tool}"));
-        let version = std::process::Command::new(&exe).arg("--version").output().unwrap();
+        let version = std::process::Command::new(exe).arg("--version").output().unwrap();
         assert_eq!(version.status.code(), Some(0), "{tool} --version");
         assert!(String::from_utf8_lossy(&version.stdout).starts_with(tool), "{tool} --version");
-        let bogus = std::process::Command::new(&exe).args(["--bogus", "x.asdf"]).output().unwrap();
+        let bogus = std::process::Command::new(exe).args(["--bogus", "x.asdf"]).output().unwrap();
         assert_eq!(bogus.status.code(), Some(2), "{tool} --bogus");
     }
     let input = dir.join("in.asdf");
