@@ -65,10 +65,12 @@ enum Command {
     },
     /// Split the file: every array in a file of its own beside the output (like
     /// asdftool explode).
-    Explode(ExplodeArgs),
+    #[command(mut_arg("output", |a| a.help(EXPLODE_OUTPUT)))]
+    Explode(FileArgs),
     /// Join an exploded file: every array back in a block of one file (like asdftool
     /// implode).
-    Implode(ImplodeArgs),
+    #[command(mut_arg("output", |a| a.help(IMPLODE_OUTPUT)))]
+    Implode(FileArgs),
     /// Write the file as YAML only, every array inline (like asdftool to_yaml).
     ToYaml {
         /// The ASDF file.
@@ -79,33 +81,19 @@ enum Command {
     },
 }
 
-/// The arguments of `rasdf explode`, and the command line of `asdf-explode`.
+/// The arguments of `explode` and `implode`, which are also the command lines of
+/// `asdf-explode` and `asdf-implode`.
 #[derive(Parser)]
-#[command(
-    name = "asdf-explode",
-    about = "Split an ASDF file: every array in a file of its own beside the output (like asdftool explode)"
-)]
-struct ExplodeArgs {
+struct FileArgs {
     /// The ASDF file.
     file: PathBuf,
-    /// Output file (default: FILE_exploded.asdf).
+    /// Output file.
     #[arg(short, long)]
     output: Option<PathBuf>,
 }
 
-/// The arguments of `rasdf implode`, and the command line of `asdf-implode`.
-#[derive(Parser)]
-#[command(
-    name = "asdf-implode",
-    about = "Join an exploded ASDF file: every array back in a block of one file (like asdftool implode)"
-)]
-struct ImplodeArgs {
-    /// The ASDF file.
-    file: PathBuf,
-    /// Output file (default: FILE_all.asdf).
-    #[arg(short, long)]
-    output: Option<PathBuf>,
-}
+const EXPLODE_OUTPUT: &str = "Output file (default: FILE_exploded.asdf)";
+const IMPLODE_OUTPUT: &str = "Output file (default: FILE_all.asdf)";
 
 fn open(file: &PathBuf) -> Result<AsdfFile, u8> {
     OpenOptions::new().open(file).map_err(|e| {
@@ -137,11 +125,11 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             let compression = compress.as_deref().and_then(crate::block::Compression::from_name);
             report(rewrite(&file, &output, ArrayStorage::Internal, compression, views_only))
         }
-        Command::Explode(ExplodeArgs { file, output }) => {
+        Command::Explode(FileArgs { file, output }) => {
             let output = output.unwrap_or_else(|| rewrite::default_output(&file, "_exploded"));
             report(rewrite(&file, &output, ArrayStorage::External, None, false))
         }
-        Command::Implode(ImplodeArgs { file, output }) => {
+        Command::Implode(FileArgs { file, output }) => {
             let output = output.unwrap_or_else(|| rewrite::default_output(&file, "_all"));
             report(rewrite(&file, &output, ArrayStorage::Internal, None, false))
         }
@@ -169,11 +157,40 @@ fn report(result: crate::Result<()>) -> Result<Outcome, u8> {
     }
 }
 
-/// A subcommand's arguments parsed as a program of their own, which also has `--version`.
-fn standalone<T: clap::FromArgMatches + clap::CommandFactory>(argv: Vec<std::ffi::OsString>) -> Result<T, clap::Error> {
-    let mut command = T::command().version(env!("CARGO_PKG_VERSION"));
+/// A subcommand that is also a program of its own.
+struct Standalone {
+    name: &'static str,
+    about: &'static str,
+    output_help: &'static str,
+    command: fn(FileArgs) -> Command,
+}
+
+const STANDALONE: [Standalone; 2] = [
+    Standalone {
+        name: "asdf-explode",
+        about: "Split an ASDF file: every array in a file of its own beside the output (like asdftool explode)",
+        output_help: EXPLODE_OUTPUT,
+        command: Command::Explode,
+    },
+    Standalone {
+        name: "asdf-implode",
+        about: "Join an exploded ASDF file: every array back in a block of one file (like asdftool implode)",
+        output_help: IMPLODE_OUTPUT,
+        command: Command::Implode,
+    },
+];
+
+/// The arguments of a [`Standalone`] program (which also has `--version`).
+fn standalone(argv: Vec<std::ffi::OsString>, tool: &Standalone) -> Result<FileArgs, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut command = FileArgs::command()
+        .name(tool.name)
+        .bin_name(tool.name)
+        .about(tool.about)
+        .version(env!("CARGO_PKG_VERSION"))
+        .mut_arg("output", |a| a.help(tool.output_help));
     let matches = command.try_get_matches_from_mut(argv)?;
-    T::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+    FileArgs::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
 }
 
 /// The `main` of the binaries: the process's arguments, standard output, exit code.
@@ -233,10 +250,10 @@ pub fn main(argv: Vec<std::ffi::OsString>, out: &mut impl std::io::Write) -> u8 
     // `asdf-explode` and `asdf-implode` are their subcommand's own command line (so
     // their usage and help name them, not `rasdf explode`).
     let name = argv.first().and_then(|a| PathBuf::from(a).file_stem().map(|s| s.to_string_lossy().into_owned()));
-    let parsed = match name.as_deref() {
-        Some("asdf-explode") => standalone::<ExplodeArgs>(argv).map(|a| Args { command: Command::Explode(a) }),
-        Some("asdf-implode") => standalone::<ImplodeArgs>(argv).map(|a| Args { command: Command::Implode(a) }),
-        _ => Args::try_parse_from(argv),
+    let tool = STANDALONE.iter().find(|t| name.as_deref() == Some(t.name));
+    let parsed = match tool {
+        Some(tool) => standalone(argv, tool).map(|a| Args { command: (tool.command)(a) }),
+        None => Args::try_parse_from(argv),
     };
     let args = match parsed {
         Ok(a) => a,
