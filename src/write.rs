@@ -301,9 +301,8 @@ impl<'f> Document<'f> {
     ///
     /// # Errors
     /// A value serde cannot express in YAML (a map with non-scalar keys).
-    pub fn set_serialize<T: serde::Serialize>(&mut self, path: &str, value: &T) -> Result<()> {
-        let json = serde_json::to_value(value).map_err(|e| usage(e.to_string()))?;
-        let id = json_node(self.tree.to_mut(), &json);
+    pub fn set_serialize<T: serde::Serialize + ?Sized>(&mut self, path: &str, value: &T) -> Result<()> {
+        let id = crate::tree::to_node(self.tree.to_mut(), value).map_err(|e| usage(format!("{path}: {e}")))?;
         self.set_node(path, id)
     }
 
@@ -736,31 +735,6 @@ fn padding(len: usize) -> usize {
     #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let blocks = ((len as f64 * 1.1) / bs as f64).ceil() as usize + 1;
     (blocks * bs).saturating_sub(len)
-}
-
-/// Nodes for a JSON value (what serde produced), object keys in order.
-fn json_node(tree: &mut Tree, v: &serde_json::Value) -> NodeId {
-    use serde_json::Value as J;
-    let value = match v {
-        J::Null => Value::Null,
-        J::Bool(b) => Value::Bool(*b),
-        J::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => Value::Int(i),
-            (None, Some(u), _) => Value::BigInt(Box::new(u.into())),
-            (_, _, f) => Value::Float(f.unwrap_or(f64::NAN)),
-        },
-        J::String(s) => Value::Str(s.clone()),
-        J::Array(a) => Value::Seq(a.iter().map(|x| json_node(tree, x)).collect()),
-        J::Object(o) => Value::Map(
-            o.iter()
-                .map(|(k, x)| {
-                    let k = tree.push(node(Value::Str(k.clone())));
-                    (k, json_node(tree, x))
-                })
-                .collect(),
-        ),
-    };
-    tree.push(node(value))
 }
 
 /// `<stem>NNNN.asdf` beside `main`, as the reference names external block files.

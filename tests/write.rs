@@ -144,6 +144,10 @@ struct Meta {
     filters: Vec<String>,
     tricky: Vec<String>,
     nothing: Option<i32>,
+    /// Floats JSON has no room for, and integer keys: YAML's own types.
+    not_a_number: f64,
+    limits: [f32; 2],
+    by_id: std::collections::BTreeMap<u32, String>,
 }
 
 #[test]
@@ -163,6 +167,9 @@ fn builder_api_writes_what_the_reference_reads() {
             filters: vec!["F150W".into(), "yes".into()],
             tricky: vec!["1:30".into(), "null".into(), "0x1F".into(), "multi\nline".into(), "é".into(), "".into()],
             nothing: None,
+            not_a_number: f64::NAN,
+            limits: [f32::NEG_INFINITY, f32::INFINITY],
+            by_id: [(7, "seven".to_string()), (2, "two".to_string())].into_iter().collect(),
         },
     )
     .unwrap();
@@ -182,6 +189,10 @@ fn builder_api_writes_what_the_reference_reads() {
     assert_eq!(f.array::<f32>("sci/transposed").unwrap(), transposed.into_dyn());
     assert_eq!(f.array::<f32>("sci/cut").unwrap(), cut.into_dyn());
     assert_eq!(f.get("meta/struct/tricky/0").unwrap().as_str(), Some("1:30"));
+    assert!(f.get("meta/struct/not_a_number").unwrap().as_f64().is_some_and(f64::is_nan));
+    assert_eq!(f.get("meta/struct/limits/1").unwrap().as_f64(), Some(f64::INFINITY));
+    let ids: Vec<Option<i64>> = f.get("meta/struct/by_id").unwrap().pairs().unwrap().map(|(k, _)| k.as_i64()).collect();
+    assert_eq!(ids, [Some(2), Some(7)]);
     assert_eq!(f.get("asdf_library/name").unwrap().as_str(), Some("rasdf"));
     let ours = common::dump::dump_file(&f);
     if let Some(json) = common::run_python("dump_tree.py", &[path.as_path()]) {

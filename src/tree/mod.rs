@@ -11,6 +11,7 @@ pub mod header;
 pub(crate) mod overlay;
 pub mod resolve;
 mod serde_impl;
+mod serialize;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -24,6 +25,8 @@ use resolve::Resolved;
 
 pub use overlay::{NodeArena, NodeStore, Overlay};
 pub use serde_impl::DeError;
+pub use serialize::SerError;
+pub(crate) use serialize::to_node;
 
 /// The ASDF tag prefix that the `!` handle stands for.
 pub const ASDF_TAG_PREFIX: &str = "tag:stsci.edu:asdf/";
