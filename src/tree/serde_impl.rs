@@ -72,14 +72,19 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_, '_> {
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
         let tree = self.node.tree();
         let path = self.path.clone();
+        if let Some(i) = core_integer(self.node) {
+            return visit_big(&i, visitor).map_err(|mut e| {
+                if e.path.is_empty() {
+                    e.path = path;
+                }
+                e
+            });
+        }
         let result = match self.node.value() {
             Value::Null => visitor.visit_unit(),
             Value::Bool(b) => visitor.visit_bool(*b),
             Value::Int(i) => visitor.visit_i64(*i),
-            Value::BigInt(i) => match i128::try_from(&**i) {
-                Ok(v) => visitor.visit_i128(v),
-                Err(_) => visitor.visit_string(i.to_string()),
-            },
+            Value::BigInt(i) => visit_big(i, visitor),
             Value::Float(f) => visitor.visit_f64(*f),
             Value::Str(s) | Value::Timestamp(s) => visitor.visit_str(s),
             Value::Binary(b) => visitor.visit_bytes(b),
@@ -126,7 +131,22 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_, '_> {
     ) -> Result<V::Value, DeError> {
         match self.node.value() {
             Value::Str(s) => visitor.visit_enum(s.as_str().into_deserializer()),
-            _ => Err(self.err("expected a string naming an enum variant")),
+            // `{Variant: value}`: serde's externally tagged form.
+            Value::Map(pairs) if pairs.len() == 1 => {
+                let (k, v) = pairs[0];
+                let Some(name) = self.node.tree().node(k).as_str() else {
+                    return Err(self.err("expected a string naming an enum variant"));
+                };
+                self.check_depth()?;
+                let value = NodeDe {
+                    node: self.node.tree().node(v),
+                    depth: self.depth + 1,
+                    path: format!("{}/{name}", self.path),
+                    visits: self.visits,
+                };
+                visitor.visit_enum(Variant { name, value })
+            }
+            _ => Err(self.err("expected an enum variant: its name, or a mapping of its name to its value")),
         }
     }
 
@@ -138,6 +158,84 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_, '_> {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf unit unit_struct seq tuple
         tuple_struct map struct identifier ignored_any
+    }
+}
+
+/// A big integer as the narrowest of serde's integers that holds it (its 64-bit
+/// visitors take no 128-bit values), or beyond 128 bits as its digits.
+fn visit_big<'de, V: Visitor<'de>>(i: &num_bigint::BigInt, visitor: V) -> Result<V::Value, DeError> {
+    if let Ok(v) = i64::try_from(i) {
+        visitor.visit_i64(v)
+    } else if let Ok(v) = u64::try_from(i) {
+        visitor.visit_u64(v)
+    } else if let Ok(v) = i128::try_from(i) {
+        visitor.visit_i128(v)
+    } else if let Ok(v) = u128::try_from(i) {
+        visitor.visit_u128(v)
+    } else {
+        visitor.visit_string(i.to_string())
+    }
+}
+
+/// The value of a core/integer node whose words are in the tree (a list, or an inline
+/// ndarray's `data`, least significant first, as rasdf writes it); `None` for any other
+/// node, and for words kept in a block (the file reads those: `AsdfFile::integer_at`).
+fn core_integer(node: NodeRef<'_>) -> Option<num_bigint::BigInt> {
+    if !node.is_asdf_tag("core/integer") {
+        return None;
+    }
+    let words = node.key("words")?;
+    let words = if words.is_asdf_tag("core/ndarray") { words.key("data")? } else { words };
+    let words = words.items()?;
+    // Beyond this many bits the value is no number serde has, and its digits cost time
+    // that grows with the square of its length: left as the mapping it is.
+    if words.len() > MAX_INTEGER_WORDS {
+        return None;
+    }
+    let words: Vec<u32> = words.map(|w| w.as_i64().and_then(|w| u32::try_from(w).ok())).collect::<Option<_>>()?;
+    let value = num_bigint::BigInt::from(num_bigint::BigUint::from_slice(&words));
+    // As the reference: `sign` must be there, and anything but '-' is positive.
+    match node.key("sign")?.as_str() {
+        Some("-") => Some(-value),
+        _ => Some(value),
+    }
+}
+
+/// Most words of a core/integer read as a number (4096 bits).
+const MAX_INTEGER_WORDS: usize = 128;
+
+/// An enum variant given as `{name: value}`.
+struct Variant<'t, 'v> {
+    name: &'t str,
+    value: NodeDe<'t, 'v>,
+}
+
+impl<'de, 't, 'v> de::EnumAccess<'de> for Variant<'t, 'v> {
+    type Error = DeError;
+    type Variant = NodeDe<'t, 'v>;
+    fn variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<(S::Value, NodeDe<'t, 'v>), DeError> {
+        let name: de::value::StrDeserializer<'_, DeError> = self.name.into_deserializer();
+        Ok((seed.deserialize(name)?, self.value))
+    }
+}
+
+impl<'de> de::VariantAccess<'de> for NodeDe<'_, '_> {
+    type Error = DeError;
+    fn unit_variant(self) -> Result<(), DeError> {
+        if self.node.is_null() { Ok(()) } else { Err(self.err("a unit variant holds no value")) }
+    }
+    fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, DeError> {
+        seed.deserialize(self)
+    }
+    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, DeError> {
+        de::Deserializer::deserialize_seq(self, visitor)
+    }
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
+        de::Deserializer::deserialize_map(self, visitor)
     }
 }
 
@@ -217,6 +315,61 @@ mod tests {
         assert_eq!(sw, Software { name: "asdf".into(), version: "4.1.0".into(), homepage: None });
         let err = t.get("n").unwrap().deserialize::<Vec<i32>>().unwrap_err();
         assert_eq!(err.path, "/2");
+    }
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    enum Shape {
+        Point,
+        Circle(f64),
+        Pair(i32, i32),
+        Box { w: u8, h: u8 },
+    }
+
+    /// serde's default enum form: a unit variant by name, any other as `{name: value}`.
+    #[test]
+    fn deserializes_enum_variants() {
+        let text = "s: [Point, {Circle: 2.5}, {Pair: [1, -1]}, {Box: {w: 3, h: 4}}]\nbad: [{Circle: 1, Point: null}, {Box: {w: x, h: 1}}]\n";
+        let t = Tree::parse(text, &Limits::default()).unwrap();
+        let shapes: Vec<Shape> = t.get("s").unwrap().deserialize().unwrap();
+        assert_eq!(shapes, [Shape::Point, Shape::Circle(2.5), Shape::Pair(1, -1), Shape::Box { w: 3, h: 4 }]);
+        assert!(t.get("bad/0").unwrap().deserialize::<Shape>().is_err(), "two variants at once");
+        let err = t.get("bad/1").unwrap().deserialize::<Shape>().unwrap_err();
+        assert_eq!(err.path, "/Box/w");
+    }
+
+    /// core/integer with its words in the tree (as rasdf writes it) is an integer;
+    /// serde's 64-bit targets take what fits them.
+    #[test]
+    fn deserializes_core_integers_with_words_in_the_tree() {
+        let text = "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+            max: !core/integer-1.1.0 {words: !core/ndarray-1.1.0 {data: [4294967295, 4294967295], datatype: uint32, shape: [2]}, sign: +}\n\
+            neg: !core/integer-1.1.0 {words: [0, 0, 0, 16], sign: '-'}\n\
+            small: !core/integer-1.0.0 {words: [5], sign: '-'}\n\
+            in_block: !core/integer-1.1.0 {words: !core/ndarray-1.1.0 {source: 0, datatype: uint32, shape: [2]}, sign: +}\n...\n";
+        let t = Tree::parse(text, &Limits::default()).unwrap();
+        assert_eq!(t.get("max").unwrap().deserialize::<u64>().unwrap(), u64::MAX);
+        assert_eq!(t.get("neg").unwrap().deserialize::<i128>().unwrap(), -(1i128 << 100));
+        assert_eq!(t.get("small").unwrap().deserialize::<i8>().unwrap(), -5);
+        assert!(t.get("max").unwrap().deserialize::<i64>().is_err(), "beyond i64");
+        // Words in a block are the file's to read (AsdfFile::integer_at).
+        assert!(t.get("in_block").unwrap().deserialize::<u64>().is_err());
+        // Past 128 words: left a mapping (its digits would cost time that grows with the
+        // square of its length).
+        let words = vec!["1"; 129].join(", ");
+        let text = format!(
+            "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/integer-1.1.0 {{words: [{words}], sign: +}}\n...\n"
+        );
+        let t = Tree::parse(&text, &Limits::default()).unwrap();
+        assert!(t.root().unwrap().deserialize::<String>().is_err());
+        let words = vec!["1"; 128].join(", ");
+        let text = format!(
+            "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/integer-1.1.0 {{words: [{words}], sign: +}}\n...\n"
+        );
+        let t = Tree::parse(&text, &Limits::default()).unwrap();
+        // Every word 1: the sum of 2^(32 k) for k < 128.
+        let one = num_bigint::BigUint::from(1u8);
+        let want = ((&one << 4096u32) - &one) / ((&one << 32u32) - &one);
+        assert_eq!(t.root().unwrap().deserialize::<String>().unwrap(), want.to_string(), "128 words: digits");
     }
 
     #[test]

@@ -464,6 +464,41 @@ mod tests {
         assert_eq!(text(&tree, root.get("tuple").unwrap().id()), "[-3, x]");
     }
 
+    #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+    enum Kind {
+        Plain,
+        Scaled(f32),
+        Span { from: i64, to: i64 },
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+    struct Meta {
+        name: String,
+        big: u64,
+        wide: i128,
+        by_id: BTreeMap<u16, Kind>,
+        limits: (f64, f64),
+        note: Option<String>,
+    }
+
+    /// What `to_node` makes, serde reads back as it was.
+    #[test]
+    fn nodes_deserialize_back_to_the_value() {
+        let value = Meta {
+            name: "yes".into(),
+            big: u64::MAX,
+            wide: i128::MIN,
+            by_id: [(3, Kind::Plain), (1, Kind::Scaled(0.25)), (2, Kind::Span { from: -1, to: 1 })]
+                .into_iter()
+                .collect(),
+            limits: (f64::NEG_INFINITY, 1e300),
+            note: None,
+        };
+        let mut tree = Tree::default();
+        let id = to_node(&mut tree, &value).unwrap();
+        assert_eq!(tree.node(id).deserialize::<Meta>().unwrap(), value);
+    }
+
     struct Odd(Vec<(Vec<u8>, u8)>);
 
     impl Serialize for Odd {
