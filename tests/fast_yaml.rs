@@ -106,12 +106,21 @@ fn fast_scanner_edge_cases() {
         "%YAML 1.1\n---\n# comment\na: 1\n\n  # indented comment\nb: 2\n",
         // `?` starts a complex key in a flow collection even before a non-blank.
         "%YAML 1.1\n---\na: [?x, 1]\nb: {?y: 2}\nc: [x?, y]\n",
+        // Tag handles: `!`, `!!` and `!word!` only; libyaml stops a handle at its
+        // second `!` (so `!!o!` and `!a!b!` are errors there).
+        "%YAML 1.1\n%TAG !a-b_9! tag:x.org:\n---\na: !a-b_9!t 1\n",
+        "%YAML 1.1\n%TAG !! tag:x.org:\n---\na: !!t 1\n",
+        "%YAML 1.1\n%TAG !!o! tag:x.org:\n---\na: 1\n",
+        "%YAML 1.1\n%TAG !a!b! tag:x.org:\n---\na: 1\n",
+        "%YAML 1.1\n%TAG !!! tag:x.org:\n---\na: 1\n",
+        "%YAML 1.1\n%TAG !a tag:x.org:\n---\na: 1\n",
     ];
     for (n, c) in cases.iter().enumerate() {
         check_same(&format!("case {n}"), c);
     }
     assert!(Tree::parse_fast(cases[0], &Limits::default()).is_some());
     assert!(Tree::parse_fast(cases[5], &Limits::default()).is_none(), "block scalars go to libyaml");
+    assert!(Tree::parse_fast(cases[17], &Limits::default()).is_some(), "a named tag handle");
 }
 
 /// Texts of 128 KB and more are parsed with the node arena's pages made present by a

@@ -308,9 +308,7 @@ impl<'t> Scanner<'t> {
             match parts.as_slice() {
                 ["%YAML", "1.1" | "1.2"] if !version_seen => version_seen = true,
                 ["%TAG", handle, prefix]
-                    if handle.starts_with('!')
-                        && handle.ends_with('!')
-                        && handle.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'!' | b'-' | b'_'))
+                    if tag_handle(handle)
                         && !prefix.is_empty()
                         && prefix
                             .bytes()
@@ -998,6 +996,19 @@ static FLOW_PLAIN_STOP: [bool; 256] = {
     }
     t
 };
+
+/// A tag handle as libyaml scans one in a `%TAG` directive: `!`, `!!`, or `!word!`
+/// (a word of letters, digits, `-` and `_`; libyaml stops the handle at its second `!`).
+fn tag_handle(handle: &str) -> bool {
+    match handle.len() {
+        1 | 2 => handle.bytes().all(|c| c == b'!'),
+        n => {
+            handle.starts_with('!')
+                && handle.ends_with('!')
+                && handle[1..n - 1].bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_'))
+        }
+    }
+}
 
 fn plain_text(text: &str) -> bool {
     // Control bytes other than tab and line breaks, and DEL; whole chunks at a time, so
