@@ -61,6 +61,15 @@ fn variant(tree: &mut Tree, name: &str, value: NodeId) -> NodeId {
     tree.push(plain(Value::Map(vec![(key, value)])))
 }
 
+/// Serializers of the integers every `i64` holds.
+macro_rules! small_ints {
+    ($($method:ident : $t:ty),*) => {$(
+        fn $method(self, v: $t) -> Result<NodeId, SerError> {
+            self.push(Value::Int(v.into()))
+        }
+    )*};
+}
+
 impl<'t> ser::Serializer for NodeSer<'t> {
     type Ok = NodeId;
     type Error = SerError;
@@ -75,29 +84,12 @@ impl<'t> ser::Serializer for NodeSer<'t> {
     fn serialize_bool(self, v: bool) -> Result<NodeId, SerError> {
         self.push(Value::Bool(v))
     }
-    fn serialize_i8(self, v: i8) -> Result<NodeId, SerError> {
-        self.push(Value::Int(v.into()))
-    }
-    fn serialize_i16(self, v: i16) -> Result<NodeId, SerError> {
-        self.push(Value::Int(v.into()))
-    }
-    fn serialize_i32(self, v: i32) -> Result<NodeId, SerError> {
-        self.push(Value::Int(v.into()))
-    }
+    small_ints!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32);
     fn serialize_i64(self, v: i64) -> Result<NodeId, SerError> {
         self.push(Value::Int(v))
     }
     fn serialize_i128(self, v: i128) -> Result<NodeId, SerError> {
         self.push(int(v))
-    }
-    fn serialize_u8(self, v: u8) -> Result<NodeId, SerError> {
-        self.push(Value::Int(v.into()))
-    }
-    fn serialize_u16(self, v: u16) -> Result<NodeId, SerError> {
-        self.push(Value::Int(v.into()))
-    }
-    fn serialize_u32(self, v: u32) -> Result<NodeId, SerError> {
-        self.push(Value::Int(v.into()))
     }
     fn serialize_u64(self, v: u64) -> Result<NodeId, SerError> {
         self.push(int(v.into()))
@@ -221,49 +213,28 @@ impl SeqSer<'_> {
     }
 }
 
-impl ser::SerializeSeq for SeqSer<'_> {
-    type Ok = NodeId;
-    type Error = SerError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerError> {
-        self.item(value)
-    }
-    fn end(self) -> Result<NodeId, SerError> {
-        self.finish()
-    }
+/// serde's compound traits that each add one item more to a sequence.
+macro_rules! seq_items {
+    ($($compound:ident :: $add:ident),*) => {$(
+        impl ser::$compound for SeqSer<'_> {
+            type Ok = NodeId;
+            type Error = SerError;
+            fn $add<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerError> {
+                self.item(value)
+            }
+            fn end(self) -> Result<NodeId, SerError> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for SeqSer<'_> {
-    type Ok = NodeId;
-    type Error = SerError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerError> {
-        self.item(value)
-    }
-    fn end(self) -> Result<NodeId, SerError> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleStruct for SeqSer<'_> {
-    type Ok = NodeId;
-    type Error = SerError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerError> {
-        self.item(value)
-    }
-    fn end(self) -> Result<NodeId, SerError> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleVariant for SeqSer<'_> {
-    type Ok = NodeId;
-    type Error = SerError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerError> {
-        self.item(value)
-    }
-    fn end(self) -> Result<NodeId, SerError> {
-        self.finish()
-    }
-}
+seq_items!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 /// A mapping (or struct) being serialized. A key met again replaces the value at the
 /// first key's place, as a Python dict does.
@@ -336,27 +307,23 @@ impl ser::SerializeMap for MapSer<'_> {
     }
 }
 
-impl ser::SerializeStruct for MapSer<'_> {
-    type Ok = NodeId;
-    type Error = SerError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) -> Result<(), SerError> {
-        self.field(name, value)
-    }
-    fn end(self) -> Result<NodeId, SerError> {
-        self.finish()
-    }
+/// serde's struct traits: a field is a key and its value.
+macro_rules! struct_fields {
+    ($($compound:ident),*) => {$(
+        impl ser::$compound for MapSer<'_> {
+            type Ok = NodeId;
+            type Error = SerError;
+            fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) -> Result<(), SerError> {
+                self.field(name, value)
+            }
+            fn end(self) -> Result<NodeId, SerError> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for MapSer<'_> {
-    type Ok = NodeId;
-    type Error = SerError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) -> Result<(), SerError> {
-        self.field(name, value)
-    }
-    fn end(self) -> Result<NodeId, SerError> {
-        self.finish()
-    }
-}
+struct_fields!(SerializeStruct, SerializeStructVariant);
 
 #[cfg(test)]
 mod tests {
