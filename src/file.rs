@@ -499,23 +499,18 @@ impl AsdfFile {
         let bad = |m: &str| Error::new(crate::tree::TreeError::Unexpected(format!("core/integer: {m}")), loc());
         let words = node.key("words").ok_or_else(|| bad("no words"))?;
         let a = self.ndarray_at(words)?;
-        let mut value = num_bigint::BigInt::from(0);
-        // Least significant word first; each word ORed in as the reference does, so a
-        // plain list of non-negative ints serves as well as a uint32 array.
-        for e in a.elements().iter().rev() {
-            let w = match e {
-                Element::UInt(w) => num_bigint::BigInt::from(*w),
-                Element::Int(w) if *w >= 0 => num_bigint::BigInt::from(*w),
-                _ => return Err(bad("words must be non-negative integers")),
-            };
-            value = (value << 32) | w;
-        }
-        // As the reference: `sign` must be there, and anything but '-' is positive.
-        match node.key("sign") {
-            None => Err(bad("no sign")),
-            Some(s) if s.as_str() == Some("-") => Ok(-value),
-            Some(_) => Ok(value),
-        }
+        let words: Vec<u64> = a
+            .elements()
+            .iter()
+            .map(|e| match e {
+                Element::UInt(w) => Some(*w),
+                Element::Int(w) => u64::try_from(*w).ok(),
+                _ => None,
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad("words must be non-negative integers"))?;
+        let negative = crate::tree::integer_is_negative(node).ok_or_else(|| bad("no sign"))?;
+        Ok(crate::tree::integer_from_words(&words, negative))
     }
 
     /// Paths of every ndarray node in the tree, in tree order.

@@ -56,8 +56,8 @@ pub(crate) fn compress(data: &[u8], level: u32) -> Option<Vec<u8>> {
 /// complete blocks are compressed at once; the input after the last cut waits for the
 /// next batch, which decides where its block ends.
 pub(crate) struct Stream {
-    level: u32,
-    level_digit: u8,
+    /// The level, 1-9.
+    level: u8,
     /// The input after the last cut.
     carry: Vec<u8>,
     /// Where the scan for the carried block's end goes on: a run start in `carry`, and
@@ -72,10 +72,9 @@ pub(crate) struct Stream {
 
 impl Stream {
     pub(crate) fn new(level: u32) -> Result<Self, String> {
-        let level_digit = level_digit(level).ok_or_else(|| format!("bzip2 has no level {level}"))?;
+        let level = level_digit(level).ok_or_else(|| format!("bzip2 has no level {level}"))?;
         Ok(Stream {
             level,
-            level_digit,
             carry: Vec::new(),
             scanned: (0, 0),
             out: BitWriter::with_capacity(0),
@@ -86,7 +85,7 @@ impl Stream {
 
     /// Input a batch should hold for each worker to get two blocks of it.
     pub(crate) fn batch_len(&self) -> usize {
-        block_capacity(self.level) * 2 * rayon::current_num_threads()
+        block_capacity(self.level.into()) * 2 * rayon::current_num_threads()
     }
 
     /// Takes the next `batch` of input (the `last` one ends the stream; it may be empty);
@@ -94,7 +93,8 @@ impl Stream {
     /// combined CRC with the last).
     pub(crate) fn feed(&mut self, batch: &[u8], last: bool) -> Result<Vec<u8>, String> {
         self.carry.extend_from_slice(batch);
-        let capacity = block_capacity(self.level);
+        let level = u32::from(self.level);
+        let capacity = block_capacity(level);
         let data = &self.carry[..];
         // A cut is final once found: it is made by a byte that has arrived, and nothing
         // after it changes it. The carried block's scan goes on where it stopped.
@@ -117,14 +117,13 @@ impl Stream {
             cuts.push((at, data.len()));
             at = data.len();
         }
-        let level = self.level;
         let pieces: Vec<Piece> = cuts
             .par_iter()
             .map(|&(a, b)| Piece::compress(&data[a..b], level))
             .collect::<Option<_>>()
             .ok_or("a piece of the parallel bzip2 stream did not compress to one block")?;
         if !self.started {
-            self.out.bytes(&header(self.level_digit));
+            self.out.bytes(&header(self.level));
             self.started = true;
         }
         for piece in &pieces {

@@ -548,6 +548,20 @@ impl<'t> NodeRef<'t> {
     }
 }
 
+/// The value of a core/integer's `words`, least significant first, each ORed in 32 bits
+/// above the one before as the reference does (so a plain list of non-negative ints
+/// serves as well as a uint32 array), with its sign.
+pub(crate) fn integer_from_words(words: &[u64], negative: bool) -> BigInt {
+    let value = words.iter().rev().fold(BigInt::from(0u8), |value, &w| (value << 32u32) | BigInt::from(w));
+    if negative { -value } else { value }
+}
+
+/// A core/integer's sign, as the reference reads it: `None` without a `sign` key, and
+/// anything but `-` is positive.
+pub(crate) fn integer_is_negative(node: NodeRef<'_>) -> Option<bool> {
+    node.key("sign").map(|s| s.as_str() == Some("-"))
+}
+
 /// A hashable form of a scalar key, equal where Python's dict keys are equal
 /// (`1`, `1.0` and `true` are one key).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

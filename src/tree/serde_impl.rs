@@ -72,14 +72,6 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_, '_> {
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
         let tree = self.node.tree();
         let path = self.path.clone();
-        if let Some(i) = core_integer(self.node) {
-            return visit_big(&i, visitor).map_err(|mut e| {
-                if e.path.is_empty() {
-                    e.path = path;
-                }
-                e
-            });
-        }
         let result = match self.node.value() {
             Value::Null => visitor.visit_unit(),
             Value::Bool(b) => visitor.visit_bool(*b),
@@ -99,17 +91,21 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_, '_> {
                     visits: self.visits,
                 })
             }
-            Value::Map(pairs) => {
-                self.check_depth()?;
-                visitor.visit_map(Map {
-                    pairs: pairs.iter(),
-                    tree,
-                    depth: self.depth + 1,
-                    path: path.clone(),
-                    value: None,
-                    visits: self.visits,
-                })
-            }
+            // A core/integer (a tagged mapping) whose words are in the tree is its value.
+            Value::Map(pairs) => match core_integer(self.node) {
+                Some(i) => visit_big(&i, visitor),
+                None => {
+                    self.check_depth()?;
+                    visitor.visit_map(Map {
+                        pairs: pairs.iter(),
+                        tree,
+                        depth: self.depth + 1,
+                        path: path.clone(),
+                        value: None,
+                        visits: self.visits,
+                    })
+                }
+            },
         };
         result.map_err(|mut e| {
             if e.path.is_empty() {
@@ -192,13 +188,8 @@ fn core_integer(node: NodeRef<'_>) -> Option<num_bigint::BigInt> {
     if words.len() > MAX_INTEGER_WORDS {
         return None;
     }
-    let words: Vec<u32> = words.map(|w| w.as_i64().and_then(|w| u32::try_from(w).ok())).collect::<Option<_>>()?;
-    let value = num_bigint::BigInt::from(num_bigint::BigUint::from_slice(&words));
-    // As the reference: `sign` must be there, and anything but '-' is positive.
-    match node.key("sign")?.as_str() {
-        Some("-") => Some(-value),
-        _ => Some(value),
-    }
+    let words: Vec<u64> = words.map(|w| w.as_i64().and_then(|w| u64::try_from(w).ok())).collect::<Option<_>>()?;
+    Some(super::integer_from_words(&words, super::integer_is_negative(node)?))
 }
 
 /// Most words of a core/integer read as a number (4096 bits).

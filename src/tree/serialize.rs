@@ -242,32 +242,28 @@ pub(crate) struct MapSer<'t> {
     tree: &'t mut Tree,
     pairs: Vec<(NodeId, NodeId)>,
     seen: HashMap<KeyRepr, usize>,
-    /// The key whose value comes next.
-    key: Option<NodeId>,
+    /// The key whose value comes next, and its hashable form.
+    key: Option<(NodeId, KeyRepr)>,
     /// The variant a struct variant is tagged with.
     variant: Option<&'static str>,
 }
 
 impl MapSer<'_> {
     fn key_node(&mut self, key: NodeId) -> Result<(), SerError> {
-        if key_repr(&self.tree.nodes[key.0 as usize].value).is_none() {
-            return Err(SerError("a mapping key must be a scalar, not a sequence or a mapping".into()));
-        }
-        self.key = Some(key);
+        let repr = key_repr(&self.tree.nodes[key.0 as usize].value)
+            .ok_or_else(|| SerError("a mapping key must be a scalar, not a sequence or a mapping".into()))?;
+        self.key = Some((key, repr));
         Ok(())
     }
 
     fn value_node(&mut self, value: NodeId) -> Result<(), SerError> {
-        let key = self.key.take().ok_or_else(|| SerError("a mapping value came before its key".into()))?;
-        match key_repr(&self.tree.nodes[key.0 as usize].value) {
-            Some(repr) => match self.seen.entry(repr) {
-                Entry::Occupied(at) => self.pairs[*at.get()].1 = value,
-                Entry::Vacant(at) => {
-                    at.insert(self.pairs.len());
-                    self.pairs.push((key, value));
-                }
-            },
-            None => self.pairs.push((key, value)),
+        let (key, repr) = self.key.take().ok_or_else(|| SerError("a mapping value came before its key".into()))?;
+        match self.seen.entry(repr) {
+            Entry::Occupied(at) => self.pairs[*at.get()].1 = value,
+            Entry::Vacant(at) => {
+                at.insert(self.pairs.len());
+                self.pairs.push((key, value));
+            }
         }
         Ok(())
     }
