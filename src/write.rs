@@ -290,7 +290,7 @@ impl<'f> Document<'f> {
             Scalar::Bool(b) => Value::Bool(b),
             Scalar::Int(i) => Value::Int(i),
             Scalar::Float(f) => Value::Float(f),
-            Scalar::Str(s) => Value::Str(s),
+            Scalar::Str(s) => Value::Str(s.into()),
         };
         let id = self.tree.to_mut().push(node(v));
         self.set_node(path, id)
@@ -1031,7 +1031,7 @@ impl Document<'_> {
                             main.ok_or_else(|| usage("external arrays need the main file's path to name their files"))?;
                         let p = external_path(main, slot);
                         let name = p.file_name().map(crate::external::percent_encode).unwrap_or_default();
-                        tree.push(node(Value::Str(name)))
+                        tree.push(node(Value::Str(name.into())))
                     } else {
                         tree.push(node(Value::Int(i64::try_from(slot).unwrap_or(i64::MAX))))
                     };
@@ -1152,8 +1152,8 @@ fn big_ints_to_integer_tags(tree: &mut Overlay<'_>, skip: &[std::ops::Range<usiz
         let k_words = tree.push(node(Value::Str("words".into())));
         let s = tree.push(node(Value::Str(if sign == num_bigint::Sign::Minus { "-" } else { "+" }.into())));
         let k_sign = tree.push(node(Value::Str("sign".into())));
-        let text =
-            tree.push(node(Value::Str(format!("{}{mag}", if sign == num_bigint::Sign::Minus { "-" } else { "" }))));
+        let text = tree
+            .push(node(Value::Str(format!("{}{mag}", if sign == num_bigint::Sign::Minus { "-" } else { "" }).into())));
         let k_text = tree.push(node(Value::Str("string".into())));
         tree.set_value(id, Value::Map(vec![(k_words, arr), (k_sign, s), (k_text, text)]));
         tree.set_tag(id, Some(format!("{ASDF_TAG_PREFIX}core/integer-1.1.0")));
@@ -1176,7 +1176,7 @@ pub(crate) fn datatype_node(tree: &mut impl NodeArena, d: &Datatype) -> NodeId {
                 let mut pairs = Vec::new();
                 if let Some(name) = &f.name {
                     let (k, v) =
-                        (tree.push(node(Value::Str("name".into()))), tree.push(node(Value::Str(name.clone()))));
+                        (tree.push(node(Value::Str("name".into()))), tree.push(node(Value::Str(name.as_str().into()))));
                     pairs.push((k, v));
                 }
                 let k = tree.push(node(Value::Str("datatype".into())));
@@ -1251,10 +1251,10 @@ pub(crate) fn element_node(tree: &mut impl NodeArena, e: &Element) -> NodeId {
         },
         Element::Float(f) => tree.push(node(Value::Float(*f))),
         Element::Complex(r, i) => {
-            tree.push(tagged("core/complex-1.0.0", Value::Str(crate::cli::to_yaml::complex_repr(*r, *i))))
+            tree.push(tagged("core/complex-1.0.0", Value::Str(crate::cli::to_yaml::complex_repr(*r, *i).into())))
         }
-        Element::Bytes(b) => tree.push(node(Value::Str(String::from_utf8_lossy(b).into_owned()))),
-        Element::Str(s) => tree.push(node(Value::Str(s.clone()))),
+        Element::Bytes(b) => tree.push(node(Value::Str(String::from_utf8_lossy(b).into()))),
+        Element::Str(s) => tree.push(node(Value::Str(s.as_str().into()))),
         Element::Record(v) | Element::List(v) => {
             let items = v.iter().map(|x| element_node(tree, x)).collect();
             tree.push(node(Value::Seq(items)))

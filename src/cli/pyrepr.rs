@@ -99,10 +99,10 @@ pub(crate) fn type_name(node: NodeRef<'_>) -> String {
 pub(crate) fn str_of(file: &AsdfFile, node: NodeRef<'_>, max: usize) -> String {
     match node.value() {
         Value::Str(s) if node.is_asdf_tag("core/complex") => {
-            crate::ndarray::parse_complex(s).map_or_else(|| s.clone(), |(re, im)| complex_repr(re, im))
+            crate::ndarray::parse_complex(s).map_or_else(|| s.to_string(), |(re, im)| complex_repr(re, im))
         }
-        Value::Str(s) => s.clone(),
-        Value::Timestamp(t) => parse_timestamp(t).map_or_else(|| t.clone(), |t| datetime_str(&t)),
+        Value::Str(s) => s.to_string(),
+        Value::Timestamp(t) => parse_timestamp(t).map_or_else(|| t.to_string(), |t| datetime_str(&t)),
         Value::Map(_) | Value::Seq(_) => repr_of(file, node, max),
         _ => scalar_repr(node.value()),
     }

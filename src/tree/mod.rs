@@ -23,6 +23,10 @@ use crate::Limits;
 use crate::limits::LimitError;
 use resolve::Resolved;
 
+/// The text of [`Value::Str`] and [`Value::Timestamp`]: a `String` that keeps up to 24
+/// bytes inline, without allocating. It derefs to `&str`; make one with `.into()` from a
+/// `&str` or a `String`.
+pub use compact_str::CompactString;
 pub use overlay::{NodeArena, NodeStore, Overlay};
 pub use serde_impl::DeError;
 pub use serialize::SerError;
@@ -103,11 +107,11 @@ pub enum Value {
     /// A float.
     Float(f64),
     /// A string (also the text of scalars with tags rasdf does not resolve).
-    Str(String),
+    Str(CompactString),
     /// Bytes from `!!binary`.
     Binary(Vec<u8>),
     /// A date or date-time, as written.
-    Timestamp(String),
+    Timestamp(CompactString),
     /// A sequence.
     Seq(Vec<NodeId>),
     /// A mapping, in file order, duplicate keys merged (the last value wins, at the
@@ -516,7 +520,7 @@ impl<'t> NodeRef<'t> {
     /// The text of a scalar as a mapping key in paths and listings.
     pub fn key_text(&self) -> String {
         match self.value() {
-            Value::Str(s) | Value::Timestamp(s) => s.clone(),
+            Value::Str(s) | Value::Timestamp(s) => s.to_string(),
             Value::Null => "null".into(),
             Value::Bool(b) => b.to_string(),
             Value::Int(i) => i.to_string(),
@@ -569,9 +573,9 @@ enum KeyRepr {
     Null,
     Int(BigInt),
     Float(u64),
-    Str(String),
+    Str(CompactString),
     Binary(Vec<u8>),
-    Timestamp(String),
+    Timestamp(CompactString),
 }
 
 fn key_repr(v: &Value) -> Option<KeyRepr> {
@@ -941,7 +945,7 @@ impl<'l> Builder<'l> {
         let mk = |tag: Option<String>, value: Value| Node { tag, value, line, col };
         let Some(tag) = tag else {
             if !plain {
-                return Ok(mk(None, Value::Str(text.into_owned())));
+                return Ok(mk(None, Value::Str(CompactString::new(&text))));
             }
             return Ok(match resolve::resolve_plain(&text) {
                 Resolved::Null => mk(None, Value::Null),
@@ -955,16 +959,16 @@ impl<'l> Builder<'l> {
                         let tag = format!("{YAML_TAG_PREFIX}timestamp");
                         return Err(TreeError::BadScalar { tag, text: text.into_owned() });
                     }
-                    mk(None, Value::Timestamp(text.into_owned()))
+                    mk(None, Value::Timestamp(CompactString::new(&text)))
                 }
                 Resolved::Merge => {
                     // Marked so the mapping's end can find it; a merge key is a plain `<<`.
-                    let n = mk(None, Value::Str(text.into_owned()));
+                    let n = mk(None, Value::Str(CompactString::new(&text)));
                     self.merge_keys.push(NodeId(u32::try_from(self.tree.nodes.len()).unwrap_or(u32::MAX)));
                     n
                 }
-                Resolved::Value => mk(Some(VALUE_TAG.into()), Value::Str(text.into_owned())),
-                Resolved::Str => mk(None, Value::Str(text.into_owned())),
+                Resolved::Value => mk(Some(VALUE_TAG.into()), Value::Str(CompactString::new(&text))),
+                Resolved::Str => mk(None, Value::Str(CompactString::new(&text))),
             });
         };
         let full = tag;
@@ -974,13 +978,13 @@ impl<'l> Builder<'l> {
             // `!` alone: a plain string. Any other tag: the text, tagged (the reference
             // keeps unknown tagged scalars as strings).
             if full == "!" {
-                return Ok(mk(None, Value::Str(text.into_owned())));
+                return Ok(mk(None, Value::Str(CompactString::new(&text))));
             }
-            return Ok(mk(Some(full), Value::Str(text.into_owned())));
+            return Ok(mk(Some(full), Value::Str(CompactString::new(&text))));
         };
         let core = core.to_string();
         let value = match core.as_str() {
-            "str" => Value::Str(text.to_string()),
+            "str" => Value::Str(CompactString::new(text)),
             "null" => Value::Null,
             "bool" => Value::Bool(resolve::resolve_bool(&text).ok_or_else(bad)?),
             "int" => match resolve::construct_int(&text).filter(|_| resolve::is_int(&text)).ok_or_else(bad)? {
@@ -1001,9 +1005,9 @@ impl<'l> Builder<'l> {
             "binary" => Value::Binary(resolve::python_base64(&text).ok_or_else(bad)?),
             "timestamp" => {
                 resolve::parse_timestamp(&text).ok_or_else(bad)?;
-                Value::Timestamp(text.to_string())
+                Value::Timestamp(CompactString::new(text))
             }
-            _ => return Ok(mk(Some(full), Value::Str(text.to_string()))),
+            _ => return Ok(mk(Some(full), Value::Str(CompactString::new(text)))),
         };
         Ok(mk(None, value))
     }

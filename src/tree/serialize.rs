@@ -11,7 +11,7 @@ use std::fmt;
 use num_bigint::BigInt;
 use serde::ser::{self, Serialize};
 
-use super::{KeyRepr, Node, NodeId, Tree, Value, key_repr};
+use super::{CompactString, KeyRepr, Node, NodeId, Tree, Value, key_repr};
 
 /// A value serde could not turn into nodes: a mapping key that is not a scalar, or the
 /// value's own `Serialize` failing.
@@ -57,7 +57,7 @@ fn int(i: i128) -> Value {
 
 /// `{variant: value}`, serde's externally tagged enum variant.
 fn variant(tree: &mut Tree, name: &str, value: NodeId) -> NodeId {
-    let key = tree.push(plain(Value::Str(name.to_string())));
+    let key = tree.push(plain(Value::Str(name.into())));
     tree.push(plain(Value::Map(vec![(key, value)])))
 }
 
@@ -105,10 +105,10 @@ impl<'t> ser::Serializer for NodeSer<'t> {
         self.push(Value::Float(v))
     }
     fn serialize_char(self, v: char) -> Result<NodeId, SerError> {
-        self.push(Value::Str(v.to_string()))
+        self.push(Value::Str(CompactString::new(v.encode_utf8(&mut [0; 4]))))
     }
     fn serialize_str(self, v: &str) -> Result<NodeId, SerError> {
-        self.push(Value::Str(v.to_string()))
+        self.push(Value::Str(v.into()))
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<NodeId, SerError> {
         self.push(Value::Binary(v.to_vec()))
@@ -131,7 +131,7 @@ impl<'t> ser::Serializer for NodeSer<'t> {
         _index: u32,
         variant: &'static str,
     ) -> Result<NodeId, SerError> {
-        self.push(Value::Str(variant.to_string()))
+        self.push(Value::Str(variant.into()))
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
@@ -269,7 +269,7 @@ impl MapSer<'_> {
     }
 
     fn field<T: Serialize + ?Sized>(&mut self, name: &str, value: &T) -> Result<(), SerError> {
-        let key = self.tree.push(plain(Value::Str(name.to_string())));
+        let key = self.tree.push(plain(Value::Str(name.into())));
         self.key_node(key)?;
         let value = value.serialize(NodeSer { tree: &mut *self.tree })?;
         self.value_node(value)
@@ -364,7 +364,7 @@ mod tests {
                     join(pairs.iter().map(|&(k, v)| format!("{}: {}", text(tree, k), text(tree, v))).collect())
                 )
             }
-            Value::Str(s) => s.clone(),
+            Value::Str(s) => s.to_string(),
             Value::Int(i) => i.to_string(),
             Value::Float(f) => format!("{f:?}"),
             other => format!("{other:?}"),

@@ -130,7 +130,7 @@ fn plain(f: &AsdfFile, node: NodeRef<'_>, walk: &mut Walk) -> J {
         Value::Int(i) => json!({"$int": i.to_string()}),
         Value::BigInt(i) => json!({"$int": i.to_string()}),
         Value::Float(x) => fl(*x),
-        Value::Str(s) => json!(s),
+        Value::Str(s) => json!(s.as_str()),
         Value::Binary(b) => json!({"$bytes": b.iter().map(|c| format!("{c:02x}")).collect::<String>()}),
         Value::Timestamp(t) => json!({"$timestamp": rasdf::tree::resolve::parse_timestamp(t).unwrap().isoformat()}),
         Value::Seq(_) => J::Array(node.items().unwrap().map(|n| dump(f, n, walk)).collect()),
