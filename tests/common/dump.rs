@@ -117,6 +117,32 @@ fn converted(f: &AsdfFile, node: NodeRef<'_>) -> Result<Option<J>, String> {
         let (r, i) = rasdf::ndarray::parse_complex(text).ok_or("not a complex number")?;
         return Ok(Some(json!({"$complex": [fl(r), fl(i)]})));
     }
+    if node.is_asdf_tag("core/externalarray") {
+        // The reference's object: `str(fileuri)` and the other three as they are; a
+        // node missing one stays a tagged node there (its conversion fails).
+        let get = |k: &str| node.get(k);
+        let (Some(uri), Some(target), Some(dt), Some(shape)) =
+            (get("fileuri"), get("target"), get("datatype"), get("shape"))
+        else {
+            return Ok(None);
+        };
+        let uri = match uri.value() {
+            Value::Str(s) => s.to_string(),
+            Value::Int(i) => i.to_string(),
+            _ => return Err("a fileuri that is neither a string nor an integer".into()),
+        };
+        let mut walk = Walk { stack: Vec::new(), lenient: false };
+        let shape = match shape.items() {
+            Some(items) => items.map(|n| dump(f, n, &mut walk)).collect::<Vec<_>>(),
+            None => return Err("a shape that is not a list".into()),
+        };
+        return Ok(Some(json!({"$external": {
+            "fileuri": uri,
+            "target": dump(f, target, &mut walk),
+            "datatype": dump(f, dt, &mut walk),
+            "shape": shape,
+        }})));
+    }
     if node.is_asdf_tag("core/integer") {
         return Ok(Some(json!({"$int": f.integer_at(node).map_err(|e| e.to_string())?.to_string()})));
     }

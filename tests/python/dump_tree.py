@@ -9,6 +9,8 @@ compared exactly:
 - bytes {"$bytes": hex}; dates and datetimes {"$timestamp": isoformat};
 - lists as lists; mappings {"$map": [[key, value], ...]} in file order;
 - nodes with tags the reference does not convert {"$tag": tag, "value": ...};
+- external array references (core/externalarray) {"$external": {"fileuri": str,
+  "target": ..., "datatype": ..., "shape": [...]}};
 - arrays {"$ndarray": {"datatype": ..., "shape": [...], "values": [...flat, C order],
   "mask": [...] or null}}; a node that contains itself: {"$cycle": true}.
 """
@@ -106,6 +108,15 @@ def dump(v, stack):
         inner = dump_plain(raw, stack, v)
         stack.discard(id(v))
         return {"$tag": v._tag, "value": inner}
+    if isinstance(v, asdf.ExternalArrayReference):
+        return {
+            "$external": {
+                "fileuri": v.fileuri,
+                "target": dump(v.target, stack),
+                "datatype": dump(v.dtype, stack),
+                "shape": [dump(x, stack) for x in v.shape],
+            }
+        }
     if isinstance(v, asdf.IntegerType):
         return {"$int": str(int(v._value))}
     stack.add(id(v))

@@ -178,6 +178,11 @@ def rand_node(r, rng, depth, pool):
             return TaggedDict({rand_key(r): rand_scalar(r) for _ in range(r.randint(0, 3))}, tag)
         if kind < 0.7:
             return TaggedList([rand_scalar(r) for _ in range(r.randint(0, 3))], tag)
+        if kind > 0.9:
+            # A core node the reference converts to an object of its own.
+            target = r.choice([r.randint(0, 9), rand_str(r), "/sci/data"])
+            shape = [r.randint(0, 100) for _ in range(r.randint(0, 3))]
+            return asdf.ExternalArrayReference(r.choice(["a.fits", "sub/b.h5", "c d.asdf"]), target, r.choice(NUM), shape)
         t = TaggedString(r.choice(["x", "1", "yes", "a b", "", "0x1F"]))
         t._tag = tag
         return t
