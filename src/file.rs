@@ -381,10 +381,10 @@ impl AsdfFile {
             let mut users = vec![0u32; self.blocks.len()];
             for (_, node) in self.ndarray_nodes() {
                 let Ok(meta) = ArrayMeta::parse(node) else { continue };
-                if let Source::Block(i) = meta.source {
-                    if let Some(u) = self.resolve_block(i).ok().and_then(|m| users.get_mut(m)) {
-                        *u = u.saturating_add(1);
-                    }
+                if let Source::Block(i) = meta.source
+                    && let Some(u) = self.resolve_block(i).ok().and_then(|m| users.get_mut(m))
+                {
+                    *u = u.saturating_add(1);
                 }
             }
             users
@@ -728,13 +728,12 @@ fn find_blocks(
                 let mut error = walk.error;
                 // The index points at a block that walking did not reach, and that is not
                 // a valid block: the file is damaged there, not merely stale.
-                if let index::IndexError::BadEntry { entry, offset, reason } = &e {
-                    if error.is_none()
-                        && walk.blocks.len() <= *entry
-                        && !walk.blocks.iter().any(|b| b.offset == *offset)
-                    {
-                        error = Some(Error::new(reason.clone(), Location::block(*entry, *offset)));
-                    }
+                if let index::IndexError::BadEntry { entry, offset, reason } = &e
+                    && error.is_none()
+                    && walk.blocks.len() <= *entry
+                    && !walk.blocks.iter().any(|b| b.offset == *offset)
+                {
+                    error = Some(Error::new(reason.clone(), Location::block(*entry, *offset)));
                 }
                 return (walk.blocks, IndexStatus::Invalid(e), error);
             }
@@ -755,13 +754,13 @@ fn find_blocks(
 }
 
 fn note_trailer(trailer: &Trailer, index_at: Option<u64>, warnings: &mut Vec<Warning>) {
-    if let Trailer::Junk(at) = trailer {
-        if index_at != Some(*at) {
-            warnings.push(Warning {
-                message: "unexpected bytes after the last block; the file may be damaged".into(),
-                location: Location::at(*at),
-            });
-        }
+    if let Trailer::Junk(at) = trailer
+        && index_at != Some(*at)
+    {
+        warnings.push(Warning {
+            message: "unexpected bytes after the last block; the file may be damaged".into(),
+            location: Location::at(*at),
+        });
     }
 }
 

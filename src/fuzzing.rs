@@ -148,15 +148,15 @@ pub fn index_target(data: &[u8]) {
     let limits = tight_limits();
     let _ = index::parse(data, 0);
     // The index as writers lay it out is read without the YAML parser: the same list.
-    if let Ok(text) = std::str::from_utf8(data) {
-        if let Some(plain) = index::plain_list(text) {
-            assert_eq!(index::parse_yaml(text), Ok(plain), "the plain index reads differently through YAML");
-        }
+    if let Ok(text) = std::str::from_utf8(data)
+        && let Some(plain) = index::plain_list(text)
+    {
+        assert_eq!(index::parse_yaml(text), Ok(plain), "the plain index reads differently through YAML");
     }
-    if let (Some(at), Some(first)) = (index::find(data, 0, &limits), block::find_first_block(data, 0)) {
-        if let Ok(offsets) = index::parse(data, at) {
-            let _ = index::verify(data, &offsets, first, at);
-        }
+    if let (Some(at), Some(first)) = (index::find(data, 0, &limits), block::find_first_block(data, 0))
+        && let Ok(offsets) = index::parse(data, at)
+    {
+        let _ = index::verify(data, &offsets, first, at);
     }
 }
 

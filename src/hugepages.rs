@@ -211,10 +211,10 @@ mod tests {
         }
         for i in 0..n as u64 {
             v.push(i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-            if i % 4096 == 0 {
-                if let Some(h) = &helper {
-                    h.filled(usize::try_from(i).unwrap() * 8);
-                }
+            if i % 4096 == 0
+                && let Some(h) = &helper
+            {
+                h.filled(usize::try_from(i).unwrap() * 8);
             }
         }
         drop(helper);

@@ -1279,13 +1279,13 @@ impl<W: Write> CrashTestWriter<W> {
 
 impl<W: Write> Write for CrashTestWriter<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if let Some(limit) = self.limit {
-            if self.written + buf.len() > limit {
-                let keep = limit - self.written;
-                self.inner.write_all(&buf[..keep])?;
-                self.inner.flush()?;
-                std::process::abort();
-            }
+        if let Some(limit) = self.limit
+            && self.written + buf.len() > limit
+        {
+            let keep = limit - self.written;
+            self.inner.write_all(&buf[..keep])?;
+            self.inner.flush()?;
+            std::process::abort();
         }
         let n = self.inner.write(buf)?;
         self.written += n;
@@ -1319,7 +1319,7 @@ impl StreamWriter {
     /// # Errors
     /// A partial row; I/O errors.
     pub fn append(&mut self, bytes: &[u8]) -> Result<()> {
-        if self.row_bytes == 0 || bytes.len() % self.row_bytes != 0 {
+        if self.row_bytes == 0 || !bytes.len().is_multiple_of(self.row_bytes) {
             return Err(usage(format!("{} bytes is not a whole number of {}-byte rows", bytes.len(), self.row_bytes)));
         }
         let f = self.file.as_mut().ok_or_else(|| usage("the stream is finished"))?;

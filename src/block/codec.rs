@@ -297,11 +297,11 @@ fn bunzip_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> + ?Sized>
         // The first `skip` bytes went to the sink from the parallel path already.
         let had = usize::try_from(skip).map_or(n, |s| s.min(n));
         skip -= had as u64;
-        if had < n {
-            if let Err(e) = sink(&buf[had..n]) {
-                stopped = Some(e);
-                return Err(BlockError::Corrupt { codec, message: "decoding stopped".into() });
-            }
+        if had < n
+            && let Err(e) = sink(&buf[had..n])
+        {
+            stopped = Some(e);
+            return Err(BlockError::Corrupt { codec, message: "decoding stopped".into() });
         }
         spare.set(Some(buf));
         Ok(())

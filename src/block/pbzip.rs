@@ -297,7 +297,8 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let len = if x % 16 == 0 { [254, 255, 256, 600][(x % 64 / 16) as usize] } else { 1 + (x % 5) as usize };
+            let len =
+                if x.is_multiple_of(16) { [254, 255, 256, 600][(x % 64 / 16) as usize] } else { 1 + (x % 5) as usize };
             runs.extend(std::iter::repeat_n(x.to_le_bytes()[3], len));
         }
         cases.push(("runs", runs, 1));

@@ -47,7 +47,7 @@ impl Stream {
     /// `last`; returns the bytes it adds to the stream (the zlib header first, the
     /// Adler-32 at the end).
     pub(crate) fn feed(&mut self, batch: &[u8], last: bool) -> Result<Vec<u8>, String> {
-        if !last && batch.len() % PIECE != 0 {
+        if !last && !batch.len().is_multiple_of(PIECE) {
             return Err(format!("a batch of {} bytes is not whole pieces", batch.len()));
         }
         let window = &self.window;

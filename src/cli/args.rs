@@ -206,11 +206,11 @@ pub fn process_main() -> std::process::ExitCode {
     // Also what the argument parser printed on its own (help, version).
     let flushed = std::io::Write::flush(&mut stdout);
     drop(stdout);
-    if let Err(e) = flushed.and_then(|()| std::io::Write::flush(&mut std::io::stdout())) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("rasdf: writing the report: {e}");
-            return std::process::ExitCode::from(1);
-        }
+    if let Err(e) = flushed.and_then(|()| std::io::Write::flush(&mut std::io::stdout()))
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("rasdf: writing the report: {e}");
+        return std::process::ExitCode::from(1);
     }
     end_process(code)
 }

@@ -177,11 +177,11 @@ impl Datatype {
             return Err(ArrayError::Invalid(format!("datatype must be a name or a list, not {}", node.key_text())));
         };
         let items: Vec<NodeRef<'_>> = items.collect();
-        if items.len() == 2 {
-            if let (Some(kind @ ("ascii" | "ucs4")), Some(n)) = (items[0].as_str(), items[1].as_i64()) {
-                let n = usize::try_from(n).map_err(|_| ArrayError::Invalid(format!("string length {n}")))?;
-                return Ok(if kind == "ascii" { Datatype::Ascii(n) } else { Datatype::Ucs4(n) });
-            }
+        if items.len() == 2
+            && let (Some(kind @ ("ascii" | "ucs4")), Some(n)) = (items[0].as_str(), items[1].as_i64())
+        {
+            let n = usize::try_from(n).map_err(|_| ArrayError::Invalid(format!("string length {n}")))?;
+            return Ok(if kind == "ascii" { Datatype::Ascii(n) } else { Datatype::Ucs4(n) });
         }
         let mut fields = Vec::with_capacity(items.len());
         for item in items {

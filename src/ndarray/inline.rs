@@ -88,12 +88,11 @@ fn leaves<'t>(data: NodeRef<'t>, dims: &[usize]) -> Result<Vec<NodeRef<'t>>, Arr
     let mut out = Vec::new();
     // A 0-d array written as a one-item list (the only inline form the reference does
     // not take for a block number: `data: 5` would be `source: 5`).
-    if dims.is_empty() {
-        if let Some(mut items) = data.items() {
-            if items.len() == 1 {
-                return Ok(items.next().into_iter().collect());
-            }
-        }
+    if dims.is_empty()
+        && let Some(mut items) = data.items()
+        && items.len() == 1
+    {
+        return Ok(items.next().into_iter().collect());
     }
     let mut stack: Vec<(NodeRef<'t>, usize)> = vec![(data, 0)];
     while let Some((node, depth)) = stack.pop() {

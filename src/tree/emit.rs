@@ -214,19 +214,21 @@ pub fn short_tag(tag: &str) -> String {
 
 /// [`short_tag`], appended to `out`.
 fn push_short_tag(out: &mut String, tag: &str) {
-    if let Some(rest) = tag.strip_prefix(ASDF_TAG_PREFIX) {
-        if rest.bytes().all(|c| c.is_ascii_alphanumeric() || b"-_./".contains(&c)) && !rest.is_empty() {
-            out.push('!');
-            out.push_str(rest);
-            return;
-        }
+    if let Some(rest) = tag.strip_prefix(ASDF_TAG_PREFIX)
+        && rest.bytes().all(|c| c.is_ascii_alphanumeric() || b"-_./".contains(&c))
+        && !rest.is_empty()
+    {
+        out.push('!');
+        out.push_str(rest);
+        return;
     }
-    if let Some(rest) = tag.strip_prefix(YAML_TAG_PREFIX) {
-        if rest.bytes().all(|c| c.is_ascii_alphanumeric()) && !rest.is_empty() {
-            out.push_str("!!");
-            out.push_str(rest);
-            return;
-        }
+    if let Some(rest) = tag.strip_prefix(YAML_TAG_PREFIX)
+        && rest.bytes().all(|c| c.is_ascii_alphanumeric())
+        && !rest.is_empty()
+    {
+        out.push_str("!!");
+        out.push_str(rest);
+        return;
     }
     // Verbatim, with what a YAML tag URI may not hold as it is (`%` itself, spaces,
     // `>`, `#`, `{}`, non-ASCII...) %XX-escaped as UTF-8: YAML parsers (libyaml,

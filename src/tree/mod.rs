@@ -889,10 +889,10 @@ impl<'l> Builder<'l> {
         if len == self.tree.nodes.capacity() {
             // The arena is about to move: the helper must be done with it (dropping stops it).
             self.prefault = None;
-        } else if len % 1024 == 0 {
-            if let Some(p) = &self.prefault {
-                p.filled(len * std::mem::size_of::<Node>());
-            }
+        } else if len.is_multiple_of(1024)
+            && let Some(p) = &self.prefault
+        {
+            p.filled(len * std::mem::size_of::<Node>());
         }
         Ok(self.tree.push(node))
     }

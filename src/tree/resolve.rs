@@ -108,15 +108,15 @@ pub fn python_base64(text: &str) -> Option<Vec<u8>> {
 /// A plain scalar that starts as a number may be: a float, an int, a timestamp, or a
 /// string.
 fn resolve_number_like(s: &str) -> Resolved {
-    if is_float(s) {
-        if let Some(f) = construct_float(s) {
-            return Resolved::Float(f);
-        }
+    if is_float(s)
+        && let Some(f) = construct_float(s)
+    {
+        return Resolved::Float(f);
     }
-    if is_int(s) {
-        if let Some(i) = construct_int(s) {
-            return i;
-        }
+    if is_int(s)
+        && let Some(i) = construct_int(s)
+    {
+        return i;
     }
     if s.as_bytes().first().is_some_and(u8::is_ascii_digit) && is_timestamp(s) {
         return Resolved::Timestamp;
@@ -305,10 +305,10 @@ pub fn is_float(s: &str) -> bool {
 /// PyYAML's `construct_yaml_float` for text that [`is_float`] accepted.
 pub fn construct_float(s: &str) -> Option<f64> {
     // The usual case, `1.5` or `-2.0e+10`: Rust's parser takes it as is.
-    if !s.bytes().any(|b| matches!(b, b'_' | b':' | b'i' | b'I' | b'n' | b'N')) {
-        if let Ok(f) = s.parse::<f64>() {
-            return Some(f);
-        }
+    if !s.bytes().any(|b| matches!(b, b'_' | b':' | b'i' | b'I' | b'n' | b'N'))
+        && let Ok(f) = s.parse::<f64>()
+    {
+        return Some(f);
     }
     let v: String = s.chars().filter(|&c| c != '_').collect::<String>().to_ascii_lowercase();
     let (neg, u) = strip_sign(&v);
@@ -348,10 +348,11 @@ fn normalize_float(s: &str) -> String {
 pub fn construct_int(s: &str) -> Option<Resolved> {
     // The usual case: a decimal that fits in 64 bits (no `_`, `:`, `0x`, `0b` or octal `0`).
     let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
-    if !digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit()) {
-        if let Ok(i) = s.parse::<i64>() {
-            return Some(Resolved::Int(i));
-        }
+    if !digits.starts_with('0')
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(i) = s.parse::<i64>()
+    {
+        return Some(Resolved::Int(i));
     }
     let v: String = s.chars().filter(|&c| c != '_').collect();
     let (neg, u) = strip_sign(&v);
