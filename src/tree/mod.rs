@@ -945,7 +945,7 @@ impl<'l> Builder<'l> {
         let mk = |tag: Option<String>, value: Value| Node { tag, value, line, col };
         let Some(tag) = tag else {
             if !plain {
-                return Ok(mk(None, Value::Str(CompactString::new(&text))));
+                return Ok(mk(None, Value::Str(CompactString::from(text))));
             }
             return Ok(match resolve::resolve_plain(&text) {
                 Resolved::Null => mk(None, Value::Null),
@@ -959,16 +959,16 @@ impl<'l> Builder<'l> {
                         let tag = format!("{YAML_TAG_PREFIX}timestamp");
                         return Err(TreeError::BadScalar { tag, text: text.into_owned() });
                     }
-                    mk(None, Value::Timestamp(CompactString::new(&text)))
+                    mk(None, Value::Timestamp(CompactString::from(text)))
                 }
                 Resolved::Merge => {
                     // Marked so the mapping's end can find it; a merge key is a plain `<<`.
-                    let n = mk(None, Value::Str(CompactString::new(&text)));
+                    let n = mk(None, Value::Str(CompactString::from(text)));
                     self.merge_keys.push(NodeId(u32::try_from(self.tree.nodes.len()).unwrap_or(u32::MAX)));
                     n
                 }
-                Resolved::Value => mk(Some(VALUE_TAG.into()), Value::Str(CompactString::new(&text))),
-                Resolved::Str => mk(None, Value::Str(CompactString::new(&text))),
+                Resolved::Value => mk(Some(VALUE_TAG.into()), Value::Str(CompactString::from(text))),
+                Resolved::Str => mk(None, Value::Str(CompactString::from(text))),
             });
         };
         let full = tag;
@@ -978,13 +978,13 @@ impl<'l> Builder<'l> {
             // `!` alone: a plain string. Any other tag: the text, tagged (the reference
             // keeps unknown tagged scalars as strings).
             if full == "!" {
-                return Ok(mk(None, Value::Str(CompactString::new(&text))));
+                return Ok(mk(None, Value::Str(CompactString::from(text))));
             }
-            return Ok(mk(Some(full), Value::Str(CompactString::new(&text))));
+            return Ok(mk(Some(full), Value::Str(CompactString::from(text))));
         };
         let core = core.to_string();
         let value = match core.as_str() {
-            "str" => Value::Str(CompactString::new(text)),
+            "str" => Value::Str(CompactString::from(text)),
             "null" => Value::Null,
             "bool" => Value::Bool(resolve::resolve_bool(&text).ok_or_else(bad)?),
             "int" => match resolve::construct_int(&text).filter(|_| resolve::is_int(&text)).ok_or_else(bad)? {
@@ -1005,9 +1005,9 @@ impl<'l> Builder<'l> {
             "binary" => Value::Binary(resolve::python_base64(&text).ok_or_else(bad)?),
             "timestamp" => {
                 resolve::parse_timestamp(&text).ok_or_else(bad)?;
-                Value::Timestamp(CompactString::new(text))
+                Value::Timestamp(CompactString::from(text))
             }
-            _ => return Ok(mk(Some(full), Value::Str(CompactString::new(text)))),
+            _ => return Ok(mk(Some(full), Value::Str(CompactString::from(text)))),
         };
         Ok(mk(None, value))
     }
