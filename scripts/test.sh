@@ -30,3 +30,5 @@ cargo clippy --all-targets --quiet -- -D warnings
 echo "== cargo test"
 cargo test --all-targets --quiet
 cargo test --doc --quiet
+echo "== cargo doc (broken links and other rustdoc warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet

@@ -1,5 +1,5 @@
 //! Entry points for the fuzz targets (fuzz/), shared with `cargo test`, which replays
-//! every input kept under testdata/fuzz/<target>/. Each takes arbitrary bytes and must
+//! every input kept under `testdata/fuzz/<target>/`. Each takes arbitrary bytes and must
 //! return without panicking, hanging or allocating without bound.
 
 use std::io::Cursor;

@@ -7,7 +7,7 @@
 //! - [`index`]: the block index at the end of the file, checked before use;
 //! - [`tree`]: the header, comments and the YAML tree;
 //! - [`ndarray`]: array datatypes, layouts and data;
-//! - [`file`]: opening files (lazy, memory-mapped);
+//! - [`file`](mod@file): opening files (lazy, memory-mapped);
 //! - [`cli`]: the command-line tools, as library functions writing to `impl Write`.
 //!
 //! ```no_run

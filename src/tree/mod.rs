@@ -83,7 +83,7 @@ pub(crate) fn guard_parser<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     })
 }
 
-/// Whether a panic comes from the YAML parser, whose panics [`guard_parser`] turns into
+/// Whether a panic comes from the YAML parser, whose panics `guard_parser` turns into
 /// errors (for panic hooks that should stay quiet about those).
 pub fn panic_is_from_yaml_parser(info: &std::panic::PanicHookInfo<'_>) -> bool {
     info.location().is_some_and(|l| l.file().contains("libyaml-safer"))
@@ -273,7 +273,7 @@ impl Tree {
 
     /// Visits every node reachable from the root once, depth first, with its path. A node
     /// reached again through an alias is visited only the first time. The path is built
-    /// only when `visit` asks for it ([`TreePath::to_string`]).
+    /// only when `visit` asks for it (`to_string`, from [`TreePath`]'s `Display`).
     pub fn walk<'t>(&'t self, mut visit: impl FnMut(&TreePath<'t>, NodeRef<'t>)) {
         let Some(root) = self.root else { return };
         let mut seen = vec![false; self.nodes.len()];
