@@ -83,7 +83,7 @@ fn dump(f: &AsdfFile, node: NodeRef<'_>, walk: &mut Walk) -> J {
     if collection && walk.stack.contains(&node.id().0) {
         return json!({"$cycle": true});
     }
-    if let Some(j) = converted(f, node).unwrap_or_else(|e| if walk.lenient { None } else { panic!("{e}") }) {
+    if let Some(j) = converted(f, node, walk).unwrap_or_else(|e| if walk.lenient { None } else { panic!("{e}") }) {
         return j;
     }
     if collection {
@@ -99,9 +99,10 @@ fn dump(f: &AsdfFile, node: NodeRef<'_>, walk: &mut Walk) -> J {
     }
 }
 
-/// The value of a node the reference converts (ndarray, complex, integer), `None` for
-/// others.
-fn converted(f: &AsdfFile, node: NodeRef<'_>) -> Result<Option<J>, String> {
+/// The value of a node the reference converts (ndarray, complex, external array,
+/// integer), `None` for others; `walk` carries the caller's mode and cycle stack into
+/// the nodes it dumps.
+fn converted(f: &AsdfFile, node: NodeRef<'_>, walk: &mut Walk) -> Result<Option<J>, String> {
     if node.is_asdf_tag("core/ndarray") {
         let a = f.ndarray_at(node).map_err(|e| e.to_string())?;
         let mask = f.mask_at(node, &a).map_err(|e| e.to_string())?;
@@ -131,15 +132,14 @@ fn converted(f: &AsdfFile, node: NodeRef<'_>) -> Result<Option<J>, String> {
             Value::Int(i) => i.to_string(),
             _ => return Err("a fileuri that is neither a string nor an integer".into()),
         };
-        let mut walk = Walk { stack: Vec::new(), lenient: false };
         let shape = match shape.items() {
-            Some(items) => items.map(|n| dump(f, n, &mut walk)).collect::<Vec<_>>(),
+            Some(items) => items.map(|n| dump(f, n, walk)).collect::<Vec<_>>(),
             None => return Err("a shape that is not a list".into()),
         };
         return Ok(Some(json!({"$external": {
             "fileuri": uri,
-            "target": dump(f, target, &mut walk),
-            "datatype": dump(f, dt, &mut walk),
+            "target": dump(f, target, walk),
+            "datatype": dump(f, dt, walk),
             "shape": shape,
         }})));
     }
