@@ -14,7 +14,7 @@ mod serde_impl;
 mod serialize;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use libyaml_safer::{EventData, Parser, ScalarStyle};
 use num_bigint::BigInt;
@@ -39,6 +39,9 @@ pub const YAML_TAG_PREFIX: &str = "tag:yaml.org,2002:";
 
 /// The tag PyYAML gives a plain `=` (the YAML value key).
 const VALUE_TAG: &str = "tag:yaml.org,2002:value";
+/// The tag PyYAML gives a plain `<<`: a merge key in a mapping's key, elsewhere a string
+/// the reference keeps tagged (with a warning).
+const MERGE_TAG: &str = "tag:yaml.org,2002:merge";
 
 /// What can be wrong with the YAML tree.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -621,6 +624,10 @@ struct Builder<'l> {
     pairs: Vec<(NodeId, NodeId)>,
     /// The special tag of a merge key (`<<`), to spot it at the mapping's end.
     merge_keys: Vec<NodeId>,
+    /// Anchored items of `!!omap` and `!!pairs` whose tag names another kind of node
+    /// (`- &a !!omap {k: v}`): PyYAML ignores an item's tag there, but an alias to one
+    /// elsewhere constructs it, tag and all, and fails.
+    unchecked_items: HashSet<NodeId>,
     documents: usize,
 }
 
@@ -744,6 +751,7 @@ impl<'l> Builder<'l> {
             items: Vec::new(),
             pairs: Vec::new(),
             merge_keys: Vec::new(),
+            unchecked_items: HashSet::new(),
             documents: 0,
             prefault,
         }
@@ -845,6 +853,9 @@ impl<'l> Builder<'l> {
                     .anchors
                     .get(&anchor)
                     .ok_or_else(|| at(TreeError::Syntax(format!("alias *{anchor} names no anchor"))))?;
+                if self.unchecked_items.contains(&id) {
+                    check_kind(self.tree.nodes[id.0 as usize].tag.as_deref(), "mapping").map_err(at)?;
+                }
                 self.attach(id).map_err(at)?;
             }
             Ev::Scalar { anchor, tag, value, plain } => {
@@ -860,8 +871,18 @@ impl<'l> Builder<'l> {
                 self.stack.push(Frame::Seq { id, start: self.items.len() });
             }
             Ev::MapStart { anchor, tag } => {
-                check_kind(tag.as_deref(), "mapping").map_err(at)?;
+                // An item of `!!omap` or `!!pairs` gives only its one pair: its own tag
+                // is never constructed there (gwcs writes `!!omap` on each item).
+                let pair_item = self.in_pairs_seq();
+                let checked = check_kind(tag.as_deref(), "mapping");
+                let wrong_kind = checked.is_err();
+                if !pair_item {
+                    checked.map_err(at)?;
+                }
                 let id = self.open(collection_tag(tag), Value::Map(Vec::new()), pos).map_err(at)?;
+                if pair_item && anchor.is_some() && wrong_kind {
+                    self.unchecked_items.insert(id);
+                }
                 self.anchor(anchor, id);
                 self.stack.push(Frame::Map { id, start: self.pairs.len(), key: None });
             }
@@ -881,6 +902,12 @@ impl<'l> Builder<'l> {
             }
         }
         Ok(Flow::Continue)
+    }
+
+    /// Whether the innermost open collection is an `!!omap` or `!!pairs` sequence.
+    fn in_pairs_seq(&self) -> bool {
+        matches!(self.stack.last(), Some(Frame::Seq { id, .. })
+            if matches!(self.tree.nodes[id.0 as usize].tag.as_deref(), Some("tag:yaml.org,2002:omap" | "tag:yaml.org,2002:pairs")))
     }
 
     fn add(&mut self, node: Node) -> Result<NodeId, TreeError> {
@@ -923,7 +950,8 @@ impl<'l> Builder<'l> {
                     if node.tag.as_deref() == Some(VALUE_TAG) {
                         node.tag = None;
                     }
-                    if node.tag.is_some() || matches!(node.value, Value::Seq(_) | Value::Map(_)) {
+                    let merge = node.tag.as_deref() == Some(MERGE_TAG);
+                    if (node.tag.is_some() && !merge) || matches!(node.value, Value::Seq(_) | Value::Map(_)) {
                         return Err(TreeError::UnhashableKey);
                     }
                     *key = Some(id);
@@ -943,43 +971,71 @@ impl<'l> Builder<'l> {
     ) -> Result<Node, TreeError> {
         let (line, col) = (u32::try_from(pos.0).unwrap_or(u32::MAX), u32::try_from(pos.1).unwrap_or(u32::MAX));
         let mk = |tag: Option<String>, value: Value| Node { tag, value, line, col };
-        let Some(tag) = tag else {
-            if !plain {
-                return Ok(mk(None, Value::Str(CompactString::from(text))));
-            }
-            return Ok(match resolve::resolve_plain(&text) {
-                Resolved::Null => mk(None, Value::Null),
-                Resolved::Bool(b) => mk(None, Value::Bool(b)),
-                Resolved::Int(i) => mk(None, Value::Int(i)),
-                Resolved::BigInt(i) => mk(None, Value::BigInt(Box::new(i))),
-                Resolved::Float(f) => mk(None, Value::Float(f)),
-                Resolved::Timestamp => {
-                    // Shaped as a timestamp, so PyYAML makes a `datetime` of it, or fails.
-                    if resolve::parse_timestamp(&text).is_none() {
-                        let tag = format!("{YAML_TAG_PREFIX}timestamp");
-                        return Err(TreeError::BadScalar { tag, text: text.into_owned() });
+        // The non-specific tag `!` (also `!<!>`), whatever the scalar's style, makes
+        // PyYAML resolve it as a plain one: `! 'yes'` is true, `! '2001-12-14'` a
+        // date (the reference writes history times so).
+        let bang = tag.as_deref() == Some("!");
+        if tag.is_none() && !plain {
+            return Ok(mk(None, Value::Str(CompactString::from(text))));
+        }
+        let full = match tag {
+            Some(t) if !bang => t,
+            _ => {
+                // A block scalar's one final line break: PyYAML's patterns (`$`) still
+                // match, and its constructors take the text with the break, which `int`
+                // and `float` ignore but the tables of bools and of `.inf` and `.nan` do not.
+                let (text, broken) = match text.strip_suffix('\n') {
+                    Some(t) if bang && !t.ends_with('\n') => (Cow::Owned(t.to_string()), Some(text.into_owned())),
+                    _ => (text, None),
+                };
+                let resolved = resolve::resolve_plain(&text);
+                if let Some(whole) = broken {
+                    let special = || {
+                        let v = text.replace('_', "").to_ascii_lowercase();
+                        matches!(v.trim_start_matches(['+', '-']), ".inf" | ".nan")
+                    };
+                    let fails = match &resolved {
+                        Resolved::Bool(_) => true,
+                        Resolved::Float(_) => special(),
+                        _ => false,
+                    };
+                    if fails {
+                        return Err(TreeError::BadScalar { tag: "!".into(), text: whole });
                     }
-                    mk(None, Value::Timestamp(CompactString::from(text)))
+                    if matches!(resolved, Resolved::Str | Resolved::Merge | Resolved::Value) {
+                        return Ok(mk(None, Value::Str(CompactString::from(whole))));
+                    }
                 }
-                Resolved::Merge => {
-                    // Marked so the mapping's end can find it; a merge key is a plain `<<`.
-                    let n = mk(None, Value::Str(CompactString::from(text)));
-                    self.merge_keys.push(NodeId(u32::try_from(self.tree.nodes.len()).unwrap_or(u32::MAX)));
-                    n
-                }
-                Resolved::Value => mk(Some(VALUE_TAG.into()), Value::Str(CompactString::from(text))),
-                Resolved::Str => mk(None, Value::Str(CompactString::from(text))),
-            });
+                return Ok(match resolved {
+                    Resolved::Null => mk(None, Value::Null),
+                    Resolved::Bool(b) => mk(None, Value::Bool(b)),
+                    Resolved::Int(i) => mk(None, Value::Int(i)),
+                    Resolved::BigInt(i) => mk(None, Value::BigInt(Box::new(i))),
+                    Resolved::Float(f) => mk(None, Value::Float(f)),
+                    Resolved::Timestamp => {
+                        // Shaped as a timestamp, so PyYAML makes a `datetime` of it, or fails.
+                        if resolve::parse_timestamp(&text).is_none() {
+                            let tag = format!("{YAML_TAG_PREFIX}timestamp");
+                            return Err(TreeError::BadScalar { tag, text: text.into_owned() });
+                        }
+                        mk(None, Value::Timestamp(CompactString::from(text)))
+                    }
+                    Resolved::Merge => {
+                        // Marked so the mapping's end can find it; a merge key is a plain `<<`.
+                        let n = mk(Some(MERGE_TAG.into()), Value::Str(CompactString::from(text)));
+                        self.merge_keys.push(NodeId(u32::try_from(self.tree.nodes.len()).unwrap_or(u32::MAX)));
+                        n
+                    }
+                    Resolved::Value => mk(Some(VALUE_TAG.into()), Value::Str(CompactString::from(text))),
+                    Resolved::Str => mk(None, Value::Str(CompactString::from(text))),
+                });
+            }
         };
-        let full = tag;
         check_kind(Some(&full), "scalar")?;
         let bad = || TreeError::BadScalar { tag: full.clone(), text: text.to_string() };
         let Some(core) = full.strip_prefix(YAML_TAG_PREFIX) else {
-            // `!` alone: a plain string. Any other tag: the text, tagged (the reference
-            // keeps unknown tagged scalars as strings).
-            if full == "!" {
-                return Ok(mk(None, Value::Str(CompactString::from(text))));
-            }
+            // Any other tag: the text, tagged (the reference keeps unknown tagged scalars
+            // as strings).
             return Ok(mk(Some(full), Value::Str(CompactString::from(text))));
         };
         let core = core.to_string();

@@ -191,6 +191,41 @@ def more(out):
             model = cls.create_fake_data()
         model.to_asdf(os.path.join(out, "roman_" + name + ".asdf"))
 
+def selectors(out):
+    """gwcs selectors: a label mapper over a dict (written as an `!!omap` whose items are
+    `!!omap`-tagged one-pair mappings) and a regions selector over a label array."""
+    from astropy.modeling.models import Mapping, Polynomial2D, Scale, Shift
+    from gwcs import selector
+
+    warnings.simplefilter("ignore")
+    mapper = {float(k): Polynomial2D(1, c0_0=k) for k in (-1.5, 0.25, 2.0)}
+    by_dict = selector.LabelMapperDict(("x", "y"), mapper, inputs_mapping=Mapping((0,), n_inputs=2), atol=1e-3)
+    labels = np.zeros((5, 6), dtype=np.int32)
+    labels[:, 1:3] = 1
+    labels[:, 4:5] = 2
+    regions = selector.RegionsSelector(
+        inputs=("x", "y"),
+        outputs=("ra", "dec", "lam"),
+        selector={1: Mapping([0, 1, 1]) | Shift(1) & Shift(2) & Shift(3), 2: Mapping([0, 1, 1]) | Scale(2) & Scale(3) & Scale(3)},
+        label_mapper=selector.LabelMapperArray(labels),
+    )
+    asdf.AsdfFile({"by_dict": by_dict, "regions": regions}).write_to(os.path.join(out, "gwcs_selectors.asdf"))
+
+
+def history(out):
+    """History entries as pipelines add them: the reference writes each time as
+    `! '2026-11-24 08:57:47+00:00'`, which it reads back as a datetime."""
+    import datetime
+
+    af = asdf.AsdfFile({"data": np.arange(6.0).reshape(2, 3)})
+    af.add_history_entry("calibrated", software={"name": "pipeline", "version": "1.0"})
+    af.add_history_entry("resampled")
+    af["history"]["entries"][1]["time"] = datetime.datetime(2026, 1, 2, 3, 4, 5, 600000)
+    af.write_to(os.path.join(out, "history.asdf"))
+
+
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "testdata/astro")
     more(sys.argv[1] if len(sys.argv) > 1 else "testdata/astro")
+    selectors(sys.argv[1] if len(sys.argv) > 1 else "testdata/astro")
+    history(sys.argv[1] if len(sys.argv) > 1 else "testdata/astro")

@@ -44,6 +44,54 @@ block: !!omap
   - y: 2
 p: !!pairs [{a: 1}, {a: 2}]
 """,
+    # An item's own tag is never constructed (gwcs's label mappers write `!!omap` on
+    # each item); an alias elsewhere to an item constructs it, tag and all.
+    # The non-specific tag `!` resolves a scalar of any style as a plain one (the
+    # reference writes history entry times as `! '2026-11-24 08:57:47+00:00'`).
+    "bang_tag": """\
+time: ! '2026-11-24 08:57:47+00:00'
+a: ! 'yes'
+b: ! "123"
+c: ! 1.5
+e: ! 'x'
+f: ! ''
+g: !<!> "2001-12-14"
+h: ! "~"
+j: ! "<<"
+k: ! "="
+l: ! "1:30"
+m: ! '0b1_0'
+! 'on': key
+block_int: ! |
+  12
+folded_hex: ! >
+  0x1F
+block_float: ! |
+  -1.5e+3
+block_date: ! |
+  2001-12-14
+block_null: ! |
+  null
+kept: ! |+
+  12
+
+block_str: ! |
+  x
+seq: ! [1, '2']
+map: ! {a: 1}
+""",
+    "omap_tagged_items": """\
+mapper: !!omap
+- !!omap
+  labels: [1, 2]
+- !!omap
+  models: [a]
+p: !!pairs
+- !!omap {a: 1}
+- !!seq {b: 2}
+t: !!omap [&i !custom/thing-1.0.0 {k: v}, &j !!str {l: w}]
+again: *i
+""",
     "explicit_core_tags": """\
 s: !!str 123
 s2: !!str yes
@@ -187,6 +235,9 @@ RAW = {
     "bad_tagged_key_in_flow": HEAD + "a: {!!foo k: 1}\n...\n",
     "bad_str_on_sequence": HEAD + "a: !!str [1]\n...\n",
     "bad_omap_on_mapping": HEAD + "a: !!omap {k: 1}\n...\n",
+    "bad_omap_item_aliased": HEAD + "o: !!omap [&i !!omap {k: 1}]\nagain: *i\n...\n",
+    "bad_bang_block_bool": HEAD + "a: ! |\n  yes\n...\n",
+    "bad_bang_block_inf": HEAD + "a: ! |\n  -.inf\n...\n",
     "bad_seq_on_scalar": HEAD + "a: !!seq x\n...\n",
     "bad_two_documents": HEAD + "a: 1\n--- b\n...\n",
     "bad_alias_after_tagged_root": "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n"
