@@ -47,7 +47,9 @@ fn element(e: &Element) -> J {
 /// tags, and YAML's `!!omap` (an `OrderedDict`; rasdf keeps the tag, so that a rewrite
 /// writes it again, as the reference writes an `OrderedDict`).
 fn converted_to_dict(node: NodeRef<'_>) -> bool {
-    ["core/asdf", "core/software", "core/history_entry", "core/extension_metadata"].iter().any(|t| node.is_asdf_tag(t))
+    ["core/asdf", "core/software", "core/history_entry", "core/extension_metadata", "core/subclass_metadata"]
+        .iter()
+        .any(|t| node.is_asdf_tag(t))
         || node.tag() == Some("tag:yaml.org,2002:omap")
 }
 

@@ -8,7 +8,8 @@ compared exactly:
   JSON number or "nan"/"inf"/"-inf"; complex {"$complex": [re, im]};
 - bytes {"$bytes": hex}; dates and datetimes {"$timestamp": isoformat};
 - lists as lists; mappings {"$map": [[key, value], ...]} in file order;
-- nodes with tags the reference does not convert {"$tag": tag, "value": ...};
+- nodes with tags the reference does not convert {"$tag": tag, "value": ...}, and
+  core/constant, whose object keeps just the value, the same way;
 - external array references (core/externalarray) {"$external": {"fileuri": str,
   "target": ..., "datatype": ..., "shape": [...]}};
 - arrays {"$ndarray": {"datatype": ..., "shape": [...], "values": [...flat, C order],
@@ -117,6 +118,12 @@ def dump(v, stack):
                 "shape": [dump(x, stack) for x in v.shape],
             }
         }
+    if isinstance(v, asdf.tags.core.Constant):
+        # core/constant-1.0.0 (its only version) becomes an object that keeps the value.
+        stack.add(id(v))
+        inner = dump_plain(v.value, stack, v)
+        stack.discard(id(v))
+        return {"$tag": "tag:stsci.edu:asdf/core/constant-1.0.0", "value": inner}
     if isinstance(v, asdf.IntegerType):
         return {"$int": str(int(v._value))}
     stack.add(id(v))
