@@ -199,3 +199,87 @@ fn files_of_rasdf_cross_dir_read_as_the_reference_reads_them() {
     println!("{} files compared", files.len());
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// The reference converts a core tag only where the file's ASDF Standard lists it
+/// (`core/ndarray-1.0.0` up to 1.5.0, 1.1.0 in 1.6.0; the root `core/asdf-1.0.0` in
+/// 1.0.0 and 1.1.0...), leaving others raw; `NodeRef::in_standard` says which, and the
+/// dump (which follows it) matches the reference run live on every standard, with and
+/// without `#ASDF_STANDARD`. rasdf reads each array whatever its version, and `check`
+/// warns of the ones the reference would not.
+#[test]
+fn core_tags_convert_where_the_standard_lists_them() {
+    let dir = common::temp_dir("standards");
+    let w = |std: &str| if std == "1.6.0" { "ndarray-1.1.0" } else { "ndarray-1.0.0" };
+    let mut files = Vec::new();
+    for std in ["none", "1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0"] {
+        for root in ["asdf-1.0.0", "asdf-1.1.0"] {
+            for (tag, body) in [
+                ("ndarray-1.0.0", "{data: [1, 2], datatype: int64, shape: [2]}".to_string()),
+                ("ndarray-1.1.0", "{data: [1, 2], datatype: int64, shape: [2]}".to_string()),
+                ("ndarray-1.2.0", "{data: [1, 2], datatype: int64, shape: [2]}".to_string()),
+                ("complex-1.0.0", "1+2j".to_string()),
+                (
+                    "integer-1.0.0",
+                    format!(
+                        "{{sign: +, string: '5', words: !core/{} {{data: [5], datatype: uint32, shape: [1]}}}}",
+                        w(std)
+                    ),
+                ),
+                (
+                    "integer-1.1.0",
+                    format!(
+                        "{{sign: '-', string: '5', words: !core/{} {{data: [5], datatype: uint32, shape: [1]}}}}",
+                        w(std)
+                    ),
+                ),
+                (
+                    "integer-1.1.0",
+                    "{sign: '-', string: '5', words: !core/ndarray-1.0.0 {data: [5], datatype: uint32, shape: [1]}}"
+                        .to_string(),
+                ),
+                ("externalarray-1.0.0", "{fileuri: a.fits, target: 1, datatype: int8, shape: [2]}".to_string()),
+                ("constant-1.0.0", "x".to_string()),
+                ("software-1.0.0", "{name: n, version: '1'}".to_string()),
+                ("history_entry-1.0.0", "{description: d}".to_string()),
+                ("extension_metadata-1.0.0", "{extension_class: c}".to_string()),
+                ("subclass_metadata-1.0.0", "{name: s}".to_string()),
+            ] {
+                let header = if std == "none" { String::new() } else { format!("#ASDF_STANDARD {std}\n") };
+                let path = dir.join(format!("{std}_{root}_{tag}_{}.asdf", files.len()));
+                let text = format!(
+                    "#ASDF 1.0.0\n{header}%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/{root}\nx: !core/{tag} {body}\n...\n"
+                );
+                std::fs::write(&path, text).unwrap();
+                files.push(path);
+            }
+        }
+    }
+    // rasdf reads every array, and `check` names the tags the standard leaves out.
+    let mut warned = 0;
+    for path in &files {
+        let f = AsdfFile::open(path).unwrap();
+        let x = f.tree().root().unwrap().key("x").unwrap();
+        if x.is_asdf_tag("core/ndarray") {
+            assert_eq!(f.array::<i64>("x").unwrap().iter().copied().collect::<Vec<_>>(), [1, 2]);
+        }
+        let mut report = Vec::new();
+        rasdf::cli::check::report(&f, "x", &mut report).unwrap();
+        let report = String::from_utf8(report).unwrap();
+        let mut off = 0;
+        f.tree().walk(|_, n| off += usize::from(n.in_standard(f.header().standard()) == Some(false)));
+        assert_eq!(report.matches("is not in ASDF Standard").count(), off, "{report}");
+        warned += off;
+    }
+    assert!(warned > 50, "{warned}");
+    let args: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    if let Some(json) = common::run_python("dump_tree.py", &args) {
+        let expected: BTreeMap<String, Value> = serde_json::from_str(&json).unwrap();
+        for path in &files {
+            let key = path.to_string_lossy().to_string();
+            if let Some(d) = diff(&rasdf_dump(path), &expected[&key], &key) {
+                panic!("{d}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

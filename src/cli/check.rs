@@ -52,6 +52,7 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
         writeln!(out, "warning: {w}")?;
         warnings += 1;
     }
+    warnings += off_standard_tags(file, out)?;
     let statuses = file.verify_blocks();
     let sound: Vec<bool> = statuses.iter().map(Result::is_ok).collect();
     for (n, (b, status)) in file.blocks().iter().zip(statuses).enumerate() {
@@ -106,6 +107,37 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
     let verdict = if errors > 0 { "damaged" } else { "sound" };
     writeln!(out, "{name}: {verdict} ({errors} error{}, {warnings} warning{})", plural(errors), plural(warnings))?;
     Ok(if errors > 0 { Outcome::Failed } else { Outcome::Ok })
+}
+
+/// Warns of core tags the file's ASDF Standard does not list (`core/ndarray-1.0.0` in a
+/// 1.6.0 file): rasdf reads them, the reference leaves them unconverted. The first ten
+/// are named; returns the number of warning lines.
+fn off_standard_tags(file: &AsdfFile, out: &mut impl Write) -> io::Result<usize> {
+    const NAMED: usize = 10;
+    let standard = file.header().standard();
+    let mut found = Vec::new();
+    let mut count = 0usize;
+    file.tree().walk(|path, node| {
+        if node.in_standard(standard) == Some(false) {
+            count += 1;
+            if found.len() < NAMED {
+                found.push((path.to_string(), node.tag().unwrap_or_default().to_string()));
+            }
+        }
+    });
+    for (path, tag) in &found {
+        let path = if path.is_empty() { "/" } else { path };
+        writeln!(
+            out,
+            "warning: tree path {path}: {tag} is not in ASDF Standard {standard}: rasdf reads it, the reference \
+             library leaves it unconverted"
+        )?;
+    }
+    if count > found.len() {
+        writeln!(out, "warning: {} more core tags not in ASDF Standard {standard}", count - found.len())?;
+        return Ok(found.len() + 1);
+    }
+    Ok(found.len())
 }
 
 fn plural(n: usize) -> &'static str {

@@ -424,6 +424,38 @@ impl<'t> NodeRef<'t> {
         }
     }
 
+    /// Whether ASDF Standard `standard` (as `#ASDF_STANDARD` gives it) lists this node's
+    /// core tag (`core/...-X.Y.Z`), by the standard's core manifest: the reference
+    /// converts a core tag only then (`core/ndarray-1.0.0` in a 1.6.0 file, or 1.1.0 in
+    /// a 1.5.0 one, stays a raw tagged mapping there, with a warning), where
+    /// [`NodeRef::is_asdf_tag`] takes any version it knows in any file. `None` for a
+    /// node without a core tag and for a standard outside 1.0.0 to 1.6.0.
+    pub fn in_standard(&self, standard: &str) -> Option<bool> {
+        let (name, version) = self.tag_name_version()?;
+        let name = name.strip_prefix(ASDF_TAG_PREFIX)?.strip_prefix("core/")?;
+        let minor = match standard {
+            "1.0.0" | "1.1.0" => 1,
+            "1.2.0" => 2,
+            "1.3.0" => 3,
+            "1.4.0" | "1.5.0" => 4,
+            "1.6.0" => 6,
+            _ => return None,
+        };
+        let listed = match (name, version) {
+            ("asdf", "1.0.0") => minor == 1,
+            ("asdf", "1.1.0") => minor >= 2,
+            ("ndarray", "1.0.0") | ("column" | "table", "1.0.0") => minor <= 4,
+            ("ndarray" | "integer", "1.1.0") => minor == 6,
+            ("complex" | "constant" | "history_entry" | "software", "1.0.0") => true,
+            ("extension_metadata", "1.0.0") => minor >= 2,
+            ("externalarray", "1.0.0") => minor >= 3,
+            ("integer", "1.0.0") => (3..=4).contains(&minor),
+            ("subclass_metadata", "1.0.0") => minor == 4,
+            _ => false,
+        };
+        Some(listed)
+    }
+
     /// The string, for a string node.
     pub fn as_str(&self) -> Option<&'t str> {
         match self.value() {
@@ -1428,6 +1460,32 @@ mod tests {
         let is_array: Vec<bool> =
             t.root().unwrap().pairs().unwrap().map(|(_, v)| v.is_asdf_tag("core/ndarray")).collect();
         assert_eq!(is_array, [true, true, false, false, false, false]);
+    }
+
+    #[test]
+    fn core_tags_are_in_the_standards_whose_manifests_list_them() {
+        let t = parse(
+            "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---\na: !core/ndarray-1.0.0 {}\nb: !core/ndarray-1.1.0 {}\n\
+             c: !core/integer-1.0.0 {}\nd: !core/subclass_metadata-1.0.0 {}\ne: !core/asdf-1.0.0 {}\n\
+             f: !core/externalarray-1.0.0 {}\ng: !core/ndarray-1.2.0 {}\nh: !unit/unit-1.0.0 m\ni: 1\n",
+        );
+        let root = t.root().unwrap();
+        let at = |k: &str, std: &str| root.key(k).unwrap().in_standard(std);
+        for (k, listed_in) in [
+            ("a", ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0"].as_slice()),
+            ("b", &["1.6.0"]),
+            ("c", &["1.3.0", "1.4.0", "1.5.0"]),
+            ("d", &["1.4.0", "1.5.0"]),
+            ("e", &["1.0.0", "1.1.0"]),
+            ("f", &["1.3.0", "1.4.0", "1.5.0", "1.6.0"]),
+            ("g", &[]),
+        ] {
+            for std in ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0"] {
+                assert_eq!(at(k, std), Some(listed_in.contains(&std)), "{k} in {std}");
+            }
+            assert_eq!(at(k, "1.7.0"), None);
+        }
+        assert_eq!((at("h", "1.6.0"), at("i", "1.6.0")), (None, None));
     }
 
     #[test]

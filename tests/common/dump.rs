@@ -46,7 +46,10 @@ fn element(e: &Element) -> J {
 /// Tags the reference converts to plain Python dicts (their tag is not kept): a few core
 /// tags, and YAML's `!!omap` (an `OrderedDict`; rasdf keeps the tag, so that a rewrite
 /// writes it again, as the reference writes an `OrderedDict`).
-fn converted_to_dict(node: NodeRef<'_>) -> bool {
+fn converted_to_dict(f: &AsdfFile, node: NodeRef<'_>) -> bool {
+    if !listed(f, node) {
+        return false;
+    }
     ["core/asdf", "core/software", "core/history_entry", "core/extension_metadata", "core/subclass_metadata"]
         .iter()
         .any(|t| node.is_asdf_tag(t))
@@ -96,7 +99,7 @@ fn dump(f: &AsdfFile, node: NodeRef<'_>, walk: &mut Walk) -> J {
         walk.stack.pop();
     }
     match node.tag() {
-        Some(t) if !converted_to_dict(node) => json!({"$tag": t, "value": plain}),
+        Some(t) if !converted_to_dict(f, node) => json!({"$tag": t, "value": plain}),
         _ => plain,
     }
 }
@@ -105,6 +108,9 @@ fn dump(f: &AsdfFile, node: NodeRef<'_>, walk: &mut Walk) -> J {
 /// integer), `None` for others; `walk` carries the caller's mode and cycle stack into
 /// the nodes it dumps.
 fn converted(f: &AsdfFile, node: NodeRef<'_>, walk: &mut Walk) -> Result<Option<J>, String> {
+    if !listed(f, node) {
+        return Ok(None);
+    }
     if node.is_asdf_tag("core/ndarray") {
         let a = f.ndarray_at(node).map_err(|e| e.to_string())?;
         let mask = f.mask_at(node, &a).map_err(|e| e.to_string())?;
@@ -146,9 +152,19 @@ fn converted(f: &AsdfFile, node: NodeRef<'_>, walk: &mut Walk) -> Result<Option<
         }})));
     }
     if node.is_asdf_tag("core/integer") {
+        // Its words, an ndarray the standard does not list, fail its conversion there.
+        if node.get("words").is_some_and(|w| !listed(f, w)) {
+            return Ok(None);
+        }
         return Ok(Some(json!({"$int": f.integer_at(node).map_err(|e| e.to_string())?.to_string()})));
     }
     Ok(None)
+}
+
+/// Whether the reference converts `node`'s core tag: only a version the file's ASDF
+/// Standard lists (rasdf reads any version it knows).
+fn listed(f: &AsdfFile, node: NodeRef<'_>) -> bool {
+    node.in_standard(f.header().standard()) != Some(false)
 }
 
 fn plain(f: &AsdfFile, node: NodeRef<'_>, walk: &mut Walk) -> J {
