@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::AsdfFile;
 use crate::cli::to_yaml::complex_repr;
-use crate::tree::emit::format_float;
+pub(crate) use crate::tree::emit::float_repr;
 use crate::tree::resolve::{Timestamp, parse_timestamp};
 use crate::tree::{NodeRef, Value};
 
@@ -260,22 +260,6 @@ fn scalar_repr(v: &Value) -> String {
         }
         Value::Seq(_) => "[]".into(),
         Value::Map(_) => "{}".into(),
-    }
-}
-
-/// Python's `repr()` of a float: `1.0`, `1e+16`, `1.5e-07`, `inf`, `nan`.
-pub(crate) fn float_repr(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    // `format_float` is PyYAML's form of the repr: a `.0` added before an exponent.
-    let s = format_float(x);
-    match s.find(".0e") {
-        Some(i) => format!("{}{}", &s[..i], &s[i + 2..]),
-        None => s,
     }
 }
 

@@ -126,6 +126,15 @@ pub struct Field {
 }
 
 impl Field {
+    /// The field's name as numpy (and so the reference) gives it: its own, or `f{index}`
+    /// (its place in the record) when it has none or an empty one.
+    pub fn numpy_name(&self, index: usize) -> std::borrow::Cow<'_, str> {
+        match self.name.as_deref() {
+            Some(n) if !n.is_empty() => n.into(),
+            _ => format!("f{index}").into(),
+        }
+    }
+
     /// Bytes the field takes in a record.
     pub fn size(&self) -> usize {
         self.datatype.size() * self.shape.iter().product::<usize>()
@@ -217,6 +226,14 @@ impl Datatype {
                     shape: Vec::new(),
                 }
             });
+        }
+        // numpy refuses a name twice, counting the `f{index}` of unnamed fields.
+        let mut names = std::collections::HashSet::with_capacity(fields.len());
+        for (i, f) in fields.iter().enumerate() {
+            let name = f.numpy_name(i);
+            if !names.insert(name.clone()) {
+                return Err(ArrayError::Invalid(format!("field name '{name}' occurs more than once")));
+            }
         }
         // Guard the record's size against overflow before anyone multiplies it.
         let mut total: usize = 0;

@@ -53,9 +53,11 @@ pub(super) fn infer(
 
 fn infer_type(leaves: &[NodeRef<'_>]) -> Datatype {
     let (mut any_float, mut any_int, mut any_complex, mut max_str, mut any_str) = (false, false, false, 0, false);
+    let mut any_bool = false;
     for l in leaves {
         match l.value() {
-            Value::Bool(_) | Value::Null => {}
+            Value::Null => {}
+            Value::Bool(_) => any_bool = true,
             Value::Int(_) | Value::BigInt(_) => any_int = true,
             Value::Float(_) => any_float = true,
             Value::Str(s) if l.is_asdf_tag("core/complex") => {
@@ -70,7 +72,11 @@ fn infer_type(leaves: &[NodeRef<'_>]) -> Datatype {
         }
     }
     if any_str {
-        Datatype::Ucs4(max_str.max(1))
+        // numpy makes room for the longest text any of the other kinds can take: 5 for
+        // a bool (`False`), 21 for an int, 32 for a float, 64 for a complex.
+        let room = [(any_bool, 5), (any_int, 21), (any_float, 32), (any_complex, 64)];
+        let others = room.iter().filter(|(any, _)| *any).map(|&(_, n)| n).max().unwrap_or(0);
+        Datatype::Ucs4(max_str.max(others).max(1))
     } else if any_complex {
         Datatype::Scalar(ScalarType::Complex128)
     } else if any_float || (leaves.iter().all(|l| l.is_null()) && !leaves.is_empty()) {
@@ -162,6 +168,17 @@ pub(super) fn encode(data: NodeRef<'_>, meta: &ArrayMeta) -> Result<(Vec<u8>, Op
     Ok((bytes, mask))
 }
 
+/// The text numpy stores for a scalar in a string array: Python's `str()` of it (`True`,
+/// `1e+20`, `inf`).
+fn python_str(leaf: NodeRef<'_>) -> String {
+    match leaf.value() {
+        Value::Str(s) => s.to_string(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Value::Float(f) => crate::tree::emit::float_repr(*f),
+        _ => leaf.key_text(),
+    }
+}
+
 fn number(leaf: NodeRef<'_>) -> Result<f64, ArrayError> {
     match leaf.value() {
         #[allow(clippy::cast_precision_loss)]
@@ -234,7 +251,7 @@ fn encode_value(
             })),
         },
         Datatype::Ascii(n) => {
-            let s = leaf.as_str().map(str::to_string).unwrap_or_else(|| leaf.key_text());
+            let s = python_str(leaf);
             let b = s.as_bytes();
             if b.len() > *n {
                 return Err(err(format!("'{s}' is longer than [ascii, {n}]")));
@@ -243,7 +260,7 @@ fn encode_value(
             out.resize(out.len() + n - b.len(), 0);
         }
         Datatype::Ucs4(n) => {
-            let s = leaf.as_str().map(str::to_string).unwrap_or_else(|| leaf.key_text());
+            let s = python_str(leaf);
             let chars: Vec<char> = s.chars().collect();
             if chars.len() > *n {
                 return Err(err(format!("'{s}' is longer than [ucs4, {n}]")));

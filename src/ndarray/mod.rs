@@ -817,6 +817,25 @@ mod tests {
     }
 
     #[test]
+    fn record_fields_take_numpy_names() {
+        let parse = |yaml: &str| {
+            let tree = crate::tree::Tree::parse(&format!("a: {yaml}\n"), &crate::Limits::default()).unwrap();
+            Datatype::parse(tree.get("a").unwrap(), ByteOrder::Little)
+        };
+        let Datatype::Record(fields) =
+            parse("[uint8, {name: x, datatype: int16}, {name: '', datatype: int8}]").unwrap()
+        else {
+            panic!("not a record")
+        };
+        let names: Vec<String> = fields.iter().enumerate().map(|(i, f)| f.numpy_name(i).into_owned()).collect();
+        assert_eq!(names, ["f0", "x", "f2"]);
+        // numpy refuses a name twice, `f1` of an unnamed second field included.
+        let twice = parse("[{name: f1, datatype: uint8}, int16]").unwrap_err();
+        assert!(twice.to_string().contains("'f1' occurs more than once"), "{twice}");
+        assert!(parse("[{name: a, datatype: uint8}, {name: a, datatype: uint8}]").is_err());
+    }
+
+    #[test]
     fn complex_texts_as_python() {
         let nan = |v: Option<(f64, f64)>| v.map(|(a, b)| (a.is_nan(), b.is_nan()));
         assert_eq!(parse_complex("1+2j"), Some((1.0, 2.0)));

@@ -550,6 +550,22 @@ enum Ctx {
     MapValue,
 }
 
+/// Python's `repr()` of a float: `1.0`, `1e+16`, `1.5e-07`, `inf`, `nan`.
+pub(crate) fn float_repr(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    // `format_float` is PyYAML's form of the repr: a `.0` added before an exponent.
+    let s = format_float(x);
+    match s.find(".0e") {
+        Some(i) => format!("{}{}", &s[..i], &s[i + 2..]),
+        None => s,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,7 +24,8 @@ fn datatype(d: &Datatype) -> J {
         Datatype::Record(fields) => J::Array(
             fields
                 .iter()
-                .map(|f| json!({"name": f.name.clone().unwrap_or_default(), "datatype": datatype(&f.datatype), "shape": f.shape}))
+                .enumerate()
+                .map(|(i, f)| json!({"name": f.numpy_name(i), "datatype": datatype(&f.datatype), "shape": f.shape}))
                 .collect(),
         ),
     }

@@ -80,6 +80,18 @@ block_str: ! |
 seq: ! [1, '2']
 map: ! {a: 1}
 """,
+    # Inline arrays mixing text with other scalars take numpy's string length (21 for an
+    # int, 32 for a float, 5 for a bool) and Python's text of each; record fields
+    # without names are f0, f1... (the standard's own ndarray examples).
+    "inline_mixed": """\
+ints: !core/ndarray-1.1.0 [[M110, 110, 205, And], [M31, -31, 224, And]]
+floats: !core/ndarray-1.1.0 {data: [a, 1.5, 1.0e+20, 0.1, -0.0, .inf, 1.0e-05, 123456789.125]}
+bools: !core/ndarray-1.1.0 {data: [a, true, false]}
+long: !core/ndarray-1.1.0 {data: [abcdefghijklmnopqrstuvwxyzabcdefghijkl, 1, 2.5]}
+records: !core/ndarray-1.1.0
+  datatype: [[ascii, 4], uint16, {name: f1x, datatype: uint16}, [ascii, 4]]
+  data: [[M110, 110, 205, And], [M31, 31, 224, And]]
+""",
     "omap_tagged_items": """\
 mapper: !!omap
 - !!omap
