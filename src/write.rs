@@ -411,7 +411,7 @@ impl<'f> Document<'f> {
         // The header and the tree in one buffer, sized for about 12 bytes a node.
         let mut header = String::with_capacity(tree.len().saturating_mul(12).min(1 << 30));
         let _ = write!(header, "#ASDF 1.0.0\n#ASDF_STANDARD {}\n", self.standard);
-        let mut text = Emitter::new(&tree).document_after(header).into_bytes();
+        let mut text = Emitter::new(&tree).for_standard(&self.standard).document_after(header).into_bytes();
         let pad = |len: usize| if options.pad_blocks { padding(len) } else { 0 };
         let tree_pad = if plan.internal.is_empty() { 0 } else { pad(text.len()) };
         text.resize(text.len() + tree_pad, 0);
@@ -621,7 +621,7 @@ impl<'f> Document<'f> {
         let k = tree.push(node(Value::Str("asdf_library".into())));
         tree.set_value(root, Value::Map(vec![(k, lib)]));
         let mut text = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", self.standard).into_bytes();
-        text.extend_from_slice(Emitter::new(&tree).document().as_bytes());
+        text.extend_from_slice(Emitter::new(&tree).for_standard(&self.standard).document().as_bytes());
         let base = &self.bases[0];
         let (mut h, stored) = encode_block(&base.data, base.compression, options.checksums)
             .map_err(|e| Error::new(e, Location::default()))?;

@@ -212,6 +212,34 @@ pub fn short_tag(tag: &str) -> String {
     out
 }
 
+/// [`push_short_tag`], a core tag at the version `standard` lists (see
+/// [`Emitter::for_standard`]).
+#[inline]
+fn push_tag(out: &mut String, tag: &str, standard: Option<&str>) {
+    if let Some(standard) = standard
+        && tag.starts_with("tag:stsci.edu:asdf/core/")
+        && let Some(core) = core_tag_for(tag, standard)
+    {
+        out.push_str(&core);
+        return;
+    }
+    push_short_tag(out, tag);
+}
+
+/// The short form of the root, ndarray or integer tag `tag` at the version `standard`
+/// lists, when that is another version.
+#[inline(never)]
+fn core_tag_for(tag: &str, standard: &str) -> Option<String> {
+    let (name, version) = tag.strip_prefix(ASDF_TAG_PREFIX)?.strip_prefix("core/")?.rsplit_once('-')?;
+    let known = match name {
+        "asdf" => matches!(version, "1.0.0" | "1.1.0"),
+        "ndarray" | "integer" => matches!(version, "1.0.0" | "1.1.0" | "1.2.0"),
+        _ => false,
+    };
+    let want = super::core_tag_version(name, standard).filter(|&w| known && w != version)?;
+    Some(format!("!core/{name}-{want}"))
+}
+
 /// [`short_tag`], appended to `out`.
 fn push_short_tag(out: &mut String, tag: &str) {
     if let Some(rest) = tag.strip_prefix(ASDF_TAG_PREFIX)
@@ -250,6 +278,9 @@ pub struct Emitter<'t, S: NodeStore + ?Sized = Tree> {
     any_shared: bool,
     /// The anchor number (`&id001` is 1) of each shared node emitted so far.
     anchors: HashMap<NodeId, u32>,
+    /// The ASDF Standard written, whose versions the core tags take (see
+    /// [`Emitter::for_standard`]).
+    standard: Option<String>,
     out: String,
 }
 
@@ -295,7 +326,18 @@ impl<'t, S: NodeStore + ?Sized> Emitter<'t, S> {
                 }
             }
         }
-        Emitter { tree, state, any_shared, anchors: HashMap::new(), out: String::new() }
+        Emitter { tree, state, any_shared, anchors: HashMap::new(), standard: None, out: String::new() }
+    }
+
+    /// Writes the root, ndarray and integer tags at the version ASDF Standard `standard`
+    /// lists ([`super::core_tag_version`]): an input's `core/ndarray-1.0.0` becomes 1.1.0
+    /// in a 1.6.0 file, a new array's 1.1.0 becomes 1.0.0 in a 1.5.0 one, as the
+    /// reference converts only those. Versions no standard defines, and standards rasdf
+    /// does not know, stay as they are.
+    #[must_use]
+    pub fn for_standard(mut self, standard: &str) -> Self {
+        self.standard = Some(standard.to_string());
+        self
     }
 
     /// The document: `%YAML 1.1`, `%TAG ! tag:stsci.edu:asdf/`, `---`, the tree, `...`.
@@ -327,7 +369,7 @@ impl<'t, S: NodeStore + ?Sized> Emitter<'t, S> {
         }
         let out = &mut self.out;
         if let Some(t) = &node.tag {
-            push_short_tag(out, t);
+            push_tag(out, t, self.standard.as_deref());
             out.push(' ');
         }
         match &node.value {
@@ -406,7 +448,7 @@ impl<'t, S: NodeStore + ?Sized> Emitter<'t, S> {
             }
         }
         if let Some(t) = tag {
-            push_short_tag(&mut self.out, t);
+            push_tag(&mut self.out, t, self.standard.as_deref());
         }
         if inline {
             self.out.push(' ');

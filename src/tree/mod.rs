@@ -394,6 +394,7 @@ impl<'t> NodeRef<'t> {
     }
 
     /// The tag without the version (`tag:stsci.edu:asdf/core/ndarray`), and the version.
+    #[inline]
     pub fn tag_name_version(&self) -> Option<(&'t str, &'t str)> {
         let t = self.tag()?;
         let i = t.rfind('-')?;
@@ -404,24 +405,10 @@ impl<'t> NodeRef<'t> {
     /// ASDF Standard defines (for the tags rasdf converts; any `X.Y.Z` for others),
     /// whichever standard the file declares. The reference leaves other versions
     /// (`core/ndarray-7.1.0`, `core/ndarray-1.1.*`) unconverted, and so does rasdf.
+    #[inline]
     pub fn is_asdf_tag(&self, name: &str) -> bool {
-        let Some((n, v)) = self.tag_name_version() else { return false };
-        if n.strip_prefix(ASDF_TAG_PREFIX) != Some(name) {
-            return false;
-        }
-        match name {
-            "core/ndarray" | "core/integer" => matches!(v, "1.0.0" | "1.1.0" | "1.2.0"),
-            "core/asdf" => matches!(v, "1.0.0" | "1.1.0"),
-            "core/complex"
-            | "core/software"
-            | "core/history_entry"
-            | "core/extension_metadata"
-            | "core/externalarray" => v == "1.0.0",
-            _ => {
-                v.split('.').count() == 3
-                    && v.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-            }
-        }
+        // Most nodes have no tag: that much is checked where this is called.
+        self.tag().is_some_and(|t| is_asdf_tag(t, name))
     }
 
     /// Whether ASDF Standard `standard` (as `#ASDF_STANDARD` gives it) lists this node's
@@ -433,27 +420,8 @@ impl<'t> NodeRef<'t> {
     pub fn in_standard(&self, standard: &str) -> Option<bool> {
         let (name, version) = self.tag_name_version()?;
         let name = name.strip_prefix(ASDF_TAG_PREFIX)?.strip_prefix("core/")?;
-        let minor = match standard {
-            "1.0.0" | "1.1.0" => 1,
-            "1.2.0" => 2,
-            "1.3.0" => 3,
-            "1.4.0" | "1.5.0" => 4,
-            "1.6.0" => 6,
-            _ => return None,
-        };
-        let listed = match (name, version) {
-            ("asdf", "1.0.0") => minor == 1,
-            ("asdf", "1.1.0") => minor >= 2,
-            ("ndarray", "1.0.0") | ("column" | "table", "1.0.0") => minor <= 4,
-            ("ndarray" | "integer", "1.1.0") => minor == 6,
-            ("complex" | "constant" | "history_entry" | "software", "1.0.0") => true,
-            ("extension_metadata", "1.0.0") => minor >= 2,
-            ("externalarray", "1.0.0") => minor >= 3,
-            ("integer", "1.0.0") => (3..=4).contains(&minor),
-            ("subclass_metadata", "1.0.0") => minor == 4,
-            _ => false,
-        };
-        Some(listed)
+        standard_minor(standard)?;
+        Some(core_tag_version(name, standard) == Some(version))
     }
 
     /// The string, for a string node.
@@ -748,6 +716,54 @@ fn check_kind(tag: Option<&str>, found: &str) -> Result<(), TreeError> {
         ))),
         _ => Ok(()),
     }
+}
+
+/// [`NodeRef::is_asdf_tag`] for a node tagged `tag`.
+fn is_asdf_tag(tag: &str, name: &str) -> bool {
+    let Some((n, v)) = tag.rsplit_once('-') else { return false };
+    if n.strip_prefix(ASDF_TAG_PREFIX) != Some(name) {
+        return false;
+    }
+    match name {
+        "core/ndarray" | "core/integer" => matches!(v, "1.0.0" | "1.1.0" | "1.2.0"),
+        "core/asdf" => matches!(v, "1.0.0" | "1.1.0"),
+        "core/complex" | "core/software" | "core/history_entry" | "core/extension_metadata" | "core/externalarray" => {
+            v == "1.0.0"
+        }
+        _ => v.split('.').count() == 3 && v.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())),
+    }
+}
+
+/// The minor version of an ASDF Standard rasdf knows the core manifest of (1.0.0 to
+/// 1.6.0; 1.0.0 and 1.1.0, and 1.4.0 and 1.5.0, list the same core tags).
+fn standard_minor(standard: &str) -> Option<u8> {
+    Some(match standard {
+        "1.0.0" | "1.1.0" => 1,
+        "1.2.0" => 2,
+        "1.3.0" => 3,
+        "1.4.0" | "1.5.0" => 4,
+        "1.6.0" => 6,
+        _ => return None,
+    })
+}
+
+/// The version of the core tag `name` (`ndarray`, without `core/`) that ASDF Standard
+/// `standard` lists in its core manifest, which the reference converts in a file of
+/// that standard; `None` when it lists none (or the standard is not 1.0.0 to 1.6.0).
+pub fn core_tag_version(name: &str, standard: &str) -> Option<&'static str> {
+    let minor = standard_minor(standard)?;
+    let listed = match name {
+        "asdf" => return Some(if minor == 1 { "1.0.0" } else { "1.1.0" }),
+        "ndarray" => return Some(if minor == 6 { "1.1.0" } else { "1.0.0" }),
+        "integer" => return (minor >= 3).then_some(if minor == 6 { "1.1.0" } else { "1.0.0" }),
+        "complex" | "constant" | "history_entry" | "software" => true,
+        "column" | "table" => minor <= 4,
+        "extension_metadata" => minor >= 2,
+        "externalarray" => minor >= 3,
+        "subclass_metadata" => minor == 4,
+        _ => false,
+    };
+    listed.then_some("1.0.0")
 }
 
 /// `!` alone (non-specific) and the default collection tags add nothing.
