@@ -60,6 +60,34 @@ fn billion_laughs_stay_linear() {
     assert!(f.get("a2").unwrap().deserialize::<serde_json::Value>().is_ok(), "a small expansion is fine");
 }
 
+/// Many `<<` strings beside many mappings: a mapping's end spots merge keys by their tag,
+/// not by searching a list of every `<<` read (which made this 400 000-node file take
+/// minutes), and merges still happen where `<<` is a key.
+#[test]
+fn many_merge_strings_stay_linear() {
+    let n = 200_000;
+    let mut tree = String::with_capacity(n * 16);
+    tree += "base: &b {x: 1}
+m: {<<: *b, y: 2}
+a:
+";
+    for _ in 0..n {
+        tree += "- <<
+";
+    }
+    tree += "b:
+";
+    for _ in 0..n {
+        tree += "- {k: 1}
+";
+    }
+    let f = OpenOptions::new().from_bytes(asdf_with_tree(&tree)).unwrap();
+    let m: Vec<_> = f.get("m").unwrap().pairs().unwrap().map(|(k, _)| k.as_str().unwrap().to_string()).collect();
+    assert_eq!(m, ["x", "y"]);
+    assert_eq!(f.get("a").unwrap().items().unwrap().len(), n);
+    assert_eq!(f.get("a/0").unwrap().tag(), Some("tag:yaml.org,2002:merge"));
+}
+
 #[test]
 fn deep_nesting_is_an_error() {
     for deep in

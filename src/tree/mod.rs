@@ -227,7 +227,7 @@ impl Tree {
             let mut b = Builder::new(limits, if start == 0 { text.len() } else { end - start }, false);
             let done = fast::scan_part(text, start, end, &mut b.sink());
             match done {
-                Ok(true) if b.merge_keys.is_empty() => Some(b.into_tree()),
+                Ok(true) if !b.any_merge => Some(b.into_tree()),
                 _ => None,
             }
         };
@@ -622,8 +622,9 @@ struct Builder<'l> {
     items: Vec<NodeId>,
     /// Pairs of the open mappings, innermost last.
     pairs: Vec<(NodeId, NodeId)>,
-    /// The special tag of a merge key (`<<`), to spot it at the mapping's end.
-    merge_keys: Vec<NodeId>,
+    /// Whether any `<<` (a node tagged [`MERGE_TAG`]) was read: a mapping's end looks
+    /// for merge keys only then (by their tag).
+    any_merge: bool,
     /// Anchored items of `!!omap` and `!!pairs` whose tag names another kind of node
     /// (`- &a !!omap {k: v}`): PyYAML ignores an item's tag there, but an alias to one
     /// elsewhere constructs it, tag and all, and fails.
@@ -798,7 +799,7 @@ impl<'l> Builder<'l> {
             stack: Vec::new(),
             items: Vec::new(),
             pairs: Vec::new(),
-            merge_keys: Vec::new(),
+            any_merge: false,
             unchecked_items: HashSet::new(),
             documents: 0,
             prefault,
@@ -1069,10 +1070,9 @@ impl<'l> Builder<'l> {
                         mk(None, Value::Timestamp(CompactString::from(text)))
                     }
                     Resolved::Merge => {
-                        // Marked so the mapping's end can find it; a merge key is a plain `<<`.
-                        let n = mk(Some(MERGE_TAG.into()), Value::Str(CompactString::from(text)));
-                        self.merge_keys.push(NodeId(u32::try_from(self.tree.nodes.len()).unwrap_or(u32::MAX)));
-                        n
+                        // Tagged so the mapping's end can find it; a merge key is a plain `<<`.
+                        self.any_merge = true;
+                        mk(Some(MERGE_TAG.into()), Value::Str(CompactString::from(text)))
                     }
                     Resolved::Value => mk(Some(VALUE_TAG.into()), Value::Str(CompactString::from(text))),
                     Resolved::Str => mk(None, Value::Str(CompactString::from(text))),
@@ -1087,6 +1087,11 @@ impl<'l> Builder<'l> {
             return Ok(mk(Some(full), Value::Str(CompactString::from(text))));
         };
         let core = core.to_string();
+        if core == "merge" {
+            // `!!merge <<` is a merge key too, as a plain `<<` is.
+            self.any_merge = true;
+            return Ok(mk(Some(full), Value::Str(CompactString::from(text))));
+        }
         let value = match core.as_str() {
             "str" => Value::Str(CompactString::from(text)),
             "null" => Value::Null,
@@ -1155,7 +1160,8 @@ impl<'l> Builder<'l> {
     }
 
     fn finish_map(&mut self, id: NodeId, pairs: Vec<(NodeId, NodeId)>) -> Result<(), TreeError> {
-        let has_merge = !self.merge_keys.is_empty() && pairs.iter().any(|(k, _)| self.merge_keys.contains(k));
+        let is_merge = |k: NodeId| self.tree.nodes[k.0 as usize].tag.as_deref() == Some(MERGE_TAG);
+        let has_merge = self.any_merge && pairs.iter().any(|&(k, _)| is_merge(k));
         if !has_merge {
             // The usual case: the pairs as they came, checked for duplicate keys.
             let pairs = dedupe(&self.tree, pairs)?;
@@ -1166,7 +1172,7 @@ impl<'l> Builder<'l> {
         let mut own: Vec<(NodeId, NodeId)> = Vec::with_capacity(pairs.len());
         {
             for (k, v) in pairs {
-                if !self.merge_keys.contains(&k) {
+                if self.tree.nodes[k.0 as usize].tag.as_deref() != Some(MERGE_TAG) {
                     own.push((k, v));
                     continue;
                 }

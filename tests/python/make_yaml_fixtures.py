@@ -29,6 +29,8 @@ first_wins:
 explicit_wins:
   k: mine
   <<: {k: merged}
+tagged_key: {!!merge "<<": {m: 1}, n: 2}
+bang_key: {! "<<": {m: 1}, n: 2}
 """,
     "binary": """\
 short: !!binary aGVsbG8=
