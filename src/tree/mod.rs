@@ -1024,7 +1024,9 @@ impl<'l> Builder<'l> {
         // PyYAML resolve it as a plain one: `! 'yes'` is true, `! '2001-12-14'` a
         // date (the reference writes history times so).
         let bang = tag.as_deref() == Some("!");
-        if tag.is_none() && !plain {
+        // But `!` on no text at all (an empty node), whose event libyaml does not mark
+        // implicit, makes a string.
+        if (tag.is_none() && !plain) || (bang && plain && text.is_empty()) {
             return Ok(mk(None, Value::Str(CompactString::from(text))));
         }
         let full = match tag {
@@ -1051,8 +1053,20 @@ impl<'l> Builder<'l> {
                     if fails {
                         return Err(TreeError::BadScalar { tag: "!".into(), text: whole });
                     }
-                    if matches!(resolved, Resolved::Str | Resolved::Merge | Resolved::Value) {
-                        return Ok(mk(None, Value::Str(CompactString::from(whole))));
+                    // PyYAML picks its patterns by the first character, the break for a
+                    // text that is nothing else: a string then.
+                    let as_text = match resolved {
+                        _ if text.is_empty() => Some(None),
+                        Resolved::Merge => {
+                            self.any_merge = true;
+                            Some(Some(MERGE_TAG))
+                        }
+                        Resolved::Value => Some(Some(VALUE_TAG)),
+                        Resolved::Str => Some(None),
+                        _ => None,
+                    };
+                    if let Some(tag) = as_text {
+                        return Ok(mk(tag.map(str::to_string), Value::Str(CompactString::from(whole))));
                     }
                 }
                 return Ok(match resolved {

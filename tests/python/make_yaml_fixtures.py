@@ -81,6 +81,14 @@ block_str: ! |
   x
 seq: ! [1, '2']
 map: ! {a: 1}
+empty_bang: !
+eq_block: ! |
+  =
+merge_block: ! |
+  <<
+only_break: ! |+
+
+after: 1
 """,
     # Inline arrays mixing text with other scalars take numpy's string length (21 for an
     # int, 32 for a float, 5 for a bool) and Python's text of each; record fields
