@@ -56,3 +56,48 @@ fn yaml_features_read_as_the_reference_reads_them() {
         }
     }
 }
+
+/// Seeded random YAML-only files (tests/python/make_random_yaml.py: PyYAML's scalar forms,
+/// plain, quoted and as blocks, under no tag, `!`, `!!str` and other core tags) read to
+/// the reference's tree, and the ones it refuses rasdf refuses too. More with
+/// `RASDF_RANDOM_YAML_SEED` and `RASDF_RANDOM_YAML_FILES`.
+#[test]
+fn random_yaml_reads_as_the_reference_reads_it() {
+    let Some(py) = common::python() else {
+        eprintln!("skipped: RASDF_PYTHON is not set (the files are compared with the reference library)");
+        return;
+    };
+    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let (seed, count) = (env("RASDF_RANDOM_YAML_SEED", 20_261_124), env("RASDF_RANDOM_YAML_FILES", 600));
+    let dir = common::temp_dir("random-yaml");
+    let made = std::process::Command::new(py)
+        .arg(common::root().join("tests/python/make_random_yaml.py"))
+        .args([dir.to_str().unwrap(), &seed.to_string(), &count.to_string()])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert_eq!(files.len() as u64, count);
+    let mut args: Vec<&std::path::Path> = vec![std::path::Path::new("--errors")];
+    args.extend(files.iter().map(PathBuf::as_path));
+    let theirs: BTreeMap<String, Value> =
+        serde_json::from_str(&common::run_python("dump_tree.py", &args).unwrap()).unwrap();
+    let (mut read, mut bad) = (0, Vec::new());
+    for path in &files {
+        let key = path.to_string_lossy().to_string();
+        let refused = theirs[&key].get("$error").is_some();
+        match (AsdfFile::open(path), refused) {
+            (Ok(f), false) => {
+                read += 1;
+                bad.extend(common::dump::diff(&common::dump::dump_file(&f), &theirs[&key], &key));
+            }
+            (Err(_), true) => {}
+            (Ok(_), true) => bad.push(format!("{key}: rasdf reads it, the reference refuses it")),
+            (Err(e), false) => bad.push(format!("{key}: rasdf refuses it ({e}), the reference reads it")),
+        }
+    }
+    assert!(read as u64 > count / 2, "only {read} of {count} read");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,65 @@
+"""Write seeded random YAML-only ASDF files that mix PyYAML's scalar forms: numbers in
+every YAML 1.1 spelling, bool and null words, timestamps, `<<` and `=`, each plain,
+quoted, or as a block, under no tag, the non-specific `!`, `!!str`, and now and then
+another core tag; in mappings, flow sequences and keys. Many are files the reference
+refuses (a core tag on text it cannot construct); the test compares rasdf with the
+reference either way.
+
+    python tests/python/make_random_yaml.py OUT_DIR SEED COUNT
+"""
+
+import os
+import random
+import sys
+
+CORES = [
+    "1", "-1", "+1", "0", "00", "017", "0o17", "0x1F", "0X1f", "0b101", "0b", "1_000", "1__0", "_1",
+    "1:30", "1:30:00", "-1:30", "1:60", "1:30.5", "190:20:30.15", "1.5", ".5", "1.", "-.5", "1e5",
+    "1.0e5", "1.0e+5", "1E+5", "1.5E-3", "6.8523015e+5", "685.230_15e+03", ".inf", "-.Inf", "+.INF",
+    ".NaN", ".nan", "NaN", "inf", "yes", "Yes", "YES", "yEs", "no", "on", "Off", "y", "n", "true",
+    "False", "TRUE", "tRue", "null", "Null", "NULL", "~", "", "2001-12-14", "2001-12-14t21:59:43.10-05:00",
+    "2001-12-14 21:59:43.10 -5", "2001-12-14 21:59:43", "2002-12-14T21:59:43Z", "2001-2-3",
+    "2001-12-14 21:59:43.1234567", "<<", "=", "abc", "a b", "x:y", "-", "0.0", "-0", "+0.0", "1_2.3_4",
+    "0x_1F", "0b1_0", "09", "0_9", ".1_0", "12:00:00.5",
+]
+OTHER_TAGS = ["!!int ", "!!float ", "!!bool ", "!!null ", "!!timestamp "]
+HEAD = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n"
+
+
+def scalar(rng):
+    core = rng.choice(CORES)
+    tags = [""] * 6 + ["! "] * 3 + ["!!str "]
+    if rng.random() < 0.05:
+        tags.append(rng.choice(OTHER_TAGS))
+    tag = rng.choice(tags)
+    style = rng.choice(["plain", "plain", "single", "double", "block", "folded"])
+    if style == "single":
+        return tag + "'" + core + "'"
+    if style == "double":
+        return tag + '"' + core + '"'
+    if style in ("block", "folded") and tag:
+        chomp = rng.choice(["", "-", "+"])
+        return tag + ("|" if style == "block" else ">") + chomp + "\n    " + core + ("\n" if rng.random() < 0.2 else "")
+    return tag + core
+
+
+def main(out, seed, count):
+    rng = random.Random(seed)
+    os.makedirs(out, exist_ok=True)
+    for n in range(count):
+        lines = []
+        for i in range(6):
+            v = scalar(rng)
+            if "\n" not in v and rng.random() < 0.2:
+                other = (scalar(rng).splitlines() or [""])[0]
+                lines.append(f"k{i}: [{v}, {other}]")
+            else:
+                lines.append(f"k{i}: {v}")
+        if rng.random() < 0.3:
+            lines.append(f"{rng.choice(CORES)}: keyed")
+        with open(os.path.join(out, f"y{seed}_{n:04d}.asdf"), "w") as f:
+            f.write(HEAD + "\n".join(lines) + "\n...\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
