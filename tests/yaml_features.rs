@@ -58,8 +58,9 @@ fn yaml_features_read_as_the_reference_reads_them() {
 }
 
 /// Seeded random YAML-only files (tests/python/make_random_yaml.py: PyYAML's scalar forms,
-/// plain, quoted and as blocks, under no tag, `!`, `!!str` and other core tags) read to
-/// the reference's tree, and the ones it refuses rasdf refuses too. More with
+/// plain, quoted and as blocks, under no tag, `!`, `!!str` and other core tags; and
+/// random nested collections with tags, anchors, aliases and merge keys) read to the
+/// reference's tree, and the ones it refuses rasdf refuses too. More with
 /// `RASDF_RANDOM_YAML_SEED` and `RASDF_RANDOM_YAML_FILES`.
 #[test]
 fn random_yaml_reads_as_the_reference_reads_it() {
@@ -68,7 +69,7 @@ fn random_yaml_reads_as_the_reference_reads_it() {
         return;
     };
     let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
-    let (seed, count) = (env("RASDF_RANDOM_YAML_SEED", 20_261_124), env("RASDF_RANDOM_YAML_FILES", 600));
+    let (seed, count) = (env("RASDF_RANDOM_YAML_SEED", 20_261_124), env("RASDF_RANDOM_YAML_FILES", 1200));
     let dir = common::temp_dir("random-yaml");
     let made = std::process::Command::new(py)
         .arg(common::root().join("tests/python/make_random_yaml.py"))
@@ -97,7 +98,7 @@ fn random_yaml_reads_as_the_reference_reads_it() {
             (Err(e), false) => bad.push(format!("{key}: rasdf refuses it ({e}), the reference reads it")),
         }
     }
-    assert!(read as u64 > count / 2, "only {read} of {count} read");
+    assert!(read as u64 > count / 3, "only {read} of {count} read");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     std::fs::remove_dir_all(&dir).unwrap();
 }

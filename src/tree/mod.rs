@@ -227,11 +227,14 @@ impl Tree {
             let mut b = Builder::new(limits, if start == 0 { text.len() } else { end - start }, false);
             let done = fast::scan_part(text, start, end, &mut b.sink());
             match done {
-                Ok(true) if !b.any_merge => Some(b.into_tree()),
+                Ok(true) if !b.any_merge => {
+                    let anchors: Vec<String> = b.anchors.keys().cloned().collect();
+                    Some((b.into_tree(), anchors))
+                }
                 _ => None,
             }
         };
-        let parts: Vec<Option<Tree>> = std::thread::scope(|scope| {
+        let parts: Vec<Option<(Tree, Vec<String>)>> = std::thread::scope(|scope| {
             // A thread the system refuses, or one that panicked, leaves its part undone.
             let others: Vec<_> = bounds[1..]
                 .iter()
@@ -240,8 +243,13 @@ impl Tree {
             let first = part(bounds[0]);
             std::iter::once(first).chain(others.into_iter().map(|h| h?.join().ok().flatten())).collect()
         });
-        let parts: Option<Vec<Tree>> = parts.into_iter().collect();
-        join_parts(parts?, limits)
+        let parts: Vec<(Tree, Vec<String>)> = parts.into_iter().collect::<Option<_>>()?;
+        // An anchor given in two parts is the whole parse's error to report.
+        let mut names = HashSet::new();
+        if !parts.iter().flat_map(|(_, a)| a).all(|a| names.insert(a)) {
+            return None;
+        }
+        join_parts(parts.into_iter().map(|(t, _)| t).collect(), limits)
     }
 
     /// The root node, when the tree has one.
@@ -825,10 +833,16 @@ impl<'l> Builder<'l> {
     }
 
     #[inline]
-    fn anchor(&mut self, anchor: Option<String>, id: NodeId) {
+    /// Names node `id` by `anchor`. An anchor given twice is an error, as in PyYAML's
+    /// composer (YAML itself lets the later one win).
+    fn anchor(&mut self, anchor: Option<String>, id: NodeId) -> Result<(), TreeError> {
         if let Some(a) = anchor {
+            if self.anchors.contains_key(&a) {
+                return Err(TreeError::Syntax(format!("found duplicate anchor &{a}")));
+            }
             self.anchors.insert(a, id);
         }
+        Ok(())
     }
 
     /// Builds from libyaml's events.
@@ -910,19 +924,27 @@ impl<'l> Builder<'l> {
             Ev::Scalar { anchor, tag, value, plain } => {
                 let node = self.scalar(value, plain, tag, pos).map_err(at)?;
                 let id = self.add(node).map_err(at)?;
-                self.anchor(anchor, id);
+                self.anchor(anchor, id).map_err(at)?;
                 self.attach(id).map_err(at)?;
             }
             Ev::SeqStart { anchor, tag } => {
-                check_kind(tag.as_deref(), "sequence").map_err(at)?;
+                // A merge key's list of mappings: PyYAML takes the items, never the
+                // list's tag (`<<: !!map []` merges nothing).
+                let tag = if self.at_merge_value() && anchor.is_none() {
+                    None
+                } else {
+                    check_kind(tag.as_deref(), "sequence").map_err(at)?;
+                    tag
+                };
                 let id = self.open(collection_tag(tag), Value::Seq(Vec::new()), pos).map_err(at)?;
-                self.anchor(anchor, id);
+                self.anchor(anchor, id).map_err(at)?;
                 self.stack.push(Frame::Seq { id, start: self.items.len() });
             }
             Ev::MapStart { anchor, tag } => {
-                // An item of `!!omap` or `!!pairs` gives only its one pair: its own tag
-                // is never constructed there (gwcs writes `!!omap` on each item).
-                let pair_item = self.in_pairs_seq();
+                // An item of `!!omap` or `!!pairs` gives only its one pair, and a merge
+                // key's mapping only its pairs: their own tags are never constructed
+                // there (gwcs writes `!!omap` on each item).
+                let pair_item = self.in_pairs_seq() || self.at_merge_value();
                 let checked = check_kind(tag.as_deref(), "mapping");
                 let wrong_kind = checked.is_err();
                 if !pair_item {
@@ -932,7 +954,7 @@ impl<'l> Builder<'l> {
                 if pair_item && anchor.is_some() && wrong_kind {
                     self.unchecked_items.insert(id);
                 }
-                self.anchor(anchor, id);
+                self.anchor(anchor, id).map_err(at)?;
                 self.stack.push(Frame::Map { id, start: self.pairs.len(), key: None });
             }
             Ev::SeqEnd => {
@@ -951,6 +973,13 @@ impl<'l> Builder<'l> {
             }
         }
         Ok(Flow::Continue)
+    }
+
+    /// Whether the next node is the value of a merge key (`<<: !!pairs {a: 1}`): PyYAML
+    /// takes that mapping's pairs, never its tag.
+    fn at_merge_value(&self) -> bool {
+        matches!(self.stack.last(), Some(Frame::Map { key: Some(k), .. })
+            if self.tree.nodes[k.0 as usize].tag.as_deref() == Some(MERGE_TAG))
     }
 
     /// Whether the innermost open collection is an `!!omap` or `!!pairs` sequence.
@@ -1438,8 +1467,12 @@ mod tests {
                 assert!(split.is_none(), "{parts} parts of {:?}...", &text[text.len() - 40..]);
             }
         };
-        // An alias to an anchor of an earlier part; a merge key.
+        // An alias to an anchor of an earlier part; a merge key; an anchor given again
+        // in a later part (the whole parse's error).
         declined(&format!("{head}{}", "late: *a2\n".repeat(40)));
+        let again = format!("{head}{}", "late: &a2 [1]\n".repeat(40));
+        declined(&again);
+        assert!(Tree::parse(&again, &limits).unwrap_err().0.to_string().contains("duplicate anchor &a2"));
         declined(&format!("{head}{}", "m: {<<: {a: 1}}\n".repeat(40)));
         // A key-like line at column 0 inside a flow collection or a quoted scalar.
         let cut_inside = |inner: &str| format!("{head}tail: [1,\n{inner}\n]\n{}", "x: 1\n".repeat(3));

@@ -92,6 +92,16 @@ fn dump(f: &AsdfFile, node: NodeRef<'_>, walk: &mut Walk) -> J {
     if let Some(j) = converted(f, node, walk).unwrap_or_else(|e| if walk.lenient { None } else { panic!("{e}") }) {
         return j;
     }
+    if node.tag() == Some("tag:yaml.org,2002:set")
+        && let Some(pairs) = node.pairs()
+    {
+        // A Python set there: its members, in the Python dumper's canonical order.
+        walk.stack.push(node.id().0);
+        let mut members: Vec<J> = pairs.map(|(k, _)| dump(f, k, walk)).collect();
+        walk.stack.pop();
+        members.sort_by_key(canonical);
+        return json!({"$set": members});
+    }
     if collection {
         walk.stack.push(node.id().0);
     }
@@ -160,6 +170,22 @@ fn converted(f: &AsdfFile, node: NodeRef<'_>, walk: &mut Walk) -> Result<Option<
         return Ok(Some(json!({"$int": f.integer_at(node).map_err(|e| e.to_string())?.to_string()})));
     }
     Ok(None)
+}
+
+/// JSON text with sorted keys and Python's `json.dumps` separators (`, ` and `: `), to
+/// order set members as the Python dumper does.
+fn canonical(j: &J) -> String {
+    match j {
+        J::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let items: Vec<String> =
+                keys.iter().map(|k| format!("{}: {}", J::String((*k).clone()), canonical(&m[*k]))).collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        J::Array(v) => format!("[{}]", v.iter().map(canonical).collect::<Vec<_>>().join(", ")),
+        other => other.to_string(),
+    }
 }
 
 /// Whether the reference converts `node`'s core tag: only a version the file's ASDF

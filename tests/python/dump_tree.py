@@ -8,6 +8,7 @@ compared exactly:
   JSON number or "nan"/"inf"/"-inf"; complex {"$complex": [re, im]};
 - bytes {"$bytes": hex}; dates and datetimes {"$timestamp": isoformat};
 - lists as lists; mappings {"$map": [[key, value], ...]} in file order;
+- `!!set` {"$set": [members, sorted by their JSON]};
 - nodes with tags the reference does not convert {"$tag": tag, "value": ...}, and
   core/constant, whose object keeps just the value, the same way;
 - external array references (core/externalarray) {"$external": {"fileuri": str,
@@ -118,6 +119,9 @@ def dump(v, stack):
                 "shape": [dump(x, stack) for x in v.shape],
             }
         }
+    if isinstance(v, (set, frozenset)):
+        # `!!set`: its members, in a canonical order (a set has none).
+        return {"$set": sorted((dump(x, stack) for x in v), key=lambda j: json.dumps(j, sort_keys=True))}
     if isinstance(v, asdf.tags.core.Constant):
         # core/constant-1.0.0 (its only version) becomes an object that keeps the value.
         stack.add(id(v))

@@ -1,9 +1,11 @@
 """Write seeded random YAML-only ASDF files that mix PyYAML's scalar forms: numbers in
 every YAML 1.1 spelling, bool and null words, timestamps, `<<` and `=`, each plain,
 quoted, or as a block, under no tag, the non-specific `!`, `!!str`, and now and then
-another core tag; in mappings, flow sequences and keys. Many are files the reference
-refuses (a core tag on text it cannot construct); the test compares rasdf with the
-reference either way.
+another core tag; in mappings, flow sequences and keys. Every other file is a random
+structure instead: nested flow collections under no tag, `!`, `!!map`, `!!seq`,
+`!!omap`, `!!pairs`, `!!set` or an unknown tag, with anchors, aliases, merge keys and
+odd keys. Many are files the reference refuses (a core tag on text it cannot
+construct, a duplicate anchor); the test compares rasdf with the reference either way.
 
     python tests/python/make_random_yaml.py OUT_DIR SEED COUNT
 """
@@ -43,10 +45,60 @@ def scalar(rng):
     return tag + core
 
 
+STRUCT_SCALARS = ["1", "-2", "0x1F", "1.5", "yes", "no", "~", "null", "abc", "'q'", '"d"', "2001-12-14", "1:30",
+                  "<<", "=", ".inf", "''", "x y"]
+STRUCT_KEYS = ["a", "b", "c", "1", "2", "yes", "~", "1.5", "2001-12-14", "'a'", '"b"', "<<", "=", "0x1", "'1'",
+               "!!str 1", "? [1, 2]", "!foo k"]
+COLLECTION_TAGS = ["", "", "", "", "! ", "!!map ", "!!seq ", "!!omap ", "!!pairs ", "!!set ", "!foo/bar-1.0.0 ",
+                   "!<tag:x.org/y> "]
+
+
+def structure(rng, anchors, new, depth=0):
+    r = rng.random()
+    if anchors and r < 0.1:
+        return "*" + rng.choice(anchors)
+    anchor = ""
+    if rng.random() < 0.15:
+        name = f"a{len(anchors) + len(new)}"
+        anchor = "&" + name + " "
+        new.append(name)
+    if depth > 2 or r < 0.45:
+        return anchor + rng.choice(["", "! ", "!!str "] * 3 + ["!foo "]) + rng.choice(STRUCT_SCALARS)
+    tag = rng.choice(COLLECTION_TAGS)
+    if rng.random() < 0.5:
+        items = [structure(rng, anchors, new, depth + 1) for _ in range(rng.randint(0, 3))]
+        return anchor + tag + "[" + ", ".join(items) + "]"
+    pairs = []
+    for _ in range(rng.randint(0, 3)):
+        key = rng.choice(STRUCT_KEYS)
+        if key == "<<" and anchors and rng.random() < 0.7:
+            if rng.random() < 0.6:
+                value = "*" + rng.choice(anchors)
+            else:
+                value = "[" + ", ".join("*" + rng.choice(anchors) for _ in range(2)) + "]"
+        else:
+            value = structure(rng, anchors, new, depth + 1)
+        pairs.append(f"{key}: {value}")
+    return anchor + tag + "{" + ", ".join(pairs) + "}"
+
+
+def structure_doc(rng):
+    anchors, lines = [], []
+    for i in range(5):
+        new = []
+        lines.append(f"k{i}: {structure(rng, anchors, new)}")
+        anchors.extend(new)
+    return lines
+
+
 def main(out, seed, count):
     rng = random.Random(seed)
     os.makedirs(out, exist_ok=True)
     for n in range(count):
+        if n % 2:
+            with open(os.path.join(out, f"y{seed}_{n:04d}.asdf"), "w") as f:
+                f.write(HEAD + "\n".join(structure_doc(rng)) + "\n...\n")
+            continue
         lines = []
         for i in range(6):
             v = scalar(rng)

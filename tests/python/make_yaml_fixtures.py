@@ -30,6 +30,8 @@ explicit_wins:
   k: mine
   <<: {k: merged}
 tagged_key: {!!merge "<<": {m: 1}, n: 2}
+tagged_merge_value: {<<: !!pairs {c: 1}, d: 2}
+tagged_merge_list: {<<: !!map [], e: 1}
 bang_key: {! "<<": {m: 1}, n: 2}
 """,
     "binary": """\
@@ -260,6 +262,7 @@ RAW = {
     "bad_omap_item_aliased": HEAD + "o: !!omap [&i !!omap {k: 1}]\nagain: *i\n...\n",
     "bad_bang_block_bool": HEAD + "a: ! |\n  yes\n...\n",
     "bad_bang_block_inf": HEAD + "a: ! |\n  -.inf\n...\n",
+    "bad_duplicate_anchor": HEAD + "a: &x 1\nb: &x 2\nc: *x\n...\n",
     "bad_seq_on_scalar": HEAD + "a: !!seq x\n...\n",
     "bad_two_documents": HEAD + "a: 1\n--- b\n...\n",
     "bad_alias_after_tagged_root": "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n"
