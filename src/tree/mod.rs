@@ -978,8 +978,12 @@ impl<'l> Builder<'l> {
     /// Whether the next node is the value of a merge key (`<<: !!pairs {a: 1}`): PyYAML
     /// takes that mapping's pairs, never its tag.
     fn at_merge_value(&self) -> bool {
-        matches!(self.stack.last(), Some(Frame::Map { key: Some(k), .. })
-            if self.tree.nodes[k.0 as usize].tag.as_deref() == Some(MERGE_TAG))
+        let in_item = self.stack.len() >= 2
+            && matches!(self.stack[self.stack.len() - 2], Frame::Seq { id, .. }
+                if matches!(self.tree.nodes[id.0 as usize].tag.as_deref(), Some("tag:yaml.org,2002:omap" | "tag:yaml.org,2002:pairs")));
+        !in_item
+            && matches!(self.stack.last(), Some(Frame::Map { key: Some(k), .. })
+                if self.tree.nodes[k.0 as usize].tag.as_deref() == Some(MERGE_TAG))
     }
 
     /// Whether the innermost open collection is an `!!omap` or `!!pairs` sequence.
@@ -1012,6 +1016,17 @@ impl<'l> Builder<'l> {
 
     /// Adds a finished node to the collection being built, or makes it the root.
     fn attach(&mut self, id: NodeId) -> Result<(), TreeError> {
+        // An item of `!!pairs` becomes a (key, value) tuple there, whose key need not be
+        // hashable.
+        let item_of = |tag: &str| {
+            self.stack.len() >= 2
+                && matches!(self.stack[self.stack.len() - 2], Frame::Seq { id, .. }
+                    if self.tree.nodes[id.0 as usize].tag.as_deref() == Some(tag))
+        };
+        let pairs_item = item_of("tag:yaml.org,2002:pairs");
+        // An `!!omap` or `!!pairs` item's key is constructed as it is: `=` stays the
+        // value-tagged string (no longer hashable, for an ordered map's key).
+        let keep_value_tag = pairs_item || item_of("tag:yaml.org,2002:omap");
         match self.stack.last_mut() {
             None => {
                 if self.tree.root.is_none() {
@@ -1025,11 +1040,14 @@ impl<'l> Builder<'l> {
                     // the reference makes of tagged scalars (`!foo a`, `!!foo a`). A key
                     // `=` (`!!value`) is the plain string "=" there.
                     let node = &mut self.tree.nodes[id.0 as usize];
-                    if node.tag.as_deref() == Some(VALUE_TAG) {
+                    if node.tag.as_deref() == Some(VALUE_TAG) && !keep_value_tag {
                         node.tag = None;
                     }
-                    let merge = node.tag.as_deref() == Some(MERGE_TAG);
-                    if (node.tag.is_some() && !merge) || matches!(node.value, Value::Seq(_) | Value::Map(_)) {
+                    // (An item's `<<` is a key like any other, not a merge.)
+                    let merge = node.tag.as_deref() == Some(MERGE_TAG) && !keep_value_tag;
+                    if !pairs_item
+                        && ((node.tag.is_some() && !merge) || matches!(node.value, Value::Seq(_) | Value::Map(_)))
+                    {
                         return Err(TreeError::UnhashableKey);
                     }
                     *key = Some(id);
@@ -1138,26 +1156,53 @@ impl<'l> Builder<'l> {
         let value = match core.as_str() {
             "str" => Value::Str(CompactString::from(text)),
             "null" => Value::Null,
-            "bool" => Value::Bool(resolve::resolve_bool(&text).ok_or_else(bad)?),
-            "int" => match resolve::construct_int(&text).filter(|_| resolve::is_int(&text)).ok_or_else(bad)? {
+            // PyYAML looks an explicit bool up by its lower case (`!!bool tRue`).
+            "bool" => Value::Bool(match text.to_ascii_lowercase().as_str() {
+                "yes" | "true" | "on" => true,
+                "no" | "false" | "off" => false,
+                _ => return Err(bad()),
+            }),
+            "int" => match resolve::construct_int_explicit(&text).ok_or_else(bad)? {
                 Resolved::Int(i) => Value::Int(i),
                 Resolved::BigInt(i) => Value::BigInt(Box::new(i)),
                 _ => return Err(bad()),
             },
             "float" => {
-                let f = if resolve::is_float(&text) {
-                    resolve::construct_float(&text)
+                let f = if resolve::is_float(&text) || text.contains(':') {
+                    // (`!!float 1:60` is 120.0: PyYAML's constructor takes any base-60 form,
+                    // and Python's float() of each part, spaces around it too.)
+                    resolve::construct_float(&text.split(':').map(str::trim).collect::<Vec<_>>().join(":"))
                 } else {
-                    // `!!float 1` and `!!float 1e5`: Python's float() of the text.
+                    // `!!float 1` and `!!float 1e5`: Python's float() of the text, which
+                    // takes spaces around it (`!!float |` of `0` and a break).
                     let t: String = text.chars().filter(|&c| c != '_').collect();
-                    t.parse::<f64>().ok()
+                    t.trim_matches(|c: char| c.is_whitespace()).parse::<f64>().ok()
                 };
                 Value::Float(f.ok_or_else(bad)?)
             }
             "binary" => Value::Binary(resolve::python_base64(&text).ok_or_else(bad)?),
             "timestamp" => {
-                resolve::parse_timestamp(&text).ok_or_else(bad)?;
-                Value::Timestamp(CompactString::from(text))
+                // PyYAML's pattern ends in `$`, which passes one final line break.
+                let t = match text.strip_suffix('\n') {
+                    Some(t) if !t.ends_with('\n') => t,
+                    _ => &text,
+                };
+                if resolve::parse_timestamp(t).is_some() {
+                    Value::Timestamp(CompactString::from(t))
+                } else {
+                    // PyYAML's constructor, unlike its resolver, takes a date alone with a
+                    // one-digit month or day (`!!timestamp 2001-2-3`): kept as `2001-02-03`.
+                    let parts: Vec<&str> = t.split('-').collect();
+                    let ok = |p: &str, n: std::ops::RangeInclusive<usize>| {
+                        n.contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit())
+                    };
+                    let date = match parts[..] {
+                        [y, m, d] if ok(y, 4..=4) && ok(m, 1..=2) && ok(d, 1..=2) => format!("{y}-{m:0>2}-{d:0>2}"),
+                        _ => return Err(bad()),
+                    };
+                    resolve::parse_timestamp(&date).ok_or_else(bad)?;
+                    Value::Timestamp(CompactString::from(date))
+                }
             }
             _ => return Ok(mk(Some(full), Value::Str(CompactString::from(text)))),
         };
@@ -1203,8 +1248,13 @@ impl<'l> Builder<'l> {
     }
 
     fn finish_map(&mut self, id: NodeId, pairs: Vec<(NodeId, NodeId)>) -> Result<(), TreeError> {
+        // An `!!omap` or `!!pairs` item holds one pair as written (PyYAML counts before
+        // any repeated key is merged).
+        if pairs.len() != 1 && self.in_pairs_seq() {
+            return Err(TreeError::Unexpected(format!("an ordered map item holds {} pairs, not one", pairs.len())));
+        }
         let is_merge = |k: NodeId| self.tree.nodes[k.0 as usize].tag.as_deref() == Some(MERGE_TAG);
-        let has_merge = self.any_merge && pairs.iter().any(|&(k, _)| is_merge(k));
+        let has_merge = self.any_merge && !self.in_pairs_seq() && pairs.iter().any(|&(k, _)| is_merge(k));
         if !has_merge {
             // The usual case: the pairs as they came, checked for duplicate keys.
             let pairs = dedupe(&self.tree, pairs)?;
@@ -1224,8 +1274,12 @@ impl<'l> Builder<'l> {
                     Value::Seq(subs) => {
                         let mut parts = Vec::new();
                         for s in subs {
-                            match &self.tree.nodes[s.0 as usize].value {
-                                Value::Map(p) => parts.push(p.clone()),
+                            let n = &self.tree.nodes[s.0 as usize];
+                            match &n.value {
+                                // (An `!!omap` is a sequence to PyYAML.)
+                                Value::Map(p) if n.tag.as_deref() != Some("tag:yaml.org,2002:omap") => {
+                                    parts.push(p.clone());
+                                }
                                 _ => return Err(TreeError::BadMerge),
                             }
                         }

@@ -344,6 +344,57 @@ fn normalize_float(s: &str) -> String {
     t
 }
 
+/// PyYAML's `construct_yaml_int` on any text, as an explicit `!!int` gives it (no
+/// pattern checked first): Python's `int()` of each part, which takes spaces around the
+/// digits and the base's own prefix (`!!int "0o17"` is 15, `!!int |` of `0` and a break
+/// is 0).
+pub fn construct_int_explicit(s: &str) -> Option<Resolved> {
+    let v: String = s.chars().filter(|&c| c != '_').collect();
+    let (neg, u) = strip_sign(&v);
+    let py_int = |t: &str, radix: u32| -> Option<BigInt> {
+        let t = t.trim_matches(|c: char| c.is_whitespace());
+        let (neg, t) = match t.as_bytes().first() {
+            Some(b'-') => (true, &t[1..]),
+            Some(b'+') => (false, &t[1..]),
+            _ => (false, t),
+        };
+        let prefix = match radix {
+            2 => ["0b", "0B"],
+            8 => ["0o", "0O"],
+            16 => ["0x", "0X"],
+            _ => ["", ""],
+        };
+        let t = prefix.iter().filter(|p| !p.is_empty()).find_map(|p| t.strip_prefix(p)).unwrap_or(t);
+        if t.is_empty() || !t.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return None;
+        }
+        let n = BigInt::parse_bytes(t.as_bytes(), radix)?;
+        Some(if neg { -n } else { n })
+    };
+    let big = if u == "0" {
+        BigInt::from(0)
+    } else if let Some(r) = u.strip_prefix("0b") {
+        py_int(r, 2)?
+    } else if let Some(r) = u.strip_prefix("0x") {
+        py_int(r, 16)?
+    } else if u.starts_with('0') {
+        py_int(u, 8)?
+    } else if u.contains(':') {
+        let mut value = BigInt::from(0);
+        for part in u.split(':') {
+            value = value * 60 + py_int(part, 10)?;
+        }
+        value
+    } else {
+        py_int(u, 10)?
+    };
+    let big = if neg { -big } else { big };
+    Some(match i64::try_from(&big) {
+        Ok(i) => Resolved::Int(i),
+        Err(_) => Resolved::BigInt(big),
+    })
+}
+
 /// PyYAML's `construct_yaml_int` for text that [`is_int`] accepted.
 pub fn construct_int(s: &str) -> Option<Resolved> {
     // The usual case: a decimal that fits in 64 bits (no `_`, `:`, `0x`, `0b` or octal `0`).

@@ -47,6 +47,7 @@ block: !!omap
   - z: 1
   - y: 2
 p: !!pairs [{a: 1}, {a: 2}]
+pairs_odd_keys: !!pairs [{!foo k: 1}, {[1, 2]: 2}, {=: 3}, {<<: 4}]
 """,
     # An item's own tag is never constructed (gwcs's label mappers write `!!omap` on
     # each item); an alias elsewhere to an item constructs it, tag and all.
@@ -130,6 +131,17 @@ t2: !!timestamp 2001-12-14 21:59:43.10 -5
 q: !!seq [1, two]
 m: !!map {a: 1}
 long: !<tag:yaml.org,2002:str> 42
+b_case: !!bool tRue
+i_prefix: !!int "0o17"
+i_spaces: !!int " 12 "
+i_hex_prefix: !!int "0x0x1F"
+f_block: !!float |+
+  0
+f_spaces: !!float " -2.5 "
+t_block: !!timestamp |
+  2001-12-14 21:59:43
+t_short: !!timestamp 2001-2-3
+f_sexagesimal: !!float "1:60"
 """,
     "block_scalars": """\
 literal: |
@@ -263,6 +275,7 @@ RAW = {
     "bad_bang_block_bool": HEAD + "a: ! |\n  yes\n...\n",
     "bad_bang_block_inf": HEAD + "a: ! |\n  -.inf\n...\n",
     "bad_duplicate_anchor": HEAD + "a: &x 1\nb: &x 2\nc: *x\n...\n",
+    "bad_omap_item_two_pairs": HEAD + "o: !!omap [{a: 1, a: 2}]\n...\n",
     "bad_seq_on_scalar": HEAD + "a: !!seq x\n...\n",
     "bad_two_documents": HEAD + "a: 1\n--- b\n...\n",
     "bad_alias_after_tagged_root": "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n"
