@@ -10,8 +10,7 @@ pub(crate) use crate::tree::emit::float_repr;
 use crate::tree::resolve::{Timestamp, parse_timestamp};
 use crate::tree::{NodeRef, Value};
 
-/// The tag of a YAML ordered map, kept on the node so that it is written back as one.
-const OMAP_TAG: &str = "tag:yaml.org,2002:omap";
+use crate::tree::OMAP_TAG;
 /// The tag of a YAML set.
 const SET_TAG: &str = "tag:yaml.org,2002:set";
 

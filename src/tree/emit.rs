@@ -9,10 +9,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::resolve::{self, Resolved};
-use super::{ASDF_TAG_PREFIX, NodeId, NodeStore, Tree, Value, YAML_TAG_PREFIX};
-
-/// The tag of an ordered map (`!!omap`).
-const OMAP: &str = "tag:yaml.org,2002:omap";
+use super::{ASDF_TAG_PREFIX, NodeId, NodeStore, OMAP_TAG as OMAP, Tree, Value, YAML_TAG_PREFIX};
 
 /// A float as PyYAML writes it: Python's shortest `repr`, with `.0` before a bare
 /// exponent, and `.nan`, `.inf`, `-.inf`.
@@ -230,12 +227,10 @@ fn push_tag(out: &mut String, tag: &str, standard: Option<&str>) {
 /// lists, when that is another version.
 #[inline(never)]
 fn core_tag_for(tag: &str, standard: &str) -> Option<String> {
-    let (name, version) = tag.strip_prefix(ASDF_TAG_PREFIX)?.strip_prefix("core/")?.rsplit_once('-')?;
-    let known = match name {
-        "asdf" => matches!(version, "1.0.0" | "1.1.0"),
-        "ndarray" | "integer" => matches!(version, "1.0.0" | "1.1.0" | "1.2.0"),
-        _ => false,
-    };
+    let (core_name, version) = tag.strip_prefix(ASDF_TAG_PREFIX)?.rsplit_once('-')?;
+    let name = core_name.strip_prefix("core/").filter(|n| matches!(*n, "asdf" | "ndarray" | "integer"))?;
+    // Only a version some standard defines (`core/ndarray-7.1.0` stays).
+    let known = super::is_asdf_tag(tag, core_name);
     let want = super::core_tag_version(name, standard).filter(|&w| known && w != version)?;
     Some(format!("!core/{name}-{want}"))
 }

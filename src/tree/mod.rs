@@ -42,6 +42,17 @@ const VALUE_TAG: &str = "tag:yaml.org,2002:value";
 /// The tag PyYAML gives a plain `<<`: a merge key in a mapping's key, elsewhere a string
 /// the reference keeps tagged (with a warning).
 const MERGE_TAG: &str = "tag:yaml.org,2002:merge";
+/// The tag of an ordered map (`!!omap`), a sequence of one-pair mappings in YAML, which
+/// rasdf keeps as a mapping under this tag.
+pub(crate) const OMAP_TAG: &str = "tag:yaml.org,2002:omap";
+/// `!!pairs`: a sequence of one-pair mappings, read as a list of `[key, value]` lists.
+const PAIRS_TAG: &str = "tag:yaml.org,2002:pairs";
+
+/// A block scalar's one final line break (not two), which PyYAML's patterns (`$`) still
+/// pass: the text without it.
+fn strip_one_break(text: &str) -> Option<&str> {
+    text.strip_suffix('\n').filter(|t| !t.ends_with('\n'))
+}
 
 /// What can be wrong with the YAML tree.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -832,9 +843,9 @@ impl<'l> Builder<'l> {
         std::mem::take(&mut self.tree)
     }
 
-    #[inline]
     /// Names node `id` by `anchor`. An anchor given twice is an error, as in PyYAML's
     /// composer (YAML itself lets the later one win).
+    #[inline]
     fn anchor(&mut self, anchor: Option<String>, id: NodeId) -> Result<(), TreeError> {
         if let Some(a) = anchor {
             if self.anchors.contains_key(&a) {
@@ -975,21 +986,28 @@ impl<'l> Builder<'l> {
         Ok(Flow::Continue)
     }
 
-    /// Whether the next node is the value of a merge key (`<<: !!pairs {a: 1}`): PyYAML
-    /// takes that mapping's pairs, never its tag.
-    fn at_merge_value(&self) -> bool {
-        let in_item = self.stack.len() >= 2
-            && matches!(self.stack[self.stack.len() - 2], Frame::Seq { id, .. }
-                if matches!(self.tree.nodes[id.0 as usize].tag.as_deref(), Some("tag:yaml.org,2002:omap" | "tag:yaml.org,2002:pairs")));
-        !in_item
-            && matches!(self.stack.last(), Some(Frame::Map { key: Some(k), .. })
-                if self.tree.nodes[k.0 as usize].tag.as_deref() == Some(MERGE_TAG))
+    /// The tag of the open sequence `up` levels above the innermost open collection (0:
+    /// that collection itself), `None` when that is not a sequence or has no tag.
+    fn seq_tag(&self, up: usize) -> Option<&str> {
+        let i = self.stack.len().checked_sub(up + 1)?;
+        match self.stack[i] {
+            Frame::Seq { id, .. } => self.tree.nodes[id.0 as usize].tag.as_deref(),
+            Frame::Map { .. } => None,
+        }
     }
 
     /// Whether the innermost open collection is an `!!omap` or `!!pairs` sequence.
     fn in_pairs_seq(&self) -> bool {
-        matches!(self.stack.last(), Some(Frame::Seq { id, .. })
-            if matches!(self.tree.nodes[id.0 as usize].tag.as_deref(), Some("tag:yaml.org,2002:omap" | "tag:yaml.org,2002:pairs")))
+        matches!(self.seq_tag(0), Some(OMAP_TAG | PAIRS_TAG))
+    }
+
+    /// Whether the next node is the value of a merge key (`<<: !!pairs {a: 1}`): PyYAML
+    /// takes that mapping's pairs, never its tag. (In an `!!omap` or `!!pairs` item,
+    /// `<<` is a key like any other.)
+    fn at_merge_value(&self) -> bool {
+        !matches!(self.seq_tag(1), Some(OMAP_TAG | PAIRS_TAG))
+            && matches!(self.stack.last(), Some(Frame::Map { key: Some(k), .. })
+                if self.tree.nodes[k.0 as usize].tag.as_deref() == Some(MERGE_TAG))
     }
 
     fn add(&mut self, node: Node) -> Result<NodeId, TreeError> {
@@ -1018,15 +1036,10 @@ impl<'l> Builder<'l> {
     fn attach(&mut self, id: NodeId) -> Result<(), TreeError> {
         // An item of `!!pairs` becomes a (key, value) tuple there, whose key need not be
         // hashable.
-        let item_of = |tag: &str| {
-            self.stack.len() >= 2
-                && matches!(self.stack[self.stack.len() - 2], Frame::Seq { id, .. }
-                    if self.tree.nodes[id.0 as usize].tag.as_deref() == Some(tag))
-        };
-        let pairs_item = item_of("tag:yaml.org,2002:pairs");
+        let pairs_item = self.seq_tag(1) == Some(PAIRS_TAG);
         // An `!!omap` or `!!pairs` item's key is constructed as it is: `=` stays the
         // value-tagged string (no longer hashable, for an ordered map's key).
-        let keep_value_tag = pairs_item || item_of("tag:yaml.org,2002:omap");
+        let keep_value_tag = pairs_item || self.seq_tag(1) == Some(OMAP_TAG);
         match self.stack.last_mut() {
             None => {
                 if self.tree.root.is_none() {
@@ -1082,9 +1095,9 @@ impl<'l> Builder<'l> {
                 // A block scalar's one final line break: PyYAML's patterns (`$`) still
                 // match, and its constructors take the text with the break, which `int`
                 // and `float` ignore but the tables of bools and of `.inf` and `.nan` do not.
-                let (text, broken) = match text.strip_suffix('\n') {
-                    Some(t) if bang && !t.ends_with('\n') => (Cow::Owned(t.to_string()), Some(text.into_owned())),
-                    _ => (text, None),
+                let (text, broken) = match strip_one_break(&text).filter(|_| bang) {
+                    Some(t) => (Cow::Owned(t.to_string()), Some(text.into_owned())),
+                    None => (text, None),
                 };
                 let resolved = resolve::resolve_plain(&text);
                 if let Some(whole) = broken {
@@ -1182,11 +1195,7 @@ impl<'l> Builder<'l> {
             }
             "binary" => Value::Binary(resolve::python_base64(&text).ok_or_else(bad)?),
             "timestamp" => {
-                // PyYAML's pattern ends in `$`, which passes one final line break.
-                let t = match text.strip_suffix('\n') {
-                    Some(t) if !t.ends_with('\n') => t,
-                    _ => &text,
-                };
+                let t = strip_one_break(&text).unwrap_or(&text);
                 if resolve::parse_timestamp(t).is_some() {
                     Value::Timestamp(CompactString::from(t))
                 } else {
@@ -1212,7 +1221,7 @@ impl<'l> Builder<'l> {
     fn finish_seq(&mut self, id: NodeId, items: Vec<NodeId>) -> Result<(), TreeError> {
         match self.tree.nodes[id.0 as usize].tag.as_deref() {
             // `!!omap` and `!!pairs`: a list of one-pair mappings.
-            Some("tag:yaml.org,2002:omap") => {
+            Some(OMAP_TAG) => {
                 let mut pairs = Vec::with_capacity(items.len());
                 for item in &items {
                     match &self.tree.nodes[item.0 as usize].value {
@@ -1226,7 +1235,7 @@ impl<'l> Builder<'l> {
                 let pairs = dedupe(&self.tree, pairs)?;
                 self.tree.nodes[id.0 as usize].value = Value::Map(pairs);
             }
-            Some("tag:yaml.org,2002:pairs") => {
+            Some(PAIRS_TAG) => {
                 let mut out = Vec::with_capacity(items.len());
                 for item in &items {
                     let p = match &self.tree.nodes[item.0 as usize].value {
@@ -1250,11 +1259,12 @@ impl<'l> Builder<'l> {
     fn finish_map(&mut self, id: NodeId, pairs: Vec<(NodeId, NodeId)>) -> Result<(), TreeError> {
         // An `!!omap` or `!!pairs` item holds one pair as written (PyYAML counts before
         // any repeated key is merged).
-        if pairs.len() != 1 && self.in_pairs_seq() {
+        let item = self.in_pairs_seq();
+        if item && pairs.len() != 1 {
             return Err(TreeError::Unexpected(format!("an ordered map item holds {} pairs, not one", pairs.len())));
         }
         let is_merge = |k: NodeId| self.tree.nodes[k.0 as usize].tag.as_deref() == Some(MERGE_TAG);
-        let has_merge = self.any_merge && !self.in_pairs_seq() && pairs.iter().any(|&(k, _)| is_merge(k));
+        let has_merge = self.any_merge && !item && pairs.iter().any(|&(k, _)| is_merge(k));
         if !has_merge {
             // The usual case: the pairs as they came, checked for duplicate keys.
             let pairs = dedupe(&self.tree, pairs)?;
@@ -1265,7 +1275,7 @@ impl<'l> Builder<'l> {
         let mut own: Vec<(NodeId, NodeId)> = Vec::with_capacity(pairs.len());
         {
             for (k, v) in pairs {
-                if self.tree.nodes[k.0 as usize].tag.as_deref() != Some(MERGE_TAG) {
+                if !is_merge(k) {
                     own.push((k, v));
                     continue;
                 }
@@ -1277,7 +1287,7 @@ impl<'l> Builder<'l> {
                             let n = &self.tree.nodes[s.0 as usize];
                             match &n.value {
                                 // (An `!!omap` is a sequence to PyYAML.)
-                                Value::Map(p) if n.tag.as_deref() != Some("tag:yaml.org,2002:omap") => {
+                                Value::Map(p) if n.tag.as_deref() != Some(OMAP_TAG) => {
                                     parts.push(p.clone());
                                 }
                                 _ => return Err(TreeError::BadMerge),
