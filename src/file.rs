@@ -64,19 +64,36 @@ pub struct ArrayStats {
 }
 
 /// How to open a file. The defaults: [`Limits::default`], checksums not verified on
-/// access (as the reference library; `rasdf check` verifies them all).
-#[derive(Debug, Clone, Default)]
+/// access (as the reference library; `rasdf check` verifies them all), schema defaults
+/// filled into the tree of a file of standard 1.5.0 or older (as the reference does).
+#[derive(Debug, Clone)]
 pub struct OpenOptions {
     limits: Limits,
     verify_checksums: bool,
+    fill_defaults: bool,
     /// Overrides where [`AsdfFile::ndarray_stats_at`] starts streaming zlib blocks.
     stream_zlib_stats_from: Option<u64>,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self { limits: Limits::default(), verify_checksums: false, fill_defaults: true, stream_zlib_stats_from: None }
+    }
 }
 
 impl OpenOptions {
     /// Default options.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Whether to fill into the tree of a file of ASDF Standard 1.5.0 or older the schema
+    /// defaults the reference library fills as it reads one (`description: ''` and
+    /// `meta: {}` of a `core/column-1.0.0`...: see [`crate::schema`]). On by default;
+    /// `false` keeps the tree as written.
+    pub fn fill_defaults(mut self, yes: bool) -> Self {
+        self.fill_defaults = yes;
+        self
     }
 
     /// Sets the limits checked while reading.
@@ -199,11 +216,14 @@ impl AsdfFile {
                         Location::at(at),
                     )
                 })?;
-                let tree = Tree::parse(text, &options.limits).map_err(|(err, pos)| {
+                let mut tree = Tree::parse(text, &options.limits).map_err(|(err, pos)| {
                     let mut loc = Location::at(r.start);
                     loc.line = pos.map(|(l, c)| (l + first_line, c));
                     Error::new(err, loc)
                 })?;
+                if options.fill_defaults {
+                    crate::schema::fill_defaults(&mut tree, header.standard());
+                }
                 (tree, first_line)
             }
             None => (Tree::empty(), 0),

@@ -7,6 +7,7 @@
 //! - [`index`]: the block index at the end of the file, checked before use;
 //! - [`tree`]: the header, comments and the YAML tree;
 //! - [`ndarray`]: array datatypes, layouts and data;
+//! - [`schema`]: what the standard's schemas add to a tree (defaults, in older files);
 //! - [`file`](mod@file): opening files (lazy, memory-mapped);
 //! - [`cli`]: the command-line tools, as library functions writing to `impl Write`.
 //!
@@ -31,6 +32,7 @@ pub mod index;
 pub mod limits;
 pub mod ndarray;
 mod pipeline;
+pub mod schema;
 #[cfg(test)]
 mod testutil;
 pub mod tree;

@@ -62,10 +62,21 @@ fn yaml_fixtures() -> Vec<PathBuf> {
         .filter(|p| {
             let name = p.file_name().unwrap().to_string_lossy().to_string();
             // Unknown tags (`TaggedDict` there; a `<<` or `=` value is a `TaggedString`),
-            // `!!pairs` (tuples there, lists here), and arrays (one line each here).
-            let differs = ["tag_escapes", "tag_handles", "omap_pairs", "omap_tagged", "bang_tag", "inline_mixed"]
-                .iter()
-                .any(|d| name.starts_with(d));
+            // `!!pairs` (tuples there, lists here), and arrays (one line each here). The
+            // schema defaults' files hold all three, and the reference shares one `{}`
+            // default among all the mappings it fills, so that it draws the second
+            // `meta: {}` as a `(recursive reference)`; rasdf fills each its own.
+            let differs = [
+                "tag_escapes",
+                "tag_handles",
+                "omap_pairs",
+                "omap_tagged",
+                "bang_tag",
+                "inline_mixed",
+                "schema_defaults",
+            ]
+            .iter()
+            .any(|d| name.starts_with(d));
             name.ends_with(".asdf") && !name.starts_with("bad_") && !differs
         })
         .collect();

@@ -343,6 +343,13 @@ impl Tree {
         self.nodes[id.0 as usize].value = value;
     }
 
+    /// Appends the pair `key: value` to the mapping `map` (nothing when `map` is not one).
+    pub(crate) fn push_pair(&mut self, map: NodeId, key: NodeId, value: NodeId) {
+        if let Value::Map(pairs) = &mut self.nodes[map.0 as usize].value {
+            pairs.push((key, value));
+        }
+    }
+
     /// Adds a node (not yet attached anywhere) and returns its handle.
     pub fn push(&mut self, node: Node) -> NodeId {
         let id = NodeId(u32::try_from(self.nodes.len()).unwrap_or(u32::MAX));

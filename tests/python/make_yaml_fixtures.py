@@ -239,6 +239,29 @@ other: [1e, 0x, 0b2, 08, 09.5, +.inf, 1__0]
 }
 
 # Files whose tag handles are not the usual one.
+SCHEMA_DEFAULTS = """\
+t: !core/table-1.0.0
+  columns:
+  - !core/column-1.0.0 {name: a, data: !core/ndarray-1.0.0 [1, 2]}
+  - !core/column-1.0.0 {name: b, data: !core/ndarray-1.0.0 [3, 4], description: B, meta: {k: v}}
+f: !fits/fits-1.0.0
+- header: [[SIMPLE, true, conforms]]
+- {header: [], data: !core/ndarray-1.0.0 [1]}
+- !core/table-1.0.0 {columns: []}
+s0: !wcs/step-1.0.0 {frame: det}
+s1: !wcs/step-1.1.0 {frame: det}
+s2: !wcs/step-1.2.0 {frame: det}
+sp0: !wcs/spectral_frame-1.0.0 {name: spec}
+sp1: !wcs/spectral_frame-1.1.0 {name: spec, reference_position: barycenter}
+sp2: !wcs/spectral_frame-1.1.0 {name: spec}
+c: !wcs/icrs_coord-1.1.0 {ra: {value: 1.5}, dec: {value: 2.5, unit: rad}}
+aliased: &col !core/column-1.0.0 {name: z, data: !core/ndarray-1.0.0 [0]}
+again: *col
+ref: {$ref: "#/t", t: !core/table-1.0.0 {columns: []}}
+deep: [[{x: !core/table-1.0.0 {columns: []}}]]
+...
+"""
+
 RAW = {
     "tag_handles": "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n"
     "%TAG !ex! tag:example.org,2024:\n--- !core/asdf-1.1.0\n"
@@ -264,6 +287,19 @@ RAW = {
     "d: '2001-02-29'\n...\n",
     # `=` (PyYAML's `!!value`) as a key stays a string key.
     "value_key": HEAD + "=: 1\nb: {=: 2}\n...\n",
+    # Schema defaults, filled by the reference into files of standard 1.5.0 and older
+    # (each standard lists its own tags), never into those of 1.6.0.
+    **{
+        f"schema_defaults_{v.replace('.', '_') if v else 'no_standard'}": "#ASDF 1.0.0\n"
+        + (f"#ASDF_STANDARD {v}\n" if v else "")
+        # The root tag each standard lists (core/asdf-1.0.0 up to 1.1.0).
+        + "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-"
+        + ("1.0.0" if v in ("1.0.0", "1.1.0", None) else "1.1.0")
+        + "\n"
+        # (and the ndarray tag it lists: 1.1.0 in 1.6.0)
+        + SCHEMA_DEFAULTS.replace("ndarray-1.0.0", "ndarray-1.1.0" if v == "1.6.0" else "ndarray-1.0.0")
+        for v in ["1.0.0", "1.1.0", "1.4.0", "1.5.0", "1.6.0", None]
+    },
     # Refused by the reference; rasdf must refuse them too.
     "bad_tagged_key": HEAD + "!<tag:x.org:k-1.0.0> k: 1\n...\n",
     "bad_timestamp_day": HEAD + "a: 2001-02-29\n...\n",

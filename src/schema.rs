@@ -1,0 +1,280 @@
+//! What the ASDF Standard's schemas add to a tree: the defaults that the reference
+//! library fills into the tree of a file of ASDF Standard 1.5.0 or older as it reads it.
+//!
+//! asdf 6.0.0 (`legacy_fill_schema_defaults`, on by default) walks such a tree and, at
+//! each node whose tag the file's standard lists, applies that tag's schema following
+//! only `allOf`, `items` and `properties`: a mapping that lacks a property with a
+//! `default` gets it, appended after the keys written. A mapping with a `$ref` key
+//! (a JSON reference) is left alone, with everything under it. `schemas/defaults.yaml`
+//! holds the few schemas with a default on such a path: `description: ''` and `meta: {}`
+//! of a `core/column-1.0.0`, `meta: {}` of a `core/table-1.0.0`, `data: null` of each
+//! HDU of a `fits/fits-1.0.0`, and some of the older `wcs` tags.
+//!
+//! [`crate::OpenOptions`] fills them by default, as the reference does;
+//! `OpenOptions::fill_defaults(false)` keeps the tree as written.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use crate::limits::Limits;
+use crate::tree::{Node, NodeId, NodeRef, Tree, Value};
+
+/// The schema parts of `schemas/defaults.yaml`.
+const DEFAULTS_YAML: &str = include_str!("../schemas/defaults.yaml");
+
+const SET_TAG: &str = "tag:yaml.org,2002:set";
+
+/// The parsed `schemas/defaults.yaml`; `None` if it did not parse (a test makes sure it does).
+fn catalog() -> Option<&'static Tree> {
+    static CATALOG: OnceLock<Option<Tree>> = OnceLock::new();
+    CATALOG.get_or_init(|| Tree::parse(DEFAULTS_YAML, &Limits::default()).ok()).as_ref()
+}
+
+/// The schema (in [`catalog`]) of `tag` in a file of standard `standard`, when the
+/// standard lists the tag and its schema has a default to fill.
+fn schema_of<'c>(catalog: &'c Tree, tag: &str, standard: &str) -> Option<NodeRef<'c>> {
+    catalog.root()?.items()?.find_map(|entry| {
+        let listed = entry.key("standards")?.items()?.any(|s| s.as_str() == Some(standard));
+        (entry.key("tag")?.as_str() == Some(tag) && listed).then(|| entry.key("schema"))?
+    })
+}
+
+/// Fills into `tree` the schema defaults the reference fills into the tree of a file of
+/// ASDF Standard `standard` (none for 1.6.0 and later). Returns how many values it added.
+pub fn fill_defaults(tree: &mut Tree, standard: &str) -> usize {
+    let Some(catalog) = catalog() else { return 0 };
+    let count = u32::try_from(tree.len()).unwrap_or(u32::MAX);
+    let tagged = |id: u32| tree.node(NodeId(id)).tag().and_then(|t| schema_of(catalog, t, standard));
+    // Most trees hold no tag with a default: one pass over the nodes settles it.
+    if !(0..count).any(|i| tagged(i).is_some()) {
+        return 0;
+    }
+    let Some(root) = tree.root() else { return 0 };
+    Filler { catalog, standard, seen: HashSet::new(), added: 0 }.run(tree, root.id())
+}
+
+/// A step of the walk, kept on an explicit stack (trees may be deeper than the call
+/// stack) in the order the reference's recursive validator takes them.
+enum Step<'c> {
+    /// Visit a node under a schema part (`None`: no schema, so every child is visited).
+    Visit(NodeId, Option<NodeRef<'c>>),
+    /// Apply the keywords of a schema part to a node, from the `next`-th on.
+    Apply(NodeId, NodeRef<'c>, usize),
+}
+
+struct Filler<'c> {
+    catalog: &'c Tree,
+    standard: &'c str,
+    /// (node, schema part) pairs already visited: aliases and cycles are visited once.
+    seen: HashSet<(NodeId, Option<NodeId>)>,
+    added: usize,
+}
+
+impl<'c> Filler<'c> {
+    fn run(mut self, tree: &mut Tree, root: NodeId) -> usize {
+        let mut stack = vec![Step::Visit(root, None)];
+        while let Some(step) = stack.pop() {
+            match step {
+                Step::Visit(id, schema) => self.visit(tree, id, schema, &mut stack),
+                Step::Apply(id, schema, next) => self.apply(tree, id, schema, next, &mut stack),
+            }
+        }
+        self.added
+    }
+
+    fn visit(&mut self, tree: &Tree, id: NodeId, schema: Option<NodeRef<'c>>, stack: &mut Vec<Step<'c>>) {
+        if !self.seen.insert((id, schema.map(|s| s.id()))) {
+            return;
+        }
+        let node = tree.node(id);
+        if node.key("$ref").is_some() {
+            return;
+        }
+        // After the node's own tag schema (pushed last, so taken first), the part it came with.
+        match schema {
+            Some(s) => stack.push(Step::Apply(id, s, 0)),
+            None => {
+                for child in children(node).into_iter().rev() {
+                    stack.push(Step::Visit(child, None));
+                }
+            }
+        }
+        if let Some(own) = node.tag().and_then(|t| schema_of(self.catalog, t, self.standard))
+            && schema.map(|s| s.id()) != Some(own.id())
+        {
+            stack.push(Step::Visit(id, Some(own)));
+        }
+    }
+
+    fn apply(&mut self, tree: &mut Tree, id: NodeId, schema: NodeRef<'c>, next: usize, stack: &mut Vec<Step<'c>>) {
+        let Some((keyword, part)) = schema.pairs().and_then(|mut p| p.nth(next)) else { return };
+        stack.push(Step::Apply(id, schema, next + 1));
+        let node = tree.node(id);
+        let mut visits: Vec<(NodeId, NodeRef<'c>)> = Vec::new();
+        match keyword.as_str() {
+            Some("allOf") => visits.extend(part.items().into_iter().flatten().map(|sub| (id, sub))),
+            Some("items") if is_array(node) => {
+                let items: Vec<NodeId> = node.items().into_iter().flatten().map(|n| n.id()).collect();
+                match part.items() {
+                    // A list of schemas: the n-th item under the n-th.
+                    Some(subs) => visits.extend(items.into_iter().zip(subs).collect::<Vec<_>>()),
+                    None => visits.extend(items.into_iter().map(|item| (item, part))),
+                }
+            }
+            Some("properties") if is_object(node) => {
+                for (name, sub) in part.pairs().into_iter().flatten() {
+                    let (Some(name), Some(default)) = (name.as_str(), sub.key("default")) else { continue };
+                    if tree.node(id).key(name).is_none() {
+                        let k = tree.push(Node { tag: None, value: Value::Str(name.into()), line: 0, col: 0 });
+                        let v = copy_in(tree, default);
+                        tree.push_pair(id, k, v);
+                        self.added += 1;
+                    }
+                }
+                let node = tree.node(id);
+                visits.extend(
+                    part.pairs()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|(name, sub)| Some((node.key(name.as_str()?)?.id(), sub))),
+                );
+            }
+            _ => {}
+        }
+        for (child, sub) in visits.into_iter().rev() {
+            stack.push(Step::Visit(child, Some(sub)));
+        }
+    }
+}
+
+/// A Python `dict` once read: a mapping, not a `!!set`.
+fn is_object(node: NodeRef<'_>) -> bool {
+    matches!(node.value(), Value::Map(_)) && node.tag() != Some(SET_TAG)
+}
+
+/// A Python `list` or `tuple` once read: a sequence.
+fn is_array(node: NodeRef<'_>) -> bool {
+    matches!(node.value(), Value::Seq(_))
+}
+
+/// The nodes a walk without a schema goes on to: a mapping's values and a list's items;
+/// none under a `!!set` (a Python `set`). (The items of a `!!pairs` are tuples there,
+/// which the walk stops at; rasdf's tree keeps them as two-item lists, so a tagged node
+/// inside one is filled, where the reference would leave it.)
+fn children(node: NodeRef<'_>) -> Vec<NodeId> {
+    match node.tag() {
+        Some(SET_TAG) => Vec::new(),
+        _ => match node.value() {
+            Value::Map(pairs) => pairs.iter().map(|&(_, v)| v).collect(),
+            Value::Seq(items) => items.clone(),
+            _ => Vec::new(),
+        },
+    }
+}
+
+/// A copy of the catalog's node `src` (a default value) added to `tree`.
+fn copy_in(tree: &mut Tree, src: NodeRef<'_>) -> NodeId {
+    let value = match src.value() {
+        Value::Seq(items) => Value::Seq(items.iter().map(|&i| copy_in(tree, src.tree().node(i))).collect()),
+        Value::Map(pairs) => Value::Map(
+            pairs
+                .iter()
+                .map(|&(k, v)| (copy_in(tree, src.tree().node(k)), copy_in(tree, src.tree().node(v))))
+                .collect(),
+        ),
+        other => other.clone(),
+    };
+    tree.push(Node { tag: src.tag().map(str::to_string), value, line: 0, col: 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(text: &str) -> Tree {
+        Tree::parse(text, &Limits::default()).unwrap()
+    }
+
+    fn keys(t: &Tree, path: &str) -> Vec<String> {
+        t.get(path).unwrap().pairs().unwrap().map(|(k, _)| k.as_str().unwrap().to_string()).collect()
+    }
+
+    #[test]
+    fn the_catalog_parses_and_names_each_tag_once_per_standard() {
+        let c = catalog().expect("schemas/defaults.yaml parses");
+        let mut seen = HashSet::new();
+        for entry in c.root().unwrap().items().unwrap() {
+            let tag = entry.key("tag").unwrap().as_str().unwrap();
+            assert!(entry.key("schema").unwrap().pairs().is_some(), "{tag}");
+            for s in entry.key("standards").unwrap().items().unwrap() {
+                assert!(seen.insert((tag, s.as_str().unwrap())), "{tag} twice");
+            }
+        }
+        assert!(seen.len() >= 20);
+    }
+
+    #[test]
+    fn columns_and_tables_get_their_defaults_after_the_keys_written() {
+        let text = "t: !<tag:stsci.edu:asdf/core/table-1.0.0>\n  columns:\n  \
+                    - !<tag:stsci.edu:asdf/core/column-1.0.0> {name: a, data: [1], meta: {x: 1}}\n";
+        let mut t = tree(text);
+        assert_eq!(fill_defaults(&mut t, "1.5.0"), 2);
+        assert_eq!(keys(&t, "t"), ["columns", "meta"]);
+        assert_eq!(keys(&t, "t/columns/0"), ["name", "data", "meta", "description"]);
+        assert_eq!(t.get("t/columns/0/description").unwrap().as_str(), Some(""));
+        assert_eq!(t.get("t/columns/0/meta/x").unwrap().as_i64(), Some(1));
+        // Standard 1.6.0 fills nothing, nor does a tag the standard does not list.
+        let mut t = tree(text);
+        assert_eq!(fill_defaults(&mut t, "1.6.0"), 0);
+        let mut t = tree("s: !<tag:stsci.edu:asdf/wcs/step-1.0.0> {frame: a}\n");
+        assert_eq!(fill_defaults(&mut t, "1.5.0"), 0);
+        assert_eq!(fill_defaults(&mut t, "1.0.0"), 1);
+        assert!(t.get("s/transform").unwrap().is_null());
+    }
+
+    #[test]
+    fn nested_properties_items_and_all_of_are_followed() {
+        let text = "f: !<tag:stsci.edu:asdf/fits/fits-1.0.0>\n- {header: []}\n- 7\n\
+                    - !<tag:stsci.edu:asdf/core/table-1.0.0> {columns: []}\n\
+                    c: !<tag:stsci.edu:asdf/wcs/icrs_coord-1.1.0> {ra: {value: 1}, dec: 5}\n\
+                    s: !<tag:stsci.edu:asdf/wcs/spectral_frame-1.1.0> {name: x}\n";
+        let mut t = tree(text);
+        assert_eq!(fill_defaults(&mut t, "1.1.0"), 6);
+        assert!(t.get("f/0/data").unwrap().is_null());
+        // The item's own tag first, then the fits schema.
+        assert_eq!(keys(&t, "f/2"), ["columns", "meta", "data"]);
+        assert_eq!(keys(&t, "c/ra"), ["value", "unit", "wrap_angle"]);
+        assert_eq!(t.get("c/ra/wrap_angle").unwrap().as_str(), Some("360 deg"));
+        assert_eq!(t.get("s/reference_position").unwrap().as_str(), Some("geocenter"));
+    }
+
+    #[test]
+    fn references_are_left_and_cycles_visited_once() {
+        let col = "!<tag:stsci.edu:asdf/core/column-1.0.0>";
+        let text = format!(
+            "r: {{$ref: 'x.asdf#/a', c: {col} {{name: a}}}}\n\
+             a: &a {col} {{name: c, self: *a}}\nb: *a\n"
+        );
+        let mut t = tree(&text);
+        assert_eq!(fill_defaults(&mut t, "1.5.0"), 2);
+        assert!(t.get("r/c/description").is_none());
+        assert_eq!(keys(&t, "a"), ["name", "self", "description", "meta"]);
+    }
+
+    #[test]
+    fn a_deep_tree_does_not_exhaust_the_stack() {
+        let depth = 100_000;
+        let mut t = Tree::empty();
+        let mut inner = t.push(Node {
+            tag: Some("tag:stsci.edu:asdf/core/table-1.0.0".into()),
+            value: Value::Map(Vec::new()),
+            line: 0,
+            col: 0,
+        });
+        for _ in 0..depth {
+            inner = t.push(Node { tag: None, value: Value::Seq(vec![inner]), line: 0, col: 0 });
+        }
+        t.set_root(inner);
+        assert_eq!(fill_defaults(&mut t, "1.5.0"), 1);
+    }
+}
