@@ -651,10 +651,11 @@ struct Builder<'l> {
     /// Whether any `<<` (a node tagged [`MERGE_TAG`]) was read: a mapping's end looks
     /// for merge keys only then (by their tag).
     any_merge: bool,
-    /// Anchored items of `!!omap` and `!!pairs` whose tag names another kind of node
-    /// (`- &a !!omap {k: v}`): PyYAML ignores an item's tag there, but an alias to one
+    /// Anchored items of `!!omap` and `!!pairs`, and anchored merge values, whose tag
+    /// names another kind of node (`- &a !!omap {k: v}`, `<<: &m !!seq {k: v}`), with that
+    /// tag and the kind found: PyYAML ignores the tag there, but an alias to one
     /// elsewhere constructs it, tag and all, and fails.
-    unchecked_items: HashSet<NodeId>,
+    unchecked_items: HashMap<NodeId, (String, &'static str)>,
     documents: usize,
 }
 
@@ -826,7 +827,7 @@ impl<'l> Builder<'l> {
             items: Vec::new(),
             pairs: Vec::new(),
             any_merge: false,
-            unchecked_items: HashSet::new(),
+            unchecked_items: HashMap::new(),
             documents: 0,
             prefault,
         }
@@ -934,8 +935,8 @@ impl<'l> Builder<'l> {
                     .anchors
                     .get(&anchor)
                     .ok_or_else(|| at(TreeError::Syntax(format!("alias *{anchor} names no anchor"))))?;
-                if self.unchecked_items.contains(&id) {
-                    check_kind(self.tree.nodes[id.0 as usize].tag.as_deref(), "mapping").map_err(at)?;
+                if let Some((tag, found)) = self.unchecked_items.get(&id) {
+                    check_kind(Some(tag), found).map_err(at)?;
                 }
                 self.attach(id).map_err(at)?;
             }
@@ -948,13 +949,21 @@ impl<'l> Builder<'l> {
             Ev::SeqStart { anchor, tag } => {
                 // A merge key's list of mappings: PyYAML takes the items, never the
                 // list's tag (`<<: !!map []` merges nothing).
-                let tag = if self.at_merge_value() && anchor.is_none() {
-                    None
-                } else {
-                    check_kind(tag.as_deref(), "sequence").map_err(at)?;
-                    tag
+                let merge_value = self.at_merge_value();
+                let wrong_kind = check_kind(tag.as_deref(), "sequence");
+                if !merge_value {
+                    wrong_kind.clone().map_err(at)?;
+                }
+                // An anchored one of the wrong kind keeps its tag aside for its aliases.
+                let (tag, unchecked) = match tag {
+                    Some(t) if anchor.is_some() && wrong_kind.is_err() => (None, Some(t)),
+                    t if merge_value && anchor.is_none() => (None, t.filter(|_| false)),
+                    t => (t, None),
                 };
                 let id = self.open(collection_tag(tag), Value::Seq(Vec::new()), pos).map_err(at)?;
+                if let Some(t) = unchecked {
+                    self.unchecked_items.insert(id, (t, "sequence"));
+                }
                 self.anchor(anchor, id).map_err(at)?;
                 self.stack.push(Frame::Seq { id, start: self.items.len() });
             }
@@ -968,9 +977,10 @@ impl<'l> Builder<'l> {
                 if !pair_item {
                     checked.map_err(at)?;
                 }
+                let unchecked = tag.clone().filter(|_| pair_item && anchor.is_some() && wrong_kind);
                 let id = self.open(collection_tag(tag), Value::Map(Vec::new()), pos).map_err(at)?;
-                if pair_item && anchor.is_some() && wrong_kind {
-                    self.unchecked_items.insert(id);
+                if let Some(t) = unchecked {
+                    self.unchecked_items.insert(id, (t, "mapping"));
                 }
                 self.anchor(anchor, id).map_err(at)?;
                 self.stack.push(Frame::Map { id, start: self.pairs.len(), key: None });

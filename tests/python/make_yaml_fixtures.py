@@ -300,7 +300,12 @@ RAW = {
         + SCHEMA_DEFAULTS.replace("ndarray-1.0.0", "ndarray-1.1.0" if v == "1.6.0" else "ndarray-1.0.0")
         for v in ["1.0.0", "1.1.0", "1.4.0", "1.5.0", "1.6.0", None]
     },
+    # A merge value's tag is not constructed, anchored or not, unless an alias uses it.
+    "merge_anchored_tags": HEAD + "b: &b {x: 1}\nm: {<<: &l !!map [*b], y: 2}\nn: {<<: &s !!seq {q: 1}, r: 3}\n"
+    "o: {<<: &f !!seq [*b], y: 4}\nf: *f\n...\n",
     # Refused by the reference; rasdf must refuse them too.
+    "bad_merge_list_tag_aliased": HEAD + "b: &b {x: 1}\nm: {<<: &l !!map [*b], y: 2}\nz: *l\n...\n",
+    "bad_merge_mapping_tag_aliased": HEAD + "m: {<<: &a !!seq {q: 1}, y: 2}\nz: *a\n...\n",
     "bad_tagged_key": HEAD + "!<tag:x.org:k-1.0.0> k: 1\n...\n",
     "bad_timestamp_day": HEAD + "a: 2001-02-29\n...\n",
     "bad_timestamp_minute": HEAD + "a: [2001-12-14 21:99:43.1]\n...\n",
