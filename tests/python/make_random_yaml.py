@@ -4,8 +4,11 @@ quoted, or as a block, under no tag, the non-specific `!`, `!!str`, and now and 
 another core tag; in mappings, flow sequences and keys. Every other file is a random
 structure instead: nested flow collections under no tag, `!`, `!!map`, `!!seq`,
 `!!omap`, `!!pairs`, `!!set` or an unknown tag, with anchors, aliases, merge keys and
-odd keys. Many are files the reference refuses (a core tag on text it cannot
-construct, a duplicate anchor); the test compares rasdf with the reference either way.
+odd keys; a quarter of those are of a random ASDF Standard (1.0.0 to 1.6.0, or none)
+and also hold the tags whose schema defaults the reference fills (core/column-1.0.0,
+fits/fits-1.0.0, wcs/step...) and those defaults' property names as keys. Many are
+files the reference refuses (a core tag on text it cannot construct, a duplicate
+anchor); the test compares rasdf with the reference either way.
 
     python tests/python/make_random_yaml.py OUT_DIR SEED COUNT
 """
@@ -53,7 +56,15 @@ COLLECTION_TAGS = ["", "", "", "", "! ", "!!map ", "!!seq ", "!!omap ", "!!pairs
                    "!<tag:x.org/y> "]
 
 
-def structure(rng, anchors, new, depth=0):
+DEFAULT_TAGS = ["!core/column-1.0.0 ", "!core/table-1.0.0 ", "!fits/fits-1.0.0 ", "!wcs/step-1.0.0 ",
+                "!wcs/step-1.1.0 ", "!wcs/step-1.2.0 ", "!wcs/spectral_frame-1.0.0 ",
+                "!wcs/spectral_frame-1.1.0 ", "!wcs/icrs_coord-1.1.0 "]
+DEFAULT_KEYS = ["meta", "description", "data", "columns", "header", "transform", "ra", "dec", "unit",
+                "wrap_angle", "reference_position", "name", "$ref"]
+STANDARDS = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0", None]
+
+
+def structure(rng, anchors, new, depth=0, tags=COLLECTION_TAGS, keys=STRUCT_KEYS):
     r = rng.random()
     if anchors and r < 0.1:
         return "*" + rng.choice(anchors)
@@ -64,37 +75,52 @@ def structure(rng, anchors, new, depth=0):
         new.append(name)
     if depth > 2 or r < 0.45:
         return anchor + rng.choice(["", "! ", "!!str "] * 3 + ["!foo "]) + rng.choice(STRUCT_SCALARS)
-    tag = rng.choice(COLLECTION_TAGS)
+    tag = rng.choice(tags)
     if rng.random() < 0.5:
-        items = [structure(rng, anchors, new, depth + 1) for _ in range(rng.randint(0, 3))]
+        items = [structure(rng, anchors, new, depth + 1, tags, keys) for _ in range(rng.randint(0, 3))]
         return anchor + tag + "[" + ", ".join(items) + "]"
     pairs = []
     for _ in range(rng.randint(0, 3)):
-        key = rng.choice(STRUCT_KEYS)
+        key = rng.choice(keys)
         if key == "<<" and anchors and rng.random() < 0.7:
             if rng.random() < 0.6:
                 value = "*" + rng.choice(anchors)
             else:
                 value = "[" + ", ".join("*" + rng.choice(anchors) for _ in range(2)) + "]"
         else:
-            value = structure(rng, anchors, new, depth + 1)
+            value = structure(rng, anchors, new, depth + 1, tags, keys)
         pairs.append(f"{key}: {value}")
     return anchor + tag + "{" + ", ".join(pairs) + "}"
 
 
-def structure_doc(rng):
+def structure_doc(rng, tags=COLLECTION_TAGS, keys=STRUCT_KEYS):
     anchors, lines = [], []
     for i in range(5):
         new = []
-        lines.append(f"k{i}: {structure(rng, anchors, new)}")
+        lines.append(f"k{i}: {structure(rng, anchors, new, 0, tags, keys)}")
         anchors.extend(new)
     return lines
+
+
+def defaults_file(rng):
+    """A random structure with the schema defaults' tags and keys, of a random standard
+    (its root tag the one the standard lists)."""
+    v = rng.choice(STANDARDS)
+    head = "#ASDF 1.0.0\n" + (f"#ASDF_STANDARD {v}\n" if v else "") + "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n"
+    head += "--- !core/asdf-" + ("1.0.0" if v in ("1.0.0", "1.1.0", None) else "1.1.0") + "\n"
+    tags = COLLECTION_TAGS[:6] + DEFAULT_TAGS * 2
+    keys = DEFAULT_KEYS * 2 + STRUCT_KEYS[:4]
+    return head + "\n".join(structure_doc(rng, tags, keys)) + "\n...\n"
 
 
 def main(out, seed, count):
     rng = random.Random(seed)
     os.makedirs(out, exist_ok=True)
     for n in range(count):
+        if n % 4 == 3:
+            with open(os.path.join(out, f"y{seed}_{n:04d}.asdf"), "w") as f:
+                f.write(defaults_file(rng))
+            continue
         if n % 2:
             with open(os.path.join(out, f"y{seed}_{n:04d}.asdf"), "w") as f:
                 f.write(HEAD + "\n".join(structure_doc(rng)) + "\n...\n")
