@@ -202,6 +202,10 @@ pub fn roundtrip(data: &[u8]) {
         .from_bytes(written)
         .expect("rasdf cannot read what it wrote");
     for path in f.ndarray_paths() {
+        // The writer puts its own `asdf_library` in place of the file's, as the reference does.
+        if path.trim_start_matches('/').split('/').next() == Some("asdf_library") {
+            continue;
+        }
         if let Ok(a) = f.ndarray(&path) {
             let b = g.ndarray(&path).expect("an array that read before does not read after a rewrite");
             assert_eq!(a.shape, b.shape);
