@@ -957,7 +957,7 @@ impl<'l> Builder<'l> {
                 // An anchored one of the wrong kind keeps its tag aside for its aliases.
                 let (tag, unchecked) = match tag {
                     Some(t) if anchor.is_some() && wrong_kind.is_err() => (None, Some(t)),
-                    t if merge_value && anchor.is_none() => (None, t.filter(|_| false)),
+                    _ if merge_value && anchor.is_none() => (None, None),
                     t => (t, None),
                 };
                 let id = self.open(collection_tag(tag), Value::Seq(Vec::new()), pos).map_err(at)?;
