@@ -631,8 +631,17 @@ fn key_repr(v: &Value) -> Option<KeyRepr> {
 /// A collection being built; its items (pairs) so far are those of the builder's
 /// shared stack from `start` on, so no collection grows a vector of its own.
 enum Frame {
-    Seq { id: NodeId, start: usize },
-    Map { id: NodeId, start: usize, key: Option<NodeId> },
+    /// `merge`: the list is a merge key's value (`<<: [*a, *b]`).
+    Seq {
+        id: NodeId,
+        start: usize,
+        merge: bool,
+    },
+    Map {
+        id: NodeId,
+        start: usize,
+        key: Option<NodeId>,
+    },
 }
 
 struct Builder<'l> {
@@ -965,19 +974,24 @@ impl<'l> Builder<'l> {
                     self.unchecked_items.insert(id, (t, "sequence"));
                 }
                 self.anchor(anchor, id).map_err(at)?;
-                self.stack.push(Frame::Seq { id, start: self.items.len() });
+                self.stack.push(Frame::Seq { id, start: self.items.len(), merge: merge_value });
             }
             Ev::MapStart { anchor, tag } => {
                 // An item of `!!omap` or `!!pairs` gives only its one pair, and a merge
-                // key's mapping only its pairs: their own tags are never constructed
-                // there (gwcs writes `!!omap` on each item).
-                let pair_item = self.in_pairs_seq() || self.at_merge_value();
+                // key's mapping (or each mapping of its list) only its pairs: their own
+                // tags are never constructed there (gwcs writes `!!omap` on each item).
+                let pair_item = self.in_pairs_seq() || self.at_merge_value() || self.in_merge_list();
                 let checked = check_kind(tag.as_deref(), "mapping");
                 let wrong_kind = checked.is_err();
                 if !pair_item {
                     checked.map_err(at)?;
                 }
-                let unchecked = tag.clone().filter(|_| pair_item && anchor.is_some() && wrong_kind);
+                // A tag of the wrong kind is not the node's (`<<: [!!omap {k: v}]` merges
+                // a mapping); an anchored one is kept aside for its aliases.
+                let (tag, unchecked) = match tag {
+                    Some(t) if wrong_kind => (None, anchor.is_some().then_some(t)),
+                    t => (t, None),
+                };
                 let id = self.open(collection_tag(tag), Value::Map(Vec::new()), pos).map_err(at)?;
                 if let Some(t) = unchecked {
                     self.unchecked_items.insert(id, (t, "mapping"));
@@ -986,7 +1000,7 @@ impl<'l> Builder<'l> {
                 self.stack.push(Frame::Map { id, start: self.pairs.len(), key: None });
             }
             Ev::SeqEnd => {
-                if let Some(Frame::Seq { id, start }) = self.stack.pop() {
+                if let Some(Frame::Seq { id, start, .. }) = self.stack.pop() {
                     let items: Vec<NodeId> = self.items.drain(start..).collect();
                     self.finish_seq(id, items).map_err(at)?;
                     self.attach(id).map_err(at)?;
@@ -1016,6 +1030,11 @@ impl<'l> Builder<'l> {
     /// Whether the innermost open collection is an `!!omap` or `!!pairs` sequence.
     fn in_pairs_seq(&self) -> bool {
         matches!(self.seq_tag(0), Some(OMAP_TAG | PAIRS_TAG))
+    }
+
+    /// Whether the innermost open collection is a merge key's list (`<<: [...]`).
+    fn in_merge_list(&self) -> bool {
+        matches!(self.stack.last(), Some(Frame::Seq { merge: true, .. }))
     }
 
     /// Whether the next node is the value of a merge key (`<<: !!pairs {a: 1}`): PyYAML

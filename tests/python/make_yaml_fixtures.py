@@ -303,7 +303,12 @@ RAW = {
     # A merge value's tag is not constructed, anchored or not, unless an alias uses it.
     "merge_anchored_tags": HEAD + "b: &b {x: 1}\nm: {<<: &l !!map [*b], y: 2}\nn: {<<: &s !!seq {q: 1}, r: 3}\n"
     "o: {<<: &f !!seq [*b], y: 4}\nf: *f\n...\n",
+    # Nor is the tag of a mapping in a merge key's list.
+    "merge_list_item_tags": HEAD + "k: {<<: [!!pairs {a: 1}, !!omap {c: 3}, !foo {d: 4}, &s !!set {e: null}], b: 2}\n"
+    "z: *s\n...\n",
     # Refused by the reference; rasdf must refuse them too.
+    "bad_merge_list_item_tag_aliased": HEAD + "k: {<<: [&p !!pairs {a: 1}], b: 2}\nz: *p\n...\n",
+    "bad_merge_list_omap_sequence": HEAD + "k: {<<: [!!omap [{c: 3}]], b: 2}\n...\n",
     "bad_merge_list_tag_aliased": HEAD + "b: &b {x: 1}\nm: {<<: &l !!map [*b], y: 2}\nz: *l\n...\n",
     "bad_merge_mapping_tag_aliased": HEAD + "m: {<<: &a !!seq {q: 1}, y: 2}\nz: *a\n...\n",
     "bad_tagged_key": HEAD + "!<tag:x.org:k-1.0.0> k: 1\n...\n",
