@@ -665,6 +665,10 @@ struct Builder<'l> {
     /// tag and the kind found: PyYAML ignores the tag there, but an alias to one
     /// elsewhere constructs it, tag and all, and fails.
     unchecked_items: HashMap<NodeId, (String, &'static str)>,
+    /// Mappings written with more than one pair (`{a: 1, a: 2}`) that hold one once
+    /// repeated keys are folded: PyYAML counts pairs as written, so an alias to one is
+    /// no `!!omap` or `!!pairs` item.
+    folded_to_one: HashSet<NodeId>,
     documents: usize,
 }
 
@@ -837,6 +841,7 @@ impl<'l> Builder<'l> {
             pairs: Vec::new(),
             any_merge: false,
             unchecked_items: HashMap::new(),
+            folded_to_one: HashSet::new(),
             documents: 0,
             prefault,
         }
@@ -1261,7 +1266,7 @@ impl<'l> Builder<'l> {
                 let mut pairs = Vec::with_capacity(items.len());
                 for item in &items {
                     match &self.tree.nodes[item.0 as usize].value {
-                        Value::Map(p) if p.len() == 1 => pairs.push(p[0]),
+                        Value::Map(p) if p.len() == 1 && !self.folded_to_one.contains(item) => pairs.push(p[0]),
                         _ => {
                             return Err(TreeError::Unexpected("!!omap items must be one-pair mappings".into()));
                         }
@@ -1275,7 +1280,7 @@ impl<'l> Builder<'l> {
                 let mut out = Vec::with_capacity(items.len());
                 for item in &items {
                     let p = match &self.tree.nodes[item.0 as usize].value {
-                        Value::Map(p) if p.len() == 1 => p[0],
+                        Value::Map(p) if p.len() == 1 && !self.folded_to_one.contains(item) => p[0],
                         _ => {
                             return Err(TreeError::Unexpected("!!pairs items must be one-pair mappings".into()));
                         }
@@ -1303,7 +1308,11 @@ impl<'l> Builder<'l> {
         let has_merge = self.any_merge && !item && pairs.iter().any(|&(k, _)| is_merge(k));
         if !has_merge {
             // The usual case: the pairs as they came, checked for duplicate keys.
+            let written = pairs.len();
             let pairs = dedupe(&self.tree, pairs)?;
+            if written > 1 && pairs.len() == 1 {
+                self.folded_to_one.insert(id);
+            }
             self.tree.nodes[id.0 as usize].value = Value::Map(pairs);
             return Ok(());
         }
@@ -1338,7 +1347,12 @@ impl<'l> Builder<'l> {
             }
         }
         merged.extend(own);
+        // (PyYAML counts a merged mapping's pairs once merged, before folding.)
+        let written = merged.len();
         let pairs = dedupe(&self.tree, merged)?;
+        if written > 1 && pairs.len() == 1 {
+            self.folded_to_one.insert(id);
+        }
         self.tree.nodes[id.0 as usize].value = Value::Map(pairs);
         Ok(())
     }

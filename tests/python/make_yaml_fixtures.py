@@ -308,6 +308,8 @@ RAW = {
     "z: *s\n...\n",
     # Refused by the reference; rasdf must refuse them too.
     "bad_merge_list_item_tag_aliased": HEAD + "k: {<<: [&p !!pairs {a: 1}], b: 2}\nz: *p\n...\n",
+    "bad_pairs_alias_item_folded": HEAD + "a: &a {k: 1, k: 2}\nb: !!pairs [*a]\n...\n",
+    "bad_omap_alias_item_merged": HEAD + "m: &m {x: 1}\na: &a {<<: *m, x: 2}\nb: !!omap [*a]\n...\n",
     "bad_merge_list_omap_sequence": HEAD + "k: {<<: [!!omap [{c: 3}]], b: 2}\n...\n",
     "bad_merge_list_tag_aliased": HEAD + "b: &b {x: 1}\nm: {<<: &l !!map [*b], y: 2}\nz: *l\n...\n",
     "bad_merge_mapping_tag_aliased": HEAD + "m: {<<: &a !!seq {q: 1}, y: 2}\nz: *a\n...\n",
