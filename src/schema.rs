@@ -17,12 +17,10 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use crate::limits::Limits;
-use crate::tree::{Node, NodeId, NodeRef, Tree, Value};
+use crate::tree::{Node, NodeId, NodeRef, SET_TAG, Tree, Value};
 
 /// The schema parts of `schemas/defaults.yaml`.
 const DEFAULTS_YAML: &str = include_str!("../schemas/defaults.yaml");
-
-const SET_TAG: &str = "tag:yaml.org,2002:set";
 
 /// The parsed `schemas/defaults.yaml`; `None` if it did not parse (a test makes sure it does).
 fn catalog() -> Option<&'static Tree> {
@@ -30,27 +28,41 @@ fn catalog() -> Option<&'static Tree> {
     CATALOG.get_or_init(|| Tree::parse(DEFAULTS_YAML, &Limits::default()).ok()).as_ref()
 }
 
-/// The schema (in [`catalog`]) of `tag` in a file of standard `standard`, when the
+/// The schema of `tag` among `entries` (those of the file's standard), when the
 /// standard lists the tag and its schema has a default to fill.
-fn schema_of<'c>(catalog: &'c Tree, tag: &str, standard: &str) -> Option<NodeRef<'c>> {
-    catalog.root()?.items()?.find_map(|entry| {
-        let listed = entry.key("standards")?.items()?.any(|s| s.as_str() == Some(standard));
-        (entry.key("tag")?.as_str() == Some(tag) && listed).then(|| entry.key("schema"))?
-    })
+fn schema_of<'c>(entries: &[NodeRef<'c>], tag: &str) -> Option<NodeRef<'c>> {
+    entries.iter().find_map(|entry| (entry.key("tag")?.as_str() == Some(tag)).then(|| entry.key("schema"))?)
+}
+
+/// The entries of [`catalog`] for standard `standard`.
+fn entries<'c>(catalog: &'c Tree, standard: &str) -> Vec<NodeRef<'c>> {
+    let Some(root) = catalog.root() else { return Vec::new() };
+    let Some(items) = root.items() else { return Vec::new() };
+    items
+        .filter(|entry| {
+            let Some(standards) = entry.key("standards") else { return false };
+            standards.items().is_some_and(|mut s| s.any(|v| v.as_str() == Some(standard)))
+        })
+        .collect()
 }
 
 /// Fills into `tree` the schema defaults the reference fills into the tree of a file of
 /// ASDF Standard `standard` (none for 1.6.0 and later). Returns how many values it added.
 pub fn fill_defaults(tree: &mut Tree, standard: &str) -> usize {
     let Some(catalog) = catalog() else { return 0 };
+    // Nothing to fill for 1.6.0 and later: no walk of the nodes at all.
+    let entries = entries(catalog, standard);
+    if entries.is_empty() {
+        return 0;
+    }
     let count = u32::try_from(tree.len()).unwrap_or(u32::MAX);
-    let tagged = |id: u32| tree.node(NodeId(id)).tag().and_then(|t| schema_of(catalog, t, standard));
+    let tagged = |id: u32| tree.node(NodeId(id)).tag().and_then(|t| schema_of(&entries, t));
     // Most trees hold no tag with a default: one pass over the nodes settles it.
     if !(0..count).any(|i| tagged(i).is_some()) {
         return 0;
     }
     let Some(root) = tree.root() else { return 0 };
-    Filler { catalog, standard, seen: HashSet::new(), added: 0 }.run(tree, root.id())
+    Filler { entries, seen: HashSet::new(), added: 0 }.run(tree, root.id())
 }
 
 /// A step of the walk, kept on an explicit stack (trees may be deeper than the call
@@ -63,8 +75,8 @@ enum Step<'c> {
 }
 
 struct Filler<'c> {
-    catalog: &'c Tree,
-    standard: &'c str,
+    /// The catalog's entries for the file's standard.
+    entries: Vec<NodeRef<'c>>,
     /// (node, schema part) pairs already visited: aliases and cycles are visited once.
     seen: HashSet<(NodeId, Option<NodeId>)>,
     added: usize,
@@ -99,7 +111,7 @@ impl<'c> Filler<'c> {
                 }
             }
         }
-        if let Some(own) = node.tag().and_then(|t| schema_of(self.catalog, t, self.standard))
+        if let Some(own) = node.tag().and_then(|t| schema_of(&self.entries, t))
             && schema.map(|s| s.id()) != Some(own.id())
         {
             stack.push(Step::Visit(id, Some(own)));

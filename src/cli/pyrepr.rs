@@ -10,9 +10,7 @@ pub(crate) use crate::tree::emit::float_repr;
 use crate::tree::resolve::{Timestamp, parse_timestamp};
 use crate::tree::{NodeRef, Value};
 
-use crate::tree::OMAP_TAG;
-/// The tag of a YAML set.
-const SET_TAG: &str = "tag:yaml.org,2002:set";
+use crate::tree::{OMAP_TAG, SET_TAG};
 
 /// What the reference makes of a node, as far as its display goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -47,6 +47,8 @@ const MERGE_TAG: &str = "tag:yaml.org,2002:merge";
 pub(crate) const OMAP_TAG: &str = "tag:yaml.org,2002:omap";
 /// `!!pairs`: a sequence of one-pair mappings, read as a list of `[key, value]` lists.
 const PAIRS_TAG: &str = "tag:yaml.org,2002:pairs";
+/// The tag of a YAML set (`!!set`), a mapping of null values, kept on the node.
+pub(crate) const SET_TAG: &str = "tag:yaml.org,2002:set";
 
 /// A block scalar's one final line break (not two), which PyYAML's patterns (`$`) still
 /// pass: the text without it.
@@ -1264,13 +1266,11 @@ impl<'l> Builder<'l> {
             // `!!omap` and `!!pairs`: a list of one-pair mappings.
             Some(OMAP_TAG) => {
                 let mut pairs = Vec::with_capacity(items.len());
-                for item in &items {
-                    match &self.tree.nodes[item.0 as usize].value {
-                        Value::Map(p) if p.len() == 1 && !self.folded_to_one.contains(item) => pairs.push(p[0]),
-                        _ => {
-                            return Err(TreeError::Unexpected("!!omap items must be one-pair mappings".into()));
-                        }
-                    }
+                for &item in &items {
+                    let p = self
+                        .one_pair(item)
+                        .ok_or_else(|| TreeError::Unexpected("!!omap items must be one-pair mappings".into()))?;
+                    pairs.push(p);
                 }
                 // Keys repeated merge as in the reference's `OrderedDict`.
                 let pairs = dedupe(&self.tree, pairs)?;
@@ -1279,12 +1279,9 @@ impl<'l> Builder<'l> {
             Some(PAIRS_TAG) => {
                 let mut out = Vec::with_capacity(items.len());
                 for item in &items {
-                    let p = match &self.tree.nodes[item.0 as usize].value {
-                        Value::Map(p) if p.len() == 1 && !self.folded_to_one.contains(item) => p[0],
-                        _ => {
-                            return Err(TreeError::Unexpected("!!pairs items must be one-pair mappings".into()));
-                        }
-                    };
+                    let p = self
+                        .one_pair(*item)
+                        .ok_or_else(|| TreeError::Unexpected("!!pairs items must be one-pair mappings".into()))?;
                     let (line, col) = (self.tree.nodes[item.0 as usize].line, self.tree.nodes[item.0 as usize].col);
                     out.push(self.add(Node { tag: None, value: Value::Seq(vec![p.0, p.1]), line, col })?);
                 }
@@ -1295,6 +1292,14 @@ impl<'l> Builder<'l> {
             _ => self.tree.nodes[id.0 as usize].value = Value::Seq(items),
         }
         Ok(())
+    }
+
+    /// The pair of an `!!omap` or `!!pairs` item: a mapping written with one pair.
+    fn one_pair(&self, item: NodeId) -> Option<(NodeId, NodeId)> {
+        match &self.tree.nodes[item.0 as usize].value {
+            Value::Map(p) if p.len() == 1 && !self.folded_to_one.contains(&item) => Some(p[0]),
+            _ => None,
+        }
     }
 
     fn finish_map(&mut self, id: NodeId, pairs: Vec<(NodeId, NodeId)>) -> Result<(), TreeError> {
