@@ -341,6 +341,52 @@ impl<'f> Document<'f> {
         self.set_node(path, id)
     }
 
+    /// Sets an array at `path` over `data` as it is: any datatype and byte order, and
+    /// any layout (byte `strides` from the first byte of `data`) that stays inside it.
+    /// The bytes are written as given (borrowed ones are not copied), so a foreign
+    /// layout (column-major, say) is kept with its strides.
+    ///
+    /// # Errors
+    /// A path step that is not a mapping; `shape` and `strides` of different lengths,
+    /// or a layout that needs bytes outside `data`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn set_array_bytes(
+        &mut self,
+        path: &str,
+        datatype: Datatype,
+        byteorder: ByteOrder,
+        shape: &[usize],
+        strides: &[isize],
+        data: Cow<'f, [u8]>,
+        compression: Compression,
+    ) -> Result<()> {
+        let meta = crate::ndarray::ArrayMeta {
+            source: crate::ndarray::Source::Block(0),
+            datatype: datatype.clone(),
+            byteorder,
+            shape: shape.iter().map(|&d| crate::ndarray::Dim::Fixed(d as u64)).collect(),
+            offset: 0,
+            strides: Some(strides.iter().map(|&s| s as i64).collect()),
+        };
+        meta.layout(data.len(), &crate::Limits::unlimited()).map_err(|e| Error::new(e, Location::path(path)))?;
+        self.bases.push(Base { data, compression, chunks: None });
+        let id = self.tree.to_mut().push(tagged("core/ndarray-1.1.0", Value::Map(Vec::new())));
+        self.arrays.insert(
+            id,
+            PendingArray {
+                base: self.bases.len() - 1,
+                datatype,
+                byteorder,
+                strides: strides.to_vec(),
+                shape: shape.to_vec(),
+                offset: 0,
+                storage: ArrayStorage::Internal,
+                inline_mask: None,
+            },
+        );
+        self.set_node(path, id)
+    }
+
     /// A document with `file`'s tree and arrays: arrays in one block keep sharing it
     /// (views keep their offset and strides), and keep their compression and storage.
     /// The tree is borrowed, not copied; the first change to the document copies it.
