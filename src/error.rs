@@ -113,6 +113,9 @@ pub enum ErrorKind {
     /// A limit from [`crate::Limits`] was exceeded.
     #[error(transparent)]
     Limit(#[from] LimitError),
+    /// A file of a neighbouring format (RawArray) is malformed, or cannot be converted.
+    #[error(transparent)]
+    Convert(#[from] crate::convert::ConvertError),
     /// The caller asked for something the file does not have (a path, a block).
     #[error("{0}")]
     NotFound(String),

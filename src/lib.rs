@@ -9,6 +9,7 @@
 //! - [`ndarray`]: array datatypes, layouts and data;
 //! - [`schema`]: what the standard's schemas add to a tree (defaults, in older files);
 //! - [`file`](mod@file): opening files (lazy, memory-mapped);
+//! - [`convert`]: conversion to and from RawArray (`.ra`);
 //! - [`cli`]: the command-line tools, as library functions writing to `impl Write`.
 //!
 //! ```no_run
@@ -21,6 +22,7 @@
 
 pub mod block;
 pub mod cli;
+pub mod convert;
 mod direct;
 pub mod error;
 pub mod external;

@@ -71,6 +71,21 @@ enum Command {
     /// implode).
     #[command(mut_arg("output", |a| a.help(IMPLODE_OUTPUT)))]
     Implode(FileArgs),
+    /// Convert an array between ASDF and RawArray (.ra): the input's format is told by
+    /// its first bytes, the output's by its extension.
+    Convert {
+        /// The input file (ASDF or RawArray).
+        input: PathBuf,
+        /// The output file: `.asdf` or `.ra`.
+        output: PathBuf,
+        /// From ASDF: the tree path of the array (needed when there are several). To
+        /// ASDF: where to put it (default: data).
+        #[arg(long)]
+        array: Option<String>,
+        /// To ASDF: compress the block.
+        #[arg(short, long, value_parser = ["zlib", "bzp2", "lz4", "none"])]
+        compress: Option<String>,
+    },
     /// Write the file as YAML only, every array inline (like asdftool to_yaml).
     ToYaml {
         /// The ASDF file.
@@ -132,6 +147,20 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
         Command::Implode(FileArgs { file, output }) => {
             let output = output.unwrap_or_else(|| rewrite::default_output(&file, "_all"));
             report(rewrite(&file, &output, ArrayStorage::Internal, None, false))
+        }
+        Command::Convert { input, output, array, compress } => {
+            let compression = compress
+                .as_deref()
+                .and_then(crate::block::Compression::from_name)
+                .unwrap_or(crate::block::Compression::None);
+            let options = crate::convert::ConvertOptions { array, compression, ..Default::default() };
+            match crate::convert::convert(&input, &output, &options) {
+                Err(e) if matches!(e.kind(), crate::ErrorKind::Usage(_)) => {
+                    eprintln!("rasdf: {e}");
+                    Err(2)
+                }
+                result => report(result),
+            }
         }
         Command::ToYaml { file, output } => {
             let f = open(&file)?;

@@ -1,0 +1,199 @@
+//! `rasdf convert` between ASDF and RawArray (`.ra`): the fixtures of `testdata/ra/`
+//! (made by `tests/python/make_ra_fixtures.py`, each `.ra` with the `.npy` of the array
+//! it holds) converted to ASDF and read back by the reference library; ASDF files the
+//! reference writes converted to `.ra` and read back as `ra.py` reads them; round trips,
+//! the command line's exit codes, and damaged `.ra` files.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use rasdf::convert::{self, ConvertOptions, ra::RaFile};
+use rasdf::{AsdfFile, Limits};
+
+fn fixtures() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(common::root().join("testdata/ra"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ra"))
+        .collect();
+    out.sort();
+    assert!(out.len() >= 25, "testdata/ra holds {} .ra files", out.len());
+    out
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem().unwrap().to_string_lossy().into_owned()
+}
+
+/// Checks the lines a check of make_ra_fixtures.py printed: one `ok` per pair.
+fn all_ok(out: &str, pairs: usize) {
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), pairs, "{out}");
+    let bad: Vec<&&str> = lines.iter().filter(|l| !l.starts_with("ok ")).collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn every_ra_fixture_converts_to_asdf_the_reference_reads() {
+    let dir = common::temp_dir("convert-ra");
+    let mut args: Vec<PathBuf> = vec![PathBuf::from("check-asdf"), PathBuf::from("data")];
+    for ra in fixtures() {
+        let out = dir.join(format!("{}.asdf", stem(&ra)));
+        convert::convert(&ra, &out, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", ra.display()));
+        // rasdf reads its own output to the shape the .ra dimensions give (plus a byte
+        // axis for user-defined elements).
+        let f = AsdfFile::open(&out).unwrap();
+        let a = f.ndarray("data").unwrap();
+        let bytes = std::fs::read(&ra).unwrap();
+        let header = rasdf::convert::ra::RaHeader::parse(&bytes).unwrap();
+        let dims: Vec<usize> = header.dims.iter().map(|&d| usize::try_from(d).unwrap()).collect();
+        assert_eq!(a.shape[..dims.len()], dims[..], "{}", ra.display());
+        args.push(out);
+        args.push(ra.with_extension("npy"));
+    }
+    let refs: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
+    if let Some(out) = common::run_python("make_ra_fixtures.py", &refs) {
+        all_ok(&out, (args.len() - 2) / 2);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn plain_ra_files_round_trip_byte_for_byte() {
+    let dir = common::temp_dir("convert-ra-round");
+    let mut checked = 0;
+    for ra in fixtures() {
+        let bytes = std::fs::read(&ra).unwrap();
+        let header = rasdf::convert::ra::RaHeader::parse(&bytes).unwrap();
+        // Written back little-endian, uncompressed, without trailing bytes: only such
+        // inputs come back as they were.
+        let plain =
+            header.flags == 0 && bytes.len() as u64 == header.data_offset() as u64 + header.size && header.eltype != 0;
+        let asdf = dir.join(format!("{}.asdf", stem(&ra)));
+        let back = dir.join(format!("{}.ra", stem(&ra)));
+        for compression in ["none", "zlib"] {
+            let options = ConvertOptions {
+                compression: rasdf::block::Compression::from_name(compression).unwrap(),
+                ..Default::default()
+            };
+            convert::convert(&ra, &asdf, &options).unwrap();
+            convert::convert(&asdf, &back, &ConvertOptions::default()).unwrap();
+            let again = std::fs::read(&back).unwrap();
+            if plain {
+                assert_eq!(again, bytes, "{} ({compression})", ra.display());
+            } else {
+                // The same array, normalized.
+                let (a, b) = (
+                    RaFile::parse(&bytes, &Limits::default()).unwrap(),
+                    RaFile::parse(&again, &Limits::default()).unwrap(),
+                );
+                assert_eq!(b.header.flags & 2, 0);
+                assert_eq!(a.shape, b.shape, "{}", ra.display());
+                assert_eq!(a.ndarray().elements(), b.ndarray().elements(), "{}", ra.display());
+            }
+        }
+        checked += usize::from(plain);
+    }
+    assert!(checked >= 15, "{checked} plain fixtures");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn asdf_files_of_the_reference_convert_to_ra() {
+    let dir = common::temp_dir("convert-asdf");
+    let Some(names) = common::run_python("make_ra_fixtures.py", &[Path::new("make-asdf"), &dir]) else {
+        return;
+    };
+    let mut args = vec![PathBuf::from("check-ra")];
+    for name in names.lines() {
+        let input = dir.join(format!("{name}.asdf"));
+        let out = dir.join(format!("{name}.ra"));
+        // One array, found without --array; and named.
+        convert::convert(&input, &out, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let named = dir.join(format!("{name}_named.ra"));
+        let options = ConvertOptions { array: Some("x/y".into()), ..Default::default() };
+        convert::convert(&input, &named, &options).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&named).unwrap());
+        args.push(out);
+        args.push(dir.join(format!("{name}.npy")));
+    }
+    assert!(args.len() > 10);
+    let refs: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
+    all_ok(&common::run_python("make_ra_fixtures.py", &refs).unwrap(), (args.len() - 1) / 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn cli(args: &[&str]) -> u8 {
+    let argv = std::iter::once("rasdf").chain(args.iter().copied()).map(Into::into).collect();
+    rasdf::cli::args::main(argv, &mut Vec::new())
+}
+
+#[test]
+fn command_line_exit_codes() {
+    let dir = common::temp_dir("convert-cli");
+    let ra = common::root().join("testdata/ra/cube_f8.ra");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let asdf = dir.join("cube.asdf");
+    assert_eq!(cli(&["convert", &s(&ra), &s(&asdf), "--array", "a/b", "-c", "lz4"]), 0);
+    let f = AsdfFile::open(&asdf).unwrap();
+    assert_eq!(f.ndarray("a/b").unwrap().shape, vec![2, 3, 4]);
+    assert_eq!(f.blocks()[0].compression, rasdf::block::Compression::Lz4);
+    // Back to .ra: the only array is found.
+    assert_eq!(cli(&["convert", &s(&asdf), &s(&dir.join("cube.ra"))]), 0);
+    assert_eq!(std::fs::read(dir.join("cube.ra")).unwrap(), std::fs::read(&ra).unwrap());
+    // Usage: an output extension that names no format, no input, a bad flag.
+    assert_eq!(cli(&["convert", &s(&ra), &s(&dir.join("cube.txt"))]), 2);
+    assert_eq!(cli(&["convert", &s(&ra)]), 2);
+    assert_eq!(cli(&["convert", &s(&ra), &s(&asdf), "-c", "zstd"]), 2);
+    // Several arrays and no --array: a usage error that lists them.
+    let two = common::root().join("testdata/example.asdf");
+    assert_eq!(cli(&["convert", &s(&two), &s(&dir.join("x.ra"))]), 2);
+    assert!(!dir.join("x.ra").exists());
+    assert_eq!(cli(&["convert", &s(&two), &s(&dir.join("x.ra")), "--array", "sci/data"]), 0);
+    let x = RaFile::parse(&std::fs::read(dir.join("x.ra")).unwrap(), &Limits::default())
+        .unwrap()
+        .ndarray()
+        .to_array::<f32>()
+        .unwrap();
+    let e = AsdfFile::open(&two).unwrap();
+    assert_eq!(x, e.array::<f32>("sci/data").unwrap().to_owned());
+    // A damaged input: exit 1, and the output is not made.
+    let bad = dir.join("bad.ra");
+    let mut bytes = std::fs::read(&ra).unwrap();
+    bytes.truncate(bytes.len() - 1);
+    std::fs::write(&bad, &bytes).unwrap();
+    assert_eq!(cli(&["convert", &s(&bad), &s(&dir.join("bad.asdf"))]), 1);
+    assert!(!dir.join("bad.asdf").exists());
+    // ASDF to ASDF is not a conversion.
+    assert_eq!(cli(&["convert", &s(&asdf), &s(&dir.join("again.asdf"))]), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn damaged_ra_files_give_errors_not_panics() {
+    let limits = Limits::default();
+    for name in ["cube_f8", "c_lz4_u1", "julia_leb128_i4", "user_records", "big_endian_c16"] {
+        let bytes = std::fs::read(common::root().join(format!("testdata/ra/{name}.ra"))).unwrap();
+        // Every prefix.
+        for n in 0..bytes.len() {
+            let _ = RaFile::parse(&bytes[..n], &limits).map(|f| f.ndarray().elements());
+        }
+        // Every header word set to a few hostile values.
+        for w in 0..(48 + 8 * 3).min(bytes.len()) / 8 {
+            for v in [0u64, 1, 2, 3, 7, 255, 1 << 31, 1 << 40, u64::MAX] {
+                let mut b = bytes.clone();
+                b[8 * w..8 * w + 8].copy_from_slice(&v.to_le_bytes());
+                if let Ok(f) = RaFile::parse(&b, &limits) {
+                    let _ = f.ndarray().elements();
+                }
+            }
+        }
+        // Every byte of the data flipped.
+        for i in 48..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0xa5;
+            let _ = RaFile::parse(&b, &limits).map(|f| f.ndarray().elements());
+        }
+    }
+}
