@@ -24,7 +24,8 @@ pub fn tight_limits() -> Limits {
 }
 
 /// The names of the targets, as in fuzz/Cargo.toml.
-pub const TARGETS: &[&str] = &["header", "tree", "block_header", "block_walk", "index", "open_all", "roundtrip"];
+pub const TARGETS: &[&str] =
+    &["header", "tree", "block_header", "block_walk", "index", "open_all", "roundtrip", "convert_ra"];
 
 /// Makes panics inside the YAML parser (which rasdf turns into errors) pass quietly
 /// through the panic hook in force (libFuzzer's aborts on any panic); others still abort.
@@ -47,6 +48,7 @@ pub fn run(name: &str, data: &[u8]) {
         "index" => index_target(data),
         "open_all" => open_all(data),
         "roundtrip" => roundtrip(data),
+        "convert_ra" => convert_ra(data),
         _ => {}
     }
 }
@@ -216,4 +218,18 @@ pub fn roundtrip(data: &[u8]) {
             }
         }
     }
+}
+
+/// A RawArray file: read, every element decoded; one that reads is written back and
+/// must read again to the same shape and elements.
+pub fn convert_ra(data: &[u8]) {
+    let Ok(f) = crate::convert::ra::RaFile::parse(data, &tight_limits()) else { return };
+    let array = f.ndarray();
+    let elements = array.elements();
+    let Ok(again) = crate::convert::ra::encode(&array) else { return };
+    let back = crate::convert::ra::RaFile::parse(&again, &tight_limits());
+    let back = back.unwrap_or_else(|e| panic!("a .ra file rasdf wrote does not read: {e}"));
+    assert_eq!(back.shape, f.shape, "shape changed by a write");
+    // Compared as printed, so that NaN equals NaN.
+    assert_eq!(format!("{:?}", back.ndarray().elements()), format!("{elements:?}"), "elements changed by a write");
 }
