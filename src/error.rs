@@ -113,7 +113,7 @@ pub enum ErrorKind {
     /// A limit from [`crate::Limits`] was exceeded.
     #[error(transparent)]
     Limit(#[from] LimitError),
-    /// A file of a neighbouring format (RawArray) is malformed, or cannot be converted.
+    /// A file of a neighbouring format (RawArray, GSD) is malformed, or cannot be converted.
     #[error(transparent)]
     Convert(#[from] crate::convert::ConvertError),
     /// The caller asked for something the file does not have (a path, a block).

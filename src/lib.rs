@@ -9,7 +9,7 @@
 //! - [`ndarray`]: array datatypes, layouts and data;
 //! - [`schema`]: what the standard's schemas add to a tree (defaults, in older files);
 //! - [`file`](mod@file): opening files (lazy, memory-mapped);
-//! - [`convert`]: conversion to and from RawArray (`.ra`);
+//! - [`convert`]: conversion to and from RawArray (`.ra`) and GSD (`.gsd`);
 //! - [`cli`]: the command-line tools, as library functions writing to `impl Write`.
 //!
 //! ```no_run

@@ -251,7 +251,7 @@ impl<'f> Document<'f> {
         Ok(())
     }
 
-    fn set_node(&mut self, path: &str, value: NodeId) -> Result<()> {
+    pub(crate) fn set_node(&mut self, path: &str, value: NodeId) -> Result<()> {
         let steps: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
         let (last, parents) = steps.split_last().ok_or_else(|| usage("an empty path"))?;
         let map = self.mapping_at(parents)?;
@@ -360,6 +360,22 @@ impl<'f> Document<'f> {
         data: Cow<'f, [u8]>,
         compression: Compression,
     ) -> Result<()> {
+        let id =
+            self.array_node(datatype, byteorder, shape, strides, data, compression).map_err(|e| e.at_path(path))?;
+        self.set_node(path, id)
+    }
+
+    /// An ndarray node over `data` (see [`Document::set_array_bytes`]), not yet in the
+    /// tree: the caller places it.
+    pub(crate) fn array_node(
+        &mut self,
+        datatype: Datatype,
+        byteorder: ByteOrder,
+        shape: &[usize],
+        strides: &[isize],
+        data: Cow<'f, [u8]>,
+        compression: Compression,
+    ) -> Result<NodeId> {
         let meta = crate::ndarray::ArrayMeta {
             source: crate::ndarray::Source::Block(0),
             datatype: datatype.clone(),
@@ -368,7 +384,7 @@ impl<'f> Document<'f> {
             offset: 0,
             strides: Some(strides.iter().map(|&s| s as i64).collect()),
         };
-        meta.layout(data.len(), &crate::Limits::unlimited()).map_err(|e| Error::new(e, Location::path(path)))?;
+        meta.layout(data.len(), &crate::Limits::unlimited()).map_err(|e| Error::new(e, Location::default()))?;
         self.bases.push(Base { data, compression, chunks: None });
         let id = self.tree.to_mut().push(tagged("core/ndarray-1.1.0", Value::Map(Vec::new())));
         self.arrays.insert(
@@ -384,7 +400,12 @@ impl<'f> Document<'f> {
                 inline_mask: None,
             },
         );
-        self.set_node(path, id)
+        Ok(id)
+    }
+
+    /// The tree, to build nodes the path setters cannot reach (keys with `/`, lists).
+    pub(crate) fn tree_mut(&mut self) -> &mut Tree {
+        self.tree.to_mut()
     }
 
     /// A document with `file`'s tree and arrays: arrays in one block keep sharing it

@@ -197,3 +197,152 @@ fn damaged_ra_files_give_errors_not_panics() {
         }
     }
 }
+
+fn gsd_fixtures() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(common::root().join("testdata/gsd"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "gsd"))
+        .collect();
+    out.sort();
+    assert_eq!(out.len(), 3, "{out:?}");
+    out
+}
+
+/// A GSD file's chunks as (frame, name, type, N, M, bytes).
+fn gsd_chunks(bytes: &[u8]) -> Vec<(u64, String, u8, u64, u32, Vec<u8>)> {
+    let g = rasdf::convert::gsd::GsdFile::parse(bytes).unwrap();
+    g.chunks.into_iter().map(|c| (c.frame, c.name, c.type_id, c.n, c.m, c.data.to_vec())).collect()
+}
+
+#[test]
+fn gsd_files_convert_to_asdf_the_reference_reads_as_gsd_reads_them() {
+    let dir = common::temp_dir("convert-gsd");
+    let mut args = vec![PathBuf::from("check-asdf")];
+    for g in gsd_fixtures() {
+        let out = dir.join(format!("{}.asdf", stem(&g)));
+        convert::convert(&g, &out, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", g.display()));
+        let f = AsdfFile::open(&out).unwrap();
+        let frames = f.get("frames").unwrap().items().unwrap().len();
+        let raw = std::fs::read(&g).unwrap();
+        assert_eq!(frames as u64, rasdf::convert::gsd::GsdFile::parse(&raw).unwrap().frames);
+        // And back: the same chunks, whatever the layout (gsd.fl writes them in its own).
+        let back = dir.join(format!("{}.gsd", stem(&g)));
+        convert::convert(&out, &back, &ConvertOptions::default()).unwrap();
+        let (a, b) = (std::fs::read(&g).unwrap(), std::fs::read(&back).unwrap());
+        let mut theirs = gsd_chunks(&a);
+        theirs.sort();
+        let mut ours = gsd_chunks(&b);
+        ours.sort();
+        assert_eq!(ours, theirs, "{}", g.display());
+        args.push(g);
+        args.push(out);
+    }
+    let refs: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
+    if let Some(out) = common::run_python("make_gsd_fixtures.py", &refs) {
+        all_ok(&out, (args.len() - 1) / 2);
+    }
+    // Compressed blocks hold the same.
+    let g = common::root().join("testdata/gsd/hoomd.gsd");
+    let z = dir.join("hoomd_zlib.asdf");
+    let options = ConvertOptions { compression: rasdf::block::Compression::Zlib, ..Default::default() };
+    convert::convert(&g, &z, &options).unwrap();
+    let f = AsdfFile::open(&z).unwrap();
+    assert!(f.blocks().iter().all(|b| b.compression == rasdf::block::Compression::Zlib));
+    let plain = AsdfFile::open(dir.join("hoomd.asdf")).unwrap();
+    let arrays = |f: &AsdfFile| -> Vec<String> {
+        f.ndarray_nodes().into_iter().map(|(_, n)| format!("{:?}", f.ndarray_at(n).unwrap().elements())).collect()
+    };
+    assert!(arrays(&f).len() > 10);
+    assert_eq!(arrays(&f), arrays(&plain));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn asdf_files_of_the_reference_convert_to_gsd() {
+    let dir = common::temp_dir("convert-to-gsd");
+    let Some(names) = common::run_python("make_gsd_fixtures.py", &[Path::new("make-asdf"), &dir]) else {
+        return;
+    };
+    let mut args = vec![PathBuf::from("check-gsd")];
+    for name in names.lines() {
+        let input = dir.join(format!("{name}.asdf"));
+        let out = dir.join(format!("{name}.gsd"));
+        convert::convert(&input, &out, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        args.push(input);
+        args.push(out);
+    }
+    let refs: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
+    all_ok(&common::run_python("make_gsd_fixtures.py", &refs).unwrap(), (args.len() - 1) / 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn asdf_trees_gsd_cannot_hold_are_refused() {
+    let dir = common::temp_dir("convert-gsd-refused");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    // No frames: a usage error.
+    let example = common::root().join("testdata/example.asdf");
+    assert_eq!(cli(&["convert", &s(&example), &s(&dir.join("x.gsd"))]), 2);
+    // A 3-D array, a complex array, a frame that is not a mapping: errors naming the path.
+    for (yaml, why) in [
+        (
+            "frames:\n- {a: !core/ndarray-1.1.0 {data: [[[1]]], datatype: int8, shape: [1, 1, 1]}}\n",
+            "1 or 2 dimensions",
+        ),
+        ("frames:\n- {a: !core/ndarray-1.1.0 {data: [1], datatype: complex64, shape: [1]}}\n", "no complex64"),
+        ("frames:\n- [1, 2]\n", "must be a mapping"),
+        ("frames:\n- {a: 3}\n", "array or text"),
+        ("gsd: {schema_version: [1]}\nframes: []\n", "schema_version"),
+    ] {
+        let p = dir.join("in.asdf");
+        std::fs::write(&p, format!("#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n{yaml}...\n"))
+            .unwrap();
+        let f = AsdfFile::open(&p).unwrap();
+        let e = convert::asdf_to_gsd(&f).unwrap_err().to_string();
+        assert!(e.contains(why), "{yaml}: {e}");
+        assert_eq!(cli(&["convert", &s(&p), &s(&dir.join("x.gsd"))]), 1);
+        assert!(!dir.join("x.gsd").exists());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn damaged_gsd_files_give_errors_not_panics() {
+    for g in gsd_fixtures() {
+        let bytes = std::fs::read(&g).unwrap();
+        let touch = |b: &[u8]| {
+            if let Ok(f) = rasdf::convert::gsd::GsdFile::parse(b) {
+                let _ = convert::gsd_to_asdf(&f, rasdf::block::Compression::None)
+                    .and_then(|d| d.write(&mut std::io::Cursor::new(Vec::new()), None, &Default::default()));
+            }
+        };
+        for n in (0..bytes.len()).step_by(7) {
+            touch(&bytes[..n]);
+        }
+        for w in 1..6 {
+            for v in [0u64, 1, 31, 32, 255, 4096, 1 << 31, 1 << 40, u64::MAX] {
+                let mut b = bytes.clone();
+                b[8 * w..8 * w + 8].copy_from_slice(&v.to_le_bytes());
+                touch(&b);
+            }
+        }
+        for i in (256..bytes.len()).step_by(3) {
+            let mut b = bytes.clone();
+            b[i] ^= 0x5a;
+            touch(&b);
+        }
+    }
+    // Errors say what and where.
+    let bytes = std::fs::read(common::root().join("testdata/gsd/every_type.gsd")).unwrap();
+    let mut b = bytes.clone();
+    b[256 + 30] = 99; // the first entry's type
+    let e = rasdf::convert::gsd::GsdFile::parse(&b).unwrap_err().to_string();
+    assert!(e.contains("index entry 0 at byte 256: unknown type 99"), "{e}");
+    let mut b = bytes.clone();
+    b[256 + 16..256 + 24].copy_from_slice(&(1u64 << 40).to_le_bytes()); // its location
+    let e = rasdf::convert::gsd::GsdFile::parse(&b).unwrap_err().to_string();
+    assert!(e.contains("the data of index entry 0 at byte 1099511627776"), "{e}");
+    let e = rasdf::convert::gsd::GsdFile::parse(&bytes[..100]).unwrap_err().to_string();
+    assert!(e.contains("ends at byte 100"), "{e}");
+}

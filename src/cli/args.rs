@@ -71,18 +71,19 @@ enum Command {
     /// implode).
     #[command(mut_arg("output", |a| a.help(IMPLODE_OUTPUT)))]
     Implode(FileArgs),
-    /// Convert an array between ASDF and RawArray (.ra): the input's format is told by
-    /// its first bytes, the output's by its extension.
+    /// Convert between ASDF and RawArray (.ra, one array) or GSD (.gsd, frames of
+    /// chunks): the input's format is told by its first bytes, the output's by its
+    /// extension.
     Convert {
-        /// The input file (ASDF or RawArray).
+        /// The input file (ASDF, RawArray or GSD).
         input: PathBuf,
-        /// The output file: `.asdf` or `.ra`.
+        /// The output file: `.asdf`, `.ra` or `.gsd`.
         output: PathBuf,
-        /// From ASDF: the tree path of the array (needed when there are several). To
-        /// ASDF: where to put it (default: data).
+        /// From ASDF to RawArray: the tree path of the array (needed when there are
+        /// several). From RawArray: where to put it (default: data).
         #[arg(long)]
         array: Option<String>,
-        /// To ASDF: compress the block.
+        /// To ASDF: compress the blocks.
         #[arg(short, long, value_parser = ["zlib", "bzp2", "lz4", "none"])]
         compress: Option<String>,
     },

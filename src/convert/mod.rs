@@ -1,13 +1,16 @@
-//! Conversion between ASDF and neighbouring array formats: RawArray (`.ra`, see [`ra`]).
+//! Conversion between ASDF and neighbouring array formats: RawArray (`.ra`, see [`ra`])
+//! and GSD (`.gsd`, see [`gsd`]).
 //!
 //! [`convert`] reads one file and writes another, the formats told by the input's
 //! magic number and the output's extension; `rasdf convert` is a thin main over it.
 
+pub mod gsd;
 pub mod ra;
 
 use std::path::Path;
 
 use crate::block::Compression;
+use crate::ndarray::{ByteOrder, Datatype, NdArray, ScalarType};
 use crate::write::{Document, WriteOptions};
 use crate::{AsdfFile, Error, ErrorKind, Limits, Location, OpenOptions};
 
@@ -43,14 +46,17 @@ pub enum Format {
     Asdf,
     /// RawArray (`.ra`).
     RawArray,
+    /// GSD (`.gsd`).
+    Gsd,
 }
 
 impl Format {
-    /// The format an output path's extension names (`.asdf`, `.ra`).
+    /// The format an output path's extension names (`.asdf`, `.ra`, `.gsd`).
     pub fn from_extension(path: &Path) -> Option<Format> {
         match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
             "asdf" => Some(Format::Asdf),
             "ra" => Some(Format::RawArray),
+            "gsd" => Some(Format::Gsd),
             _ => None,
         }
     }
@@ -61,6 +67,8 @@ impl Format {
             Some(Format::Asdf)
         } else if bytes.get(..8).is_some_and(|m| m == ra::MAGIC.to_le_bytes()) {
             Some(Format::RawArray)
+        } else if bytes.get(..8).is_some_and(|m| m == gsd::MAGIC.to_le_bytes()) {
+            Some(Format::Gsd)
         } else {
             None
         }
@@ -71,6 +79,7 @@ impl Format {
         match self {
             Format::Asdf => "ASDF",
             Format::RawArray => "RawArray",
+            Format::Gsd => "GSD",
         }
     }
 }
@@ -102,7 +111,8 @@ fn convert_error(e: ConvertError, file: &Path) -> Error {
 }
 
 /// Converts `input` to `output`: the input's format is told by its first bytes, the
-/// output's by its extension, and one of them is ASDF. The output is written through
+/// output's by its extension, and one of them is ASDF (see [`ra`] and [`gsd`] for what
+/// each becomes). The output is written through
 /// a temporary file and a rename, so a failure leaves no partial file in its place.
 ///
 /// # Errors
@@ -110,8 +120,9 @@ fn convert_error(e: ConvertError, file: &Path) -> Error {
 /// are not one ASDF and one other, or no array to choose; errors reading either file
 /// (with the file, and the byte offset or tree path); I/O errors writing.
 pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::Result<()> {
-    let to = Format::from_extension(output)
-        .ok_or_else(|| usage(format!("{}: the output's extension names no format (.asdf, .ra)", output.display())))?;
+    let to = Format::from_extension(output).ok_or_else(|| {
+        usage(format!("{}: the output's extension names no format (.asdf, .ra, .gsd)", output.display()))
+    })?;
     let file = std::fs::File::open(input).map_err(|e| Error::from(e).in_file(input))?;
     let len = file.metadata().map_err(|e| Error::from(e).in_file(input))?.len();
     // SAFETY: the map is read-only; a file truncated by another process while mapped
@@ -123,7 +134,7 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
     let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
     let from = Format::sniff(bytes).ok_or_else(|| {
         Error::new(
-            ErrorKind::Usage("the input is not ASDF or RawArray (no magic number at byte 0)".into()),
+            ErrorKind::Usage("the input is not ASDF, RawArray or GSD (no magic number at byte 0)".into()),
             Location::at(0),
         )
         .in_file(input)
@@ -145,8 +156,19 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
             let bytes = ra::encode(&array).map_err(|e| convert_error(e, input).at_path(&path))?;
             crate::cli::write_atomically(output, &bytes).map_err(|e| Error::from(e).in_file(output))
         }
+        (Format::Gsd, Format::Asdf) => {
+            let g = gsd::GsdFile::parse(bytes).map_err(|e| convert_error(e, input))?;
+            gsd_to_asdf(&g, options.compression)
+                .map_err(|e| e.in_file(input))?
+                .write_to_path(output, &WriteOptions::default())
+        }
+        (Format::Asdf, Format::Gsd) => {
+            let f = OpenOptions::new().limits(options.limits).open(input)?;
+            let bytes = asdf_to_gsd(&f).map_err(|e| e.in_file(input))?;
+            crate::cli::write_atomically(output, &bytes).map_err(|e| Error::from(e).in_file(output))
+        }
         (from, to) => Err(usage(format!(
-            "{} to {}: convert reads or writes ASDF on one side, RawArray on the other",
+            "{} to {}: convert reads or writes ASDF on one side, RawArray or GSD on the other",
             from.name(),
             to.name()
         ))),
@@ -171,4 +193,171 @@ fn pick_array(f: &AsdfFile, wanted: Option<&str>) -> crate::Result<String> {
             many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
         ))),
     }
+}
+
+/// Appends `array`'s elements to `out` in C order, or column-major order when
+/// `column_major`; numbers little-endian (swapped when stored big-endian), strings and
+/// records with their bytes as stored.
+pub(crate) fn append_elements(array: &NdArray<'_>, column_major: bool, out: &mut Vec<u8>) {
+    let n = array.datatype.size();
+    let swap = matches!(array.datatype, Datatype::Scalar(_)) && array.byteorder == ByteOrder::Big;
+    // Column-major order is C order over the axes reversed.
+    let (shape, strides): (Vec<usize>, Vec<isize>) = match column_major {
+        true => (array.shape.iter().rev().copied().collect(), array.strides.iter().rev().copied().collect()),
+        false => (array.shape.clone(), array.strides.clone()),
+    };
+    let walk = NdArray::from_layout(&array.datatype, array.byteorder, &shape, &strides, array.offset, array.data());
+    let data = array.data();
+    if walk.is_c_contiguous() && !swap {
+        out.extend_from_slice(&data[array.offset..array.offset + array.len() * n]);
+        return;
+    }
+    // A complex number swaps each half.
+    let part = match array.datatype {
+        Datatype::Scalar(ScalarType::Complex64 | ScalarType::Complex128) => n / 2,
+        _ => n,
+    };
+    for at in walk.byte_offsets() {
+        let e = &data[at..at + n];
+        if swap {
+            for half in e.chunks(part.max(1)) {
+                out.extend(half.iter().rev());
+            }
+        } else {
+            out.extend_from_slice(e);
+        }
+    }
+}
+
+fn plain(value: crate::tree::Value) -> crate::tree::Node {
+    crate::tree::Node { tag: None, value, line: 0, col: 0 }
+}
+
+/// The ASDF document of a GSD file (see [`gsd`]): `gsd` (the header's application,
+/// schema, schema and file versions) and `frames`, each frame a mapping of its chunks.
+///
+/// # Errors
+/// A text chunk that is not UTF-8.
+pub fn gsd_to_asdf<'a>(g: &gsd::GsdFile<'a>, compression: Compression) -> crate::Result<Document<'a>> {
+    use crate::tree::Value;
+    let mut doc = Document::new();
+    let h = &g.header;
+    doc.set("gsd/application", h.application.as_str())?;
+    doc.set("gsd/schema", h.schema.as_str())?;
+    let version = |v: u32| [v >> 16, v & 0xffff];
+    doc.set_serialize("gsd/schema_version", &version(h.schema_version))?;
+    doc.set_serialize("gsd/file_version", &version(h.gsd_version))?;
+    let frame_count = usize::try_from(g.frames).map_err(|_| usage("too many frames"))?;
+    let mut frames: Vec<Vec<_>> = vec![Vec::new(); frame_count];
+    for c in &g.chunks {
+        let at = |e: ConvertError| {
+            Error::new(ErrorKind::Convert(e), Location::path(format!("/frames/{}/{}", c.frame, c.name)))
+        };
+        let value = match (c.type_id, c.m) {
+            (gsd::TYPE_CHARACTER, 1) => {
+                // As gsd.fl reads it: the bytes up to the trailing NULs, as UTF-8.
+                let end = c.data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+                let s = std::str::from_utf8(&c.data[..end]).map_err(|_| {
+                    at(ConvertError::Malformed { format: "GSD", what: "a text chunk is not UTF-8".into() })
+                })?;
+                doc.tree_mut().push(plain(Value::Str(s.into())))
+            }
+            _ => {
+                let (n, m) = (
+                    usize::try_from(c.n).map_err(|_| usage("chunk too large"))?,
+                    usize::try_from(c.m).map_err(|_| usage("chunk too large"))?,
+                );
+                // Text of more than one column is read as int8, M x N.
+                let (t, shape) = match gsd::scalar_of(c.type_id) {
+                    Some(t) if m == 1 => (t, vec![n]),
+                    Some(t) => (t, vec![n, m]),
+                    None => (ScalarType::Int8, vec![m, n]),
+                };
+                let strides = crate::ndarray::c_strides(&shape, t.size());
+                doc.array_node(
+                    Datatype::Scalar(t),
+                    ByteOrder::Little,
+                    &shape,
+                    &strides,
+                    std::borrow::Cow::Borrowed(c.data),
+                    compression,
+                )?
+            }
+        };
+        let key = doc.tree_mut().push(plain(Value::Str(c.name.as_str().into())));
+        // The last chunk's frame sets the count: every frame has its slot.
+        if let Some(slot) = usize::try_from(c.frame).ok().and_then(|i| frames.get_mut(i)) {
+            slot.push((key, value));
+        }
+    }
+    let items = frames.into_iter().map(|pairs| doc.tree_mut().push(plain(Value::Map(pairs)))).collect();
+    let seq = doc.tree_mut().push(plain(Value::Seq(items)));
+    doc.set_node("frames", seq)?;
+    Ok(doc)
+}
+
+/// The GSD file of an ASDF file whose tree has `frames` (a list of mappings of chunk
+/// name to a 1-D or 2-D array of a type GSD holds, or text) and optionally `gsd`
+/// (`application`, `schema`, `schema_version`), as [`gsd_to_asdf`] makes them.
+///
+/// # Errors
+/// No `frames` list; a frame that is not a mapping; a value that is not text or an
+/// array GSD can hold (with its tree path).
+pub fn asdf_to_gsd(f: &AsdfFile) -> crate::Result<Vec<u8>> {
+    let bad = |path: String, why: &str| {
+        Error::new(ErrorKind::Convert(ConvertError::Unsupported(why.into())), Location::path(path))
+    };
+    let frames_node = f.get("frames");
+    let frames = frames_node
+        .as_ref()
+        .and_then(|n| n.items())
+        .ok_or_else(|| usage("an ASDF file converts to GSD when its tree has `frames`: a list of mappings"))?;
+    let text_at = |p: &str| f.get(p).and_then(|n| n.as_str().map(str::to_string));
+    let application = text_at("gsd/application").unwrap_or_else(|| format!("rasdf {}", env!("CARGO_PKG_VERSION")));
+    let schema = text_at("gsd/schema").unwrap_or_default();
+    let version_node = f.get("gsd/schema_version");
+    let version = version_node.as_ref().and_then(|n| n.items()).map(|i| i.map(|x| x.as_i64()).collect::<Vec<_>>());
+    let schema_version = match version {
+        Some(v) => match v.as_slice() {
+            [Some(a), Some(b)] if (0..=0xffff).contains(a) && (0..=0xffff).contains(b) => {
+                (u32::try_from(*a).unwrap_or(0) << 16) | u32::try_from(*b).unwrap_or(0)
+            }
+            _ => {
+                return Err(bad(
+                    "/gsd/schema_version".into(),
+                    "schema_version must be [major, minor], each 0 to 65535",
+                ));
+            }
+        },
+        None => 0,
+    };
+    let mut chunks = Vec::new();
+    for (frame, node) in frames.enumerate() {
+        let pairs = node.pairs().ok_or_else(|| bad(format!("/frames/{frame}"), "a frame must be a mapping"))?;
+        for (k, v) in pairs {
+            let name = k.key_text();
+            let path = format!("/frames/{frame}/{name}");
+            let (type_id, n, m, data) = if let Some(s) = v.as_str().filter(|_| !v.is_asdf_tag("core/ndarray")) {
+                (gsd::TYPE_CHARACTER, s.len() as u64, 1, s.as_bytes().to_vec())
+            } else if v.is_asdf_tag("core/ndarray") {
+                let a = f.ndarray_at(v).map_err(|e| e.at_path(&path))?;
+                let t = gsd::type_of(&a.datatype)
+                    .ok_or_else(|| bad(path.clone(), &format!("GSD holds no {} arrays", a.datatype)))?;
+                let (n, m) = match a.shape.as_slice() {
+                    [n] => (*n, 1),
+                    [n, m] => (*n, *m),
+                    _ => return Err(bad(path, "GSD holds arrays of 1 or 2 dimensions")),
+                };
+                let m = u32::try_from(m).map_err(|_| bad(path.clone(), "more than 2^32 columns"))?;
+                let mut data = Vec::with_capacity(a.len() * a.datatype.size());
+                append_elements(&a, false, &mut data);
+                (t, n as u64, m, data)
+            } else {
+                return Err(bad(path, "a chunk must be an array or text"));
+            };
+            chunks.push(gsd::ChunkOut { frame: frame as u64, name, type_id, n, m, data });
+        }
+    }
+    gsd::encode(&application, &schema, schema_version, &chunks)
+        .map_err(|e| Error::new(ErrorKind::Convert(e), Location::default()))
 }

@@ -325,38 +325,13 @@ pub fn encode(array: &NdArray<'_>) -> Result<Vec<u8>, ConvertError> {
         return Err(ConvertError::Unsupported("an element of 0 bytes cannot be written to RawArray".into()));
     }
     let scalar = matches!(array.datatype, Datatype::Scalar(_));
-    let swap = scalar && array.byteorder == ByteOrder::Big;
     let flags = if !scalar && array.byteorder == ByteOrder::Big { FLAG_BIG_ENDIAN } else { 0 };
     let len = array.len() * elbyte;
     let dims = array.shape.iter().map(|&d| d as u64).collect();
     let header = RaHeader { flags, eltype, elbyte: elbyte as u64, size: len as u64, dims };
     let mut out = header.to_bytes();
     out.reserve(len);
-    // Column-major order is C order over the axes reversed.
-    let shape: Vec<usize> = array.shape.iter().rev().copied().collect();
-    let strides: Vec<isize> = array.strides.iter().rev().copied().collect();
-    let reversed = NdArray::from_layout(&array.datatype, array.byteorder, &shape, &strides, array.offset, array.data());
-    let n = elbyte;
-    let data = array.data();
-    if reversed.is_c_contiguous() && !swap {
-        out.extend_from_slice(&data[array.offset..array.offset + len]);
-    } else {
-        // A complex number swaps each half.
-        let part = match array.datatype {
-            Datatype::Scalar(ScalarType::Complex64 | ScalarType::Complex128) => n / 2,
-            _ => n,
-        };
-        for at in reversed.byte_offsets() {
-            let e = &data[at..at + n];
-            if swap {
-                for half in e.chunks(part) {
-                    out.extend(half.iter().rev());
-                }
-            } else {
-                out.extend_from_slice(e);
-            }
-        }
-    }
+    super::append_elements(array, true, &mut out);
     Ok(out)
 }
 
