@@ -25,7 +25,7 @@ pub fn tight_limits() -> Limits {
 
 /// The names of the targets, as in fuzz/Cargo.toml.
 pub const TARGETS: &[&str] =
-    &["header", "tree", "block_header", "block_walk", "index", "open_all", "roundtrip", "convert_ra"];
+    &["header", "tree", "block_header", "block_walk", "index", "open_all", "roundtrip", "convert_ra", "convert_gsd"];
 
 /// Makes panics inside the YAML parser (which rasdf turns into errors) pass quietly
 /// through the panic hook in force (libFuzzer's aborts on any panic); others still abort.
@@ -49,6 +49,7 @@ pub fn run(name: &str, data: &[u8]) {
         "open_all" => open_all(data),
         "roundtrip" => roundtrip(data),
         "convert_ra" => convert_ra(data),
+        "convert_gsd" => convert_gsd(data),
         _ => {}
     }
 }
@@ -232,4 +233,45 @@ pub fn convert_ra(data: &[u8]) {
     assert_eq!(back.shape, f.shape, "shape changed by a write");
     // Compared as printed, so that NaN equals NaN.
     assert_eq!(format!("{:?}", back.ndarray().elements()), format!("{elements:?}"), "elements changed by a write");
+}
+
+/// A chunk as compared: frame, name, type, N, M, bytes.
+type ChunkKey = (u64, String, u8, u64, u32, Vec<u8>);
+
+/// A GSD file: read, made an ASDF document, written; one that reads is written back to
+/// GSD through that document, and must read again to the same chunks.
+pub fn convert_gsd(data: &[u8]) {
+    let Ok(g) = crate::convert::gsd::GsdFile::parse(data) else { return };
+    let Ok(doc) = crate::convert::gsd_to_asdf(&g, crate::block::Compression::None) else { return };
+    let mut out = Cursor::new(Vec::new());
+    if doc.write(&mut out, None, &WriteOptions::default()).is_err() {
+        return;
+    }
+    let limits = Limits { max_nodes: 1_000_000, ..tight_limits() };
+    let Ok(f) = OpenOptions::new().limits(limits).from_bytes(out.into_inner()) else { return };
+    let Ok(again) = crate::convert::asdf_to_gsd(&f) else { return };
+    let back = crate::convert::gsd::GsdFile::parse(&again);
+    let back = back.unwrap_or_else(|e| panic!("a GSD file rasdf wrote does not read: {e}"));
+    // Text of more than one column comes back as int8, M x N, as gsd.fl reads it; text
+    // is kept up to its trailing NULs.
+    let key = |c: &crate::convert::gsd::Chunk<'_>| -> ChunkKey {
+        let mut data = c.data.to_vec();
+        match (c.type_id, c.m) {
+            (crate::convert::gsd::TYPE_CHARACTER, 1) => {
+                while data.last() == Some(&0) {
+                    data.pop();
+                }
+                (c.frame, c.name.clone(), c.type_id, data.len() as u64, 1, data)
+            }
+            (crate::convert::gsd::TYPE_CHARACTER, m) => {
+                (c.frame, c.name.clone(), 5, u64::from(m), u32::try_from(c.n).unwrap_or(u32::MAX), data)
+            }
+            _ => (c.frame, c.name.clone(), c.type_id, c.n, c.m, data),
+        }
+    };
+    let mut a: Vec<ChunkKey> = g.chunks.iter().map(key).collect();
+    let mut b: Vec<ChunkKey> = back.chunks.iter().map(key).collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b, "chunks changed by a round trip through ASDF");
 }
