@@ -341,41 +341,22 @@ impl<'f> Document<'f> {
         self.set_node(path, id)
     }
 
-    /// Sets an array at `path` over `data` as it is: any datatype and byte order, and
-    /// any layout (byte `strides` from the first byte of `data`) that stays inside it.
-    /// The bytes are written as given (borrowed ones are not copied), so a foreign
-    /// layout (column-major, say) is kept with its strides.
+    /// Sets an array at `path` over bytes as they are: any datatype and byte order, and
+    /// any layout that stays inside them. The bytes are written as given (borrowed ones
+    /// are not copied), so a foreign layout (column-major, say) is kept with its strides.
     ///
     /// # Errors
     /// A path step that is not a mapping; `shape` and `strides` of different lengths,
     /// or a layout that needs bytes outside `data`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn set_array_bytes(
-        &mut self,
-        path: &str,
-        datatype: Datatype,
-        byteorder: ByteOrder,
-        shape: &[usize],
-        strides: &[isize],
-        data: Cow<'f, [u8]>,
-        compression: Compression,
-    ) -> Result<()> {
-        let id =
-            self.array_node(datatype, byteorder, shape, strides, data, compression).map_err(|e| e.at_path(path))?;
+    pub fn set_array_bytes(&mut self, path: &str, array: ArrayBytes<'f>, compression: Compression) -> Result<()> {
+        let id = self.array_node(array, compression).map_err(|e| e.at_path(path))?;
         self.set_node(path, id)
     }
 
-    /// An ndarray node over `data` (see [`Document::set_array_bytes`]), not yet in the
-    /// tree: the caller places it.
-    pub(crate) fn array_node(
-        &mut self,
-        datatype: Datatype,
-        byteorder: ByteOrder,
-        shape: &[usize],
-        strides: &[isize],
-        data: Cow<'f, [u8]>,
-        compression: Compression,
-    ) -> Result<NodeId> {
+    /// An ndarray node over `array`'s bytes (see [`Document::set_array_bytes`]), not yet
+    /// in the tree: the caller places it.
+    pub(crate) fn array_node(&mut self, array: ArrayBytes<'f>, compression: Compression) -> Result<NodeId> {
+        let ArrayBytes { datatype, byteorder, shape, strides, data } = array;
         let meta = crate::ndarray::ArrayMeta {
             source: crate::ndarray::Source::Block(0),
             datatype: datatype.clone(),
@@ -393,8 +374,8 @@ impl<'f> Document<'f> {
                 base: self.bases.len() - 1,
                 datatype,
                 byteorder,
-                strides: strides.to_vec(),
-                shape: shape.to_vec(),
+                strides,
+                shape,
                 offset: 0,
                 storage: ArrayStorage::Internal,
                 inline_mask: None,
@@ -808,6 +789,21 @@ fn padding(len: usize) -> usize {
 pub fn external_path(main: &Path, n: usize) -> PathBuf {
     let stem = main.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     main.with_file_name(format!("{stem}{n:04}.asdf"))
+}
+
+/// An array's bytes and their layout, for [`Document::set_array_bytes`].
+#[derive(Debug, Clone)]
+pub struct ArrayBytes<'f> {
+    /// The element type.
+    pub datatype: Datatype,
+    /// The byte order of `data`.
+    pub byteorder: ByteOrder,
+    /// The shape.
+    pub shape: Vec<usize>,
+    /// Byte strides, from the first byte of `data`.
+    pub strides: Vec<isize>,
+    /// The bytes.
+    pub data: Cow<'f, [u8]>,
 }
 
 /// A block before it is written.

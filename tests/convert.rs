@@ -11,13 +11,19 @@ use std::path::{Path, PathBuf};
 use rasdf::convert::{self, ConvertOptions, ra::RaFile};
 use rasdf::{AsdfFile, Limits};
 
-fn fixtures() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(common::root().join("testdata/ra"))
+/// The files `testdata/<ext>/*.<ext>`, sorted.
+fn files_of(ext: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(common::root().join("testdata").join(ext))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ra"))
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
         .collect();
     out.sort();
+    out
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    let out = files_of("ra");
     assert!(out.len() >= 25, "testdata/ra holds {} .ra files", out.len());
     out
 }
@@ -99,29 +105,48 @@ fn plain_ra_files_round_trip_byte_for_byte() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn asdf_files_of_the_reference_convert_to_ra() {
-    let dir = common::temp_dir("convert-asdf");
-    let Some(names) = common::run_python("make_ra_fixtures.py", &[Path::new("make-asdf"), &dir]) else {
+/// Has `script` make ASDF files with the reference library (`make-asdf DIR`, which
+/// prints their names), converts each to `ext` (then calls `also` with the input, the
+/// output and the name), and has `check` compare each pair (`pair` orders them);
+/// returns without checking when there is no Python.
+fn reference_files_convert(
+    script: &str,
+    check: &str,
+    ext: &str,
+    pair: fn(PathBuf, PathBuf) -> [PathBuf; 2],
+    also: impl Fn(&Path, &Path, &str),
+) {
+    let dir = common::temp_dir(&format!("convert-to-{ext}"));
+    let Some(names) = common::run_python(script, &[Path::new("make-asdf"), &dir]) else {
         return;
     };
-    let mut args = vec![PathBuf::from("check-ra")];
+    let mut args = vec![PathBuf::from(check)];
     for name in names.lines() {
         let input = dir.join(format!("{name}.asdf"));
-        let out = dir.join(format!("{name}.ra"));
-        // One array, found without --array; and named.
+        let out = dir.join(format!("{name}.{ext}"));
         convert::convert(&input, &out, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let named = dir.join(format!("{name}_named.ra"));
-        let options = ConvertOptions { array: Some("x/y".into()), ..Default::default() };
-        convert::convert(&input, &named, &options).unwrap();
-        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&named).unwrap());
-        args.push(out);
-        args.push(dir.join(format!("{name}.npy")));
+        also(&input, &out, name);
+        args.extend(pair(input, out));
     }
-    assert!(args.len() > 10);
+    assert!(args.len() >= 5, "{args:?}");
     let refs: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
-    all_ok(&common::run_python("make_ra_fixtures.py", &refs).unwrap(), (args.len() - 1) / 2);
+    all_ok(&common::run_python(script, &refs).unwrap(), (args.len() - 1) / 2);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn asdf_files_of_the_reference_convert_to_ra() {
+    let npy = |_: PathBuf, out: PathBuf| {
+        let npy = out.with_extension("npy");
+        [out, npy]
+    };
+    reference_files_convert("make_ra_fixtures.py", "check-ra", "ra", npy, |input, out, name| {
+        // The only array is found without --array; named, it is the same.
+        let named = out.with_file_name(format!("{name}_named.ra"));
+        let options = ConvertOptions { array: Some("x/y".into()), ..Default::default() };
+        convert::convert(input, &named, &options).unwrap();
+        assert_eq!(std::fs::read(out).unwrap(), std::fs::read(&named).unwrap());
+    });
 }
 
 fn cli(args: &[&str]) -> u8 {
@@ -199,12 +224,7 @@ fn damaged_ra_files_give_errors_not_panics() {
 }
 
 fn gsd_fixtures() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(common::root().join("testdata/gsd"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "gsd"))
-        .collect();
-    out.sort();
+    let out = files_of("gsd");
     assert_eq!(out.len(), 3, "{out:?}");
     out
 }
@@ -260,21 +280,7 @@ fn gsd_files_convert_to_asdf_the_reference_reads_as_gsd_reads_them() {
 
 #[test]
 fn asdf_files_of_the_reference_convert_to_gsd() {
-    let dir = common::temp_dir("convert-to-gsd");
-    let Some(names) = common::run_python("make_gsd_fixtures.py", &[Path::new("make-asdf"), &dir]) else {
-        return;
-    };
-    let mut args = vec![PathBuf::from("check-gsd")];
-    for name in names.lines() {
-        let input = dir.join(format!("{name}.asdf"));
-        let out = dir.join(format!("{name}.gsd"));
-        convert::convert(&input, &out, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
-        args.push(input);
-        args.push(out);
-    }
-    let refs: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
-    all_ok(&common::run_python("make_gsd_fixtures.py", &refs).unwrap(), (args.len() - 1) / 2);
-    std::fs::remove_dir_all(&dir).unwrap();
+    reference_files_convert("make_gsd_fixtures.py", "check-gsd", "gsd", |a, g| [a, g], |_, _, _| {});
 }
 
 #[test]

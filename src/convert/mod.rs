@@ -11,7 +11,7 @@ use std::path::Path;
 
 use crate::block::Compression;
 use crate::ndarray::{ByteOrder, Datatype, NdArray, ScalarType};
-use crate::write::{Document, WriteOptions};
+use crate::write::{ArrayBytes, Document, WriteOptions};
 use crate::{AsdfFile, Error, ErrorKind, Limits, Location, OpenOptions};
 
 /// What went wrong reading or writing a neighbouring format.
@@ -143,10 +143,8 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
         (Format::RawArray, Format::Asdf) => {
             let ra = ra::RaFile::parse(bytes, &options.limits).map_err(|e| convert_error(e, input))?;
             let path = options.array.as_deref().unwrap_or("data");
-            let (datatype, byteorder, shape, strides) =
-                (ra.datatype.clone(), ra.byteorder, ra.shape.clone(), ra.strides.clone());
             let mut doc = Document::new();
-            doc.set_array_bytes(path, datatype, byteorder, &shape, &strides, ra.into_data(), options.compression)?;
+            doc.set_array_bytes(path, ra.into_array_bytes(), options.compression)?;
             doc.write_to_path(output, &WriteOptions::default())
         }
         (Format::Asdf, Format::RawArray) => {
@@ -274,14 +272,10 @@ pub fn gsd_to_asdf<'a>(g: &gsd::GsdFile<'a>, compression: Compression) -> crate:
                     None => (ScalarType::Int8, vec![m, n]),
                 };
                 let strides = crate::ndarray::c_strides(&shape, t.size());
-                doc.array_node(
-                    Datatype::Scalar(t),
-                    ByteOrder::Little,
-                    &shape,
-                    &strides,
-                    std::borrow::Cow::Borrowed(c.data),
-                    compression,
-                )?
+                let data = std::borrow::Cow::Borrowed(c.data);
+                let array =
+                    ArrayBytes { datatype: Datatype::Scalar(t), byteorder: ByteOrder::Little, shape, strides, data };
+                doc.array_node(array, compression)?
             }
         };
         let key = doc.tree_mut().push(plain(Value::Str(c.name.as_str().into())));

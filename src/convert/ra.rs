@@ -211,6 +211,12 @@ impl<'a> RaFile<'a> {
     pub fn into_data(self) -> Cow<'a, [u8]> {
         self.data
     }
+
+    /// The array as [`crate::write::Document::set_array_bytes`] takes it.
+    pub fn into_array_bytes(self) -> crate::write::ArrayBytes<'a> {
+        let RaFile { datatype, byteorder, shape, strides, data, .. } = self;
+        crate::write::ArrayBytes { datatype, byteorder, shape, strides, data }
+    }
 }
 
 /// Column-major byte strides.
