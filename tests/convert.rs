@@ -352,3 +352,38 @@ fn damaged_gsd_files_give_errors_not_panics() {
     let e = rasdf::convert::gsd::GsdFile::parse(&bytes[..100]).unwrap_err().to_string();
     assert!(e.contains("ends at byte 100"), "{e}");
 }
+
+#[test]
+fn a_large_strided_big_endian_array_streams_to_ra() {
+    // 600 x 700 big-endian float64 in C order: 3.4 MB written column-major and swapped,
+    // in several 1 MiB pieces.
+    let dir = common::temp_dir("convert-large");
+    let (rows, cols) = (600usize, 700usize);
+    let data: Vec<u8> = (0..rows * cols).flat_map(|i| (i as f64 * 0.5).to_be_bytes()).collect();
+    let mut doc = rasdf::write::Document::new();
+    let array = rasdf::write::ArrayBytes {
+        datatype: rasdf::ndarray::Datatype::Scalar(rasdf::ndarray::ScalarType::Float64),
+        byteorder: rasdf::ndarray::ByteOrder::Big,
+        shape: vec![rows, cols],
+        strides: vec![8 * cols as isize, 8],
+        data: data.into(),
+    };
+    doc.set_array_bytes("big", array, rasdf::block::Compression::None).unwrap();
+    let asdf = dir.join("big.asdf");
+    doc.write_to_path(&asdf, &Default::default()).unwrap();
+    let ra = dir.join("big.ra");
+    convert::convert(&asdf, &ra, &ConvertOptions::default()).unwrap();
+    let bytes = std::fs::read(&ra).unwrap();
+    let f = RaFile::parse(&bytes, &Limits::default()).unwrap();
+    assert_eq!(f.header.dims, vec![rows as u64, cols as u64]);
+    assert_eq!(f.header.flags, 0);
+    // Column-major: element [i, j] at i + rows * j, little-endian.
+    for (i, j) in [(0, 0), (1, 0), (0, 1), (599, 699), (123, 456)] {
+        let at = 8 * (i + rows * j);
+        let v = f64::from_le_bytes(f.data()[at..at + 8].try_into().unwrap());
+        assert_eq!(v, (i * cols + j) as f64 * 0.5, "[{i}, {j}]");
+    }
+    let a = AsdfFile::open(&asdf).unwrap();
+    assert_eq!(f.ndarray().to_array::<f64>().unwrap(), a.array::<f64>("big").unwrap().to_owned());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

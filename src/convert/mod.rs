@@ -7,6 +7,7 @@
 pub mod gsd;
 pub mod ra;
 
+use std::io::Write;
 use std::path::Path;
 
 use crate::block::Compression;
@@ -151,8 +152,15 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
             let f = OpenOptions::new().limits(options.limits).open(input)?;
             let path = pick_array(&f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
             let array = f.ndarray(&path).map_err(|e| e.in_file(input))?;
-            let bytes = ra::encode(&array).map_err(|e| convert_error(e, input).at_path(&path))?;
-            crate::cli::write_atomically(output, &bytes).map_err(|e| Error::from(e).in_file(output))
+            let header = ra::header_for(&array).map_err(|e| convert_error(e, input).at_path(&path))?;
+            // Streamed: the file is never held whole in memory.
+            crate::cli::write_atomically_with(output, |file| {
+                let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+                w.write_all(&header.to_bytes())?;
+                write_elements(&array, true, &mut w)?;
+                w.flush()
+            })
+            .map_err(|e| Error::from(e).in_file(output))
         }
         (Format::Gsd, Format::Asdf) => {
             let g = gsd::GsdFile::parse(bytes).map_err(|e| convert_error(e, input))?;
@@ -193,10 +201,14 @@ fn pick_array(f: &AsdfFile, wanted: Option<&str>) -> crate::Result<String> {
     }
 }
 
-/// Appends `array`'s elements to `out` in C order, or column-major order when
+/// Writes `array`'s elements to `out` in C order, or column-major order when
 /// `column_major`; numbers little-endian (swapped when stored big-endian), strings and
-/// records with their bytes as stored.
-pub(crate) fn append_elements(array: &NdArray<'_>, column_major: bool, out: &mut Vec<u8>) {
+/// records with their bytes as stored. Contiguous data goes in one write, other
+/// layouts in pieces of 1 MiB.
+///
+/// # Errors
+/// Those of `out`.
+pub(crate) fn write_elements(array: &NdArray<'_>, column_major: bool, out: &mut impl Write) -> std::io::Result<()> {
     let n = array.datatype.size();
     let swap = matches!(array.datatype, Datatype::Scalar(_)) && array.byteorder == ByteOrder::Big;
     // Column-major order is C order over the axes reversed.
@@ -207,24 +219,30 @@ pub(crate) fn append_elements(array: &NdArray<'_>, column_major: bool, out: &mut
     let walk = NdArray::from_layout(&array.datatype, array.byteorder, &shape, &strides, array.offset, array.data());
     let data = array.data();
     if walk.is_c_contiguous() && !swap {
-        out.extend_from_slice(&data[array.offset..array.offset + array.len() * n]);
-        return;
+        return out.write_all(&data[array.offset..array.offset + array.len() * n]);
     }
     // A complex number swaps each half.
     let part = match array.datatype {
         Datatype::Scalar(ScalarType::Complex64 | ScalarType::Complex128) => n / 2,
         _ => n,
     };
+    const PIECE: usize = 1 << 20;
+    let mut buf = Vec::with_capacity(PIECE.min(array.len() * n) + n);
     for at in walk.byte_offsets() {
         let e = &data[at..at + n];
         if swap {
             for half in e.chunks(part.max(1)) {
-                out.extend(half.iter().rev());
+                buf.extend(half.iter().rev());
             }
         } else {
-            out.extend_from_slice(e);
+            buf.extend_from_slice(e);
+        }
+        if buf.len() >= PIECE {
+            out.write_all(&buf)?;
+            buf.clear();
         }
     }
+    out.write_all(&buf)
 }
 
 fn plain(value: crate::tree::Value) -> crate::tree::Node {
@@ -344,7 +362,7 @@ pub fn asdf_to_gsd(f: &AsdfFile) -> crate::Result<Vec<u8>> {
                 };
                 let m = u32::try_from(m).map_err(|_| bad(path.clone(), "more than 2^32 columns"))?;
                 let mut data = Vec::with_capacity(a.len() * a.datatype.size());
-                append_elements(&a, false, &mut data);
+                write_elements(&a, false, &mut data).map_err(Error::from)?;
                 (t, n as u64, m, data)
             } else {
                 return Err(bad(path, "a chunk must be an array or text"));

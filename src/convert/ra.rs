@@ -319,25 +319,35 @@ pub fn class_of(datatype: &Datatype) -> (u64, usize) {
     (class, size)
 }
 
-/// A `.ra` file of `array`: its shape as the dimensions, its elements in column-major
-/// order. Numbers are written little-endian (swapped if stored big-endian); strings
-/// and records keep their bytes, with the big-endian flag when the array is big-endian.
+/// The header of the `.ra` file of `array` (see [`encode`]).
 ///
 /// # Errors
 /// An element size of zero (a zero-length string type), which `.ra` cannot declare.
-pub fn encode(array: &NdArray<'_>) -> Result<Vec<u8>, ConvertError> {
+pub fn header_for(array: &NdArray<'_>) -> Result<RaHeader, ConvertError> {
     let (eltype, elbyte) = class_of(&array.datatype);
     if elbyte == 0 {
         return Err(ConvertError::Unsupported("an element of 0 bytes cannot be written to RawArray".into()));
     }
     let scalar = matches!(array.datatype, Datatype::Scalar(_));
     let flags = if !scalar && array.byteorder == ByteOrder::Big { FLAG_BIG_ENDIAN } else { 0 };
-    let len = array.len() * elbyte;
+    let size = (array.len() * elbyte) as u64;
     let dims = array.shape.iter().map(|&d| d as u64).collect();
-    let header = RaHeader { flags, eltype, elbyte: elbyte as u64, size: len as u64, dims };
+    Ok(RaHeader { flags, eltype, elbyte: elbyte as u64, size, dims })
+}
+
+/// A `.ra` file of `array`: its shape as the dimensions, its elements in column-major
+/// order. Numbers are written little-endian (swapped if stored big-endian); strings
+/// and records keep their bytes, with the big-endian flag when the array is big-endian.
+/// (`rasdf convert` writes the same bytes streamed, from [`header_for`].)
+///
+/// # Errors
+/// As [`header_for`].
+pub fn encode(array: &NdArray<'_>) -> Result<Vec<u8>, ConvertError> {
+    let header = header_for(array)?;
     let mut out = header.to_bytes();
-    out.reserve(len);
-    super::append_elements(array, true, &mut out);
+    out.reserve(usize::try_from(header.size).unwrap_or(0));
+    // Writing to a Vec cannot fail.
+    let _ = super::write_elements(array, true, &mut out);
     Ok(out)
 }
 
