@@ -387,3 +387,29 @@ fn a_large_strided_big_endian_array_streams_to_ra() {
     assert_eq!(f.ndarray().to_array::<f64>().unwrap(), a.array::<f64>("big").unwrap().to_owned());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_ra_file_of_64_mib_is_written_past_the_page_cache_and_reads_back() {
+    // 8 Mi float64 elements, stored Fortran order: written in one direct write.
+    let dir = common::temp_dir("convert-direct");
+    let (rows, cols) = (1024usize, 8192usize);
+    let data: Vec<u8> = (0..rows * cols).flat_map(|i| (i as f64).to_le_bytes()).collect();
+    let mut doc = rasdf::write::Document::new();
+    let array = rasdf::write::ArrayBytes {
+        datatype: rasdf::ndarray::Datatype::Scalar(rasdf::ndarray::ScalarType::Float64),
+        byteorder: rasdf::ndarray::ByteOrder::Little,
+        shape: vec![rows, cols],
+        strides: vec![8, 8 * rows as isize],
+        data: data.as_slice().into(),
+    };
+    doc.set_array_bytes("f", array, rasdf::block::Compression::None).unwrap();
+    let asdf = dir.join("f.asdf");
+    doc.write_to_path(&asdf, &rasdf::write::WriteOptions { checksums: false, ..Default::default() }).unwrap();
+    let ra = dir.join("f.ra");
+    convert::convert(&asdf, &ra, &ConvertOptions::default()).unwrap();
+    let bytes = std::fs::read(&ra).unwrap();
+    let header = rasdf::convert::ra::RaHeader::parse(&bytes).unwrap();
+    assert_eq!(header.dims, vec![rows as u64, cols as u64]);
+    assert!(bytes[header.data_offset()..] == data[..], "the data differs");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -103,6 +103,9 @@ impl Default for ConvertOptions {
     }
 }
 
+/// Outputs of this many data bytes or more are written past the page cache.
+const DIRECT_MIN: u64 = 64 << 20;
+
 fn usage(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Usage(msg.into()), Location::default())
 }
@@ -153,12 +156,20 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
             let path = pick_array(&f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
             let array = f.ndarray(&path).map_err(|e| e.in_file(input))?;
             let header = ra::header_for(&array).map_err(|e| convert_error(e, input).at_path(&path))?;
-            // Streamed: the file is never held whole in memory.
-            crate::cli::write_atomically_with(output, |file| {
-                let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+            // Streamed: the file is never held whole in memory; a large one is written
+            // past the page cache, as large ASDF files are.
+            let body = |mut w: &mut dyn Write| {
                 w.write_all(&header.to_bytes())?;
-                write_elements(&array, true, &mut w)?;
-                w.flush()
+                write_elements(&array, true, &mut w)
+            };
+            crate::cli::write_atomically_with(output, |file| {
+                match (header.size >= DIRECT_MIN).then(|| crate::direct::DirectWriter::new(file)).flatten() {
+                    Some(mut w) => body(&mut w).and_then(|()| w.finish()),
+                    None => {
+                        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+                        body(&mut w).and_then(|()| w.flush())
+                    }
+                }
             })
             .map_err(|e| Error::from(e).in_file(output))
         }
