@@ -139,47 +139,31 @@ impl<'a> RaFile<'a> {
         let count = dims.iter().product::<usize>();
         let start = header.data_offset();
         let rest = &file[start..];
-        let data: Cow<'a, [u8]> = if header.flags & FLAG_COMPRESSED == 0 || header.size == raw_len as u64 {
-            let leb = header.flags & FLAG_COMPRESSED != 0 && matches!(header.eltype, 1 | 2);
-            match leb {
-                true => Cow::Owned(
-                    leb128_decode(rest, count, elbyte, header.eltype == 1)
-                        .map_err(|e| malformed(format!("LEB128 data at byte {start}: {e}")))?,
-                ),
-                // Julia writes non-integers raw even when asked to compress.
-                false => {
-                    if (rest.len() as u64) < header.size || header.size != raw_len as u64 {
-                        return Err(malformed(format!(
-                            "data at byte {start}: size says {} bytes, the dimensions need {raw_len}, the file has {}",
-                            header.size,
-                            rest.len()
-                        )));
-                    }
-                    Cow::Borrowed(&rest[..raw_len])
+        let compressed = header.flags & FLAG_COMPRESSED != 0;
+        let data: Cow<'a, [u8]> = if !compressed || header.size == raw_len as u64 {
+            if compressed && matches!(header.eltype, 1 | 2) {
+                // Julia's LEB128 (size stays the raw size); the C library's LZ4 block of
+                // exactly the raw size, seldom as it happens, is tried when that fails.
+                match leb128_decode(rest, count, elbyte, header.eltype == 1) {
+                    Ok(v) => Cow::Owned(v),
+                    Err(e) => Cow::Owned(
+                        lz4_data(rest, header.size, raw_len, start)
+                            .map_err(|_| malformed(format!("LEB128 data at byte {start}: {e}")))?,
+                    ),
                 }
+            } else {
+                // Julia writes non-integers raw even when asked to compress.
+                if (rest.len() as u64) < header.size || header.size != raw_len as u64 {
+                    return Err(malformed(format!(
+                        "data at byte {start}: size says {} bytes, the dimensions need {raw_len}, the file has {}",
+                        header.size,
+                        rest.len()
+                    )));
+                }
+                Cow::Borrowed(&rest[..raw_len])
             }
         } else {
-            let size = usize::try_from(header.size).ok().filter(|&s| s <= rest.len()).ok_or_else(|| {
-                malformed(format!(
-                    "LZ4 data at byte {start}: size says {} bytes, the file has {}",
-                    header.size,
-                    rest.len()
-                ))
-            })?;
-            // An LZ4 block expands at most 255 times (plus its last literals): a larger
-            // claim is refused before anything is allocated.
-            if raw_len > size.saturating_mul(255).saturating_add(16) {
-                return Err(malformed(format!(
-                    "LZ4 data at byte {start}: {size} bytes cannot decode to the {raw_len} the dimensions need"
-                )));
-            }
-            let mut out = vec![0u8; raw_len];
-            let n = lz4_flex::block::decompress_into(&rest[..size], &mut out)
-                .map_err(|e| malformed(format!("LZ4 data at byte {start}: {e}")))?;
-            if n != raw_len {
-                return Err(malformed(format!("LZ4 data at byte {start}: decodes to {n} bytes, not {raw_len}")));
-            }
-            Cow::Owned(out)
+            Cow::Owned(lz4_data(rest, header.size, raw_len, start)?)
         };
         let (shape, strides) = match datatype {
             Datatype::Scalar(ScalarType::UInt8) if header.eltype == 0 => {
@@ -217,6 +201,28 @@ impl<'a> RaFile<'a> {
         let RaFile { datatype, byteorder, shape, strides, data, .. } = self;
         crate::write::ArrayBytes { datatype, byteorder, shape, strides, data }
     }
+}
+
+/// The C library's compressed data: one raw LZ4 block of `size` bytes at the start of
+/// `rest` (byte `start` of the file), decoding to `raw_len` bytes.
+fn lz4_data(rest: &[u8], size: u64, raw_len: usize, start: usize) -> Result<Vec<u8>, ConvertError> {
+    let size = usize::try_from(size).ok().filter(|&s| s <= rest.len()).ok_or_else(|| {
+        malformed(format!("LZ4 data at byte {start}: size says {size} bytes, the file has {}", rest.len()))
+    })?;
+    // An LZ4 block expands at most 255 times (plus its last literals): a larger claim is
+    // refused before anything is allocated.
+    if raw_len > size.saturating_mul(255).saturating_add(16) {
+        return Err(malformed(format!(
+            "LZ4 data at byte {start}: {size} bytes cannot decode to the {raw_len} the dimensions need"
+        )));
+    }
+    let mut out = vec![0u8; raw_len];
+    let n = lz4_flex::block::decompress_into(&rest[..size], &mut out)
+        .map_err(|e| malformed(format!("LZ4 data at byte {start}: {e}")))?;
+    if n != raw_len {
+        return Err(malformed(format!("LZ4 data at byte {start}: decodes to {n} bytes, not {raw_len}")));
+    }
+    Ok(out)
 }
 
 /// Column-major byte strides.
@@ -410,6 +416,36 @@ mod tests {
         assert!(
             RaFile::parse(cut, &Limits::default()).unwrap_err().to_string().contains("3 values cannot fit in 2 bytes")
         );
+    }
+
+    #[test]
+    fn an_lz4_block_as_long_as_the_raw_data_is_still_read() {
+        // Noise then a run of zeros, of lengths where the block is exactly as long as
+        // the data (the run saves what the token and literal lengths cost).
+        let noise = |n: usize| -> Vec<u8> {
+            let mut x = 0x9e37_79b9u32;
+            (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    x.to_le_bytes()[0]
+                })
+                .collect()
+        };
+        let (raw, z) = (20..300usize)
+            .flat_map(|n| (0..40usize).map(move |k| (n, k)))
+            .map(|(n, k)| {
+                let mut r = noise(n);
+                r.resize(n + k, 0);
+                let z = lz4_flex::block::compress(&r);
+                (r, z)
+            })
+            .find(|(r, z)| r.len() == z.len())
+            .expect("some lengths give a block as long as its data");
+        let bytes = ra(FLAG_COMPRESSED, 2, 1, &[raw.len() as u64], &z);
+        let f = RaFile::parse(&bytes, &Limits::default()).unwrap();
+        assert_eq!(f.data(), &raw[..]);
     }
 
     #[test]
