@@ -360,9 +360,7 @@ pub fn asdf_to_gsd(f: &AsdfFile) -> crate::Result<Vec<u8>> {
         for (k, v) in pairs {
             let name = k.key_text();
             let path = format!("/frames/{frame}/{name}");
-            let (type_id, n, m, data) = if let Some(s) = v.as_str().filter(|_| !v.is_asdf_tag("core/ndarray")) {
-                (gsd::TYPE_CHARACTER, s.len() as u64, 1, s.as_bytes().to_vec())
-            } else if v.is_asdf_tag("core/ndarray") {
+            let (type_id, n, m, data) = if v.is_asdf_tag("core/ndarray") {
                 let a = f.ndarray_at(v).map_err(|e| e.at_path(&path))?;
                 let t = gsd::type_of(&a.datatype)
                     .ok_or_else(|| bad(path.clone(), &format!("GSD holds no {} arrays", a.datatype)))?;
@@ -375,6 +373,8 @@ pub fn asdf_to_gsd(f: &AsdfFile) -> crate::Result<Vec<u8>> {
                 let mut data = Vec::with_capacity(a.len() * a.datatype.size());
                 write_elements(&a, false, &mut data).map_err(Error::from)?;
                 (t, n as u64, m, data)
+            } else if let Some(s) = v.as_str() {
+                (gsd::TYPE_CHARACTER, s.len() as u64, 1, s.as_bytes().to_vec())
             } else {
                 return Err(bad(path, "a chunk must be an array or text"));
             };

@@ -136,7 +136,8 @@ impl<'a> RaFile<'a> {
         let elbyte = usize::try_from(header.elbyte).map_err(|_| overflow())?;
         let dims: Vec<usize> =
             header.dims.iter().map(|&d| usize::try_from(d).map_err(|_| overflow())).collect::<Result<_, _>>()?;
-        let count = dims.iter().product::<usize>();
+        // The product fits: checked in u64 above, and each factor fits a usize.
+        let count = usize::try_from(count).map_err(|_| overflow())?;
         let start = header.data_offset();
         let rest = &file[start..];
         let compressed = header.flags & FLAG_COMPRESSED != 0;
@@ -422,21 +423,10 @@ mod tests {
     fn an_lz4_block_as_long_as_the_raw_data_is_still_read() {
         // Noise then a run of zeros, of lengths where the block is exactly as long as
         // the data (the run saves what the token and literal lengths cost).
-        let noise = |n: usize| -> Vec<u8> {
-            let mut x = 0x9e37_79b9u32;
-            (0..n)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 17;
-                    x ^= x << 5;
-                    x.to_le_bytes()[0]
-                })
-                .collect()
-        };
         let (raw, z) = (20..300usize)
             .flat_map(|n| (0..40usize).map(move |k| (n, k)))
             .map(|(n, k)| {
-                let mut r = noise(n);
+                let mut r = crate::testutil::noise(n, 0x9e37_79b9);
                 r.resize(n + k, 0);
                 let z = lz4_flex::block::compress(&r);
                 (r, z)
