@@ -71,20 +71,21 @@ enum Command {
     /// implode).
     #[command(mut_arg("output", |a| a.help(IMPLODE_OUTPUT)))]
     Implode(FileArgs),
-    /// Convert between ASDF and RawArray (.ra, one array) or GSD (.gsd, frames of
-    /// chunks): the input's format is told by its first bytes, the output's by its
-    /// extension.
+    /// Convert between ASDF and RawArray (.ra, one array), GSD (.gsd, frames of chunks)
+    /// or Blosc2 b2nd (.b2nd, one array): the input's format is told by its first
+    /// bytes, the output's by its extension.
     Convert {
-        /// The input file (ASDF, RawArray or GSD).
+        /// The input file (ASDF, RawArray, GSD or b2nd).
         input: PathBuf,
-        /// The output file: `.asdf`, `.ra` or `.gsd`.
+        /// The output file: `.asdf`, `.ra`, `.gsd` or `.b2nd`.
         output: PathBuf,
-        /// From ASDF to RawArray: the tree path of the array (needed when there are
-        /// several). From RawArray: where to put it (default: data).
+        /// From ASDF to RawArray or b2nd: the tree path of the array (needed when there
+        /// are several). From RawArray or b2nd: where to put it (default: data).
         #[arg(long)]
         array: Option<String>,
-        /// To ASDF: compress the blocks.
-        #[arg(short, long, value_parser = ["zlib", "bzp2", "lz4", "none"])]
+        /// To ASDF: compress the blocks (zlib, bzp2, lz4, none). To b2nd: the chunks'
+        /// codec (zstd, the default, lz4, zlib, none).
+        #[arg(short, long, value_parser = ["zlib", "bzp2", "lz4", "zstd", "none"])]
         compress: Option<String>,
     },
     /// Write the file as YAML only, every array inline (like asdftool to_yaml).
@@ -150,11 +151,25 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             report(rewrite(&file, &output, ArrayStorage::Internal, None, false))
         }
         Command::Convert { input, output, array, compress } => {
-            let compression = compress
-                .as_deref()
-                .and_then(crate::block::Compression::from_name)
-                .unwrap_or(crate::block::Compression::None);
-            let options = crate::convert::ConvertOptions { array, compression, ..Default::default() };
+            use crate::convert::{Format, b2nd::BloscCodec};
+            let to_b2nd = Format::from_extension(&output) == Some(Format::B2nd);
+            let name = compress.as_deref().unwrap_or(if to_b2nd { "zstd" } else { "none" });
+            let (compression, blosc_codec) = match to_b2nd {
+                true => (crate::block::Compression::None, BloscCodec::from_name(name)),
+                false => (crate::block::Compression::from_name(name).unwrap_or(crate::block::Compression::None), None),
+            };
+            let blosc_codec = match (to_b2nd, blosc_codec) {
+                (true, None) => {
+                    eprintln!("rasdf: -c {name}: b2nd chunks are zstd, lz4, zlib or none");
+                    return Err(2);
+                }
+                (false, _) if name == "zstd" => {
+                    eprintln!("rasdf: -c zstd: ASDF blocks are zlib, bzp2, lz4 or none");
+                    return Err(2);
+                }
+                (_, codec) => codec.unwrap_or(BloscCodec::Zstd),
+            };
+            let options = crate::convert::ConvertOptions { array, compression, blosc_codec, ..Default::default() };
             match crate::convert::convert(&input, &output, &options) {
                 Err(e) if matches!(e.kind(), crate::ErrorKind::Usage(_)) => {
                     eprintln!("rasdf: {e}");

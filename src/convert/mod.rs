@@ -1,9 +1,10 @@
-//! Conversion between ASDF and neighbouring array formats: RawArray (`.ra`, see [`ra`])
-//! and GSD (`.gsd`, see [`gsd`]).
+//! Conversion between ASDF and neighbouring array formats: RawArray (`.ra`, see [`ra`]),
+//! GSD (`.gsd`, see [`gsd`]) and Blosc2 b2nd (`.b2nd`, see [`b2nd`]).
 //!
 //! [`convert`] reads one file and writes another, the formats told by the input's
 //! magic number and the output's extension; `rasdf convert` is a thin main over it.
 
+pub mod b2nd;
 pub mod gsd;
 pub mod ra;
 
@@ -49,15 +50,18 @@ pub enum Format {
     RawArray,
     /// GSD (`.gsd`).
     Gsd,
+    /// Blosc2 b2nd in a contiguous frame (`.b2nd`).
+    B2nd,
 }
 
 impl Format {
-    /// The format an output path's extension names (`.asdf`, `.ra`, `.gsd`).
+    /// The format an output path's extension names (`.asdf`, `.ra`, `.gsd`, `.b2nd`).
     pub fn from_extension(path: &Path) -> Option<Format> {
         match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
             "asdf" => Some(Format::Asdf),
             "ra" => Some(Format::RawArray),
             "gsd" => Some(Format::Gsd),
+            "b2nd" => Some(Format::B2nd),
             _ => None,
         }
     }
@@ -70,6 +74,8 @@ impl Format {
             Some(Format::RawArray)
         } else if bytes.get(..8).is_some_and(|m| m == gsd::MAGIC.to_le_bytes()) {
             Some(Format::Gsd)
+        } else if bytes.starts_with(b2nd::MAGIC) {
+            Some(Format::B2nd)
         } else {
             None
         }
@@ -81,6 +87,7 @@ impl Format {
             Format::Asdf => "ASDF",
             Format::RawArray => "RawArray",
             Format::Gsd => "GSD",
+            Format::B2nd => "b2nd",
         }
     }
 }
@@ -93,13 +100,20 @@ pub struct ConvertOptions {
     pub array: Option<String>,
     /// To ASDF: the block's compression.
     pub compression: Compression,
+    /// To b2nd: the chunks' codec (default Zstandard, as python-blosc2).
+    pub blosc_codec: b2nd::BloscCodec,
     /// Limits on what is read.
     pub limits: Limits,
 }
 
 impl Default for ConvertOptions {
     fn default() -> Self {
-        ConvertOptions { array: None, compression: Compression::None, limits: Limits::default() }
+        ConvertOptions {
+            array: None,
+            compression: Compression::None,
+            blosc_codec: b2nd::BloscCodec::Zstd,
+            limits: Limits::default(),
+        }
     }
 }
 
@@ -125,7 +139,7 @@ fn convert_error(e: ConvertError, file: &Path) -> Error {
 /// (with the file, and the byte offset or tree path); I/O errors writing.
 pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::Result<()> {
     let to = Format::from_extension(output).ok_or_else(|| {
-        usage(format!("{}: the output's extension names no format (.asdf, .ra, .gsd)", output.display()))
+        usage(format!("{}: the output's extension names no format (.asdf, .ra, .gsd, .b2nd)", output.display()))
     })?;
     let file = std::fs::File::open(input).map_err(|e| Error::from(e).in_file(input))?;
     let len = file.metadata().map_err(|e| Error::from(e).in_file(input))?.len();
@@ -138,7 +152,7 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
     let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
     let from = Format::sniff(bytes).ok_or_else(|| {
         Error::new(
-            ErrorKind::Usage("the input is not ASDF, RawArray or GSD (no magic number at byte 0)".into()),
+            ErrorKind::Usage("the input is not ASDF, RawArray, GSD or b2nd (no magic number at byte 0)".into()),
             Location::at(0),
         )
         .in_file(input)
@@ -184,8 +198,37 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
             let bytes = asdf_to_gsd(&f).map_err(|e| e.in_file(input))?;
             crate::cli::write_atomically(output, &bytes).map_err(|e| Error::from(e).in_file(output))
         }
+        (Format::B2nd, Format::Asdf) => {
+            let b = b2nd::B2ndFile::parse(bytes, &options.limits).map_err(|e| convert_error(e, input))?;
+            let (datatype, byteorder, extra) = b.datatype().map_err(|e| convert_error(e, input))?;
+            let data = b.decode().map_err(|e| convert_error(e, input))?;
+            let mut shape = b.shape.clone();
+            shape.extend(extra);
+            let strides = crate::ndarray::c_strides(&shape, datatype.size());
+            let array = ArrayBytes { datatype, byteorder, shape, strides, data: std::borrow::Cow::Owned(data) };
+            let mut doc = Document::new();
+            doc.set_array_bytes(options.array.as_deref().unwrap_or("data"), array, options.compression)?;
+            doc.write_to_path(output, &WriteOptions::default())
+        }
+        (Format::Asdf, Format::B2nd) => {
+            let f = OpenOptions::new().limits(options.limits).open(input)?;
+            let path = pick_array(&f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
+            let array = f.ndarray(&path).map_err(|e| e.in_file(input))?;
+            // Numbers are written little-endian; text and records keep their bytes.
+            let order = match array.datatype {
+                Datatype::Scalar(_) => ByteOrder::Little,
+                _ => array.byteorder,
+            };
+            let dtype = b2nd::dtype_string(&array.datatype, order);
+            let mut data = Vec::with_capacity(array.len() * array.datatype.size());
+            write_elements(&array, false, &mut data).map_err(Error::from)?;
+            let encode = b2nd::EncodeOptions { codec: options.blosc_codec, ..Default::default() };
+            let bytes = b2nd::encode(&data, &array.shape, array.datatype.size(), &dtype, &encode)
+                .map_err(|e| convert_error(e, input).at_path(&path))?;
+            crate::cli::write_atomically(output, &bytes).map_err(|e| Error::from(e).in_file(output))
+        }
         (from, to) => Err(usage(format!(
-            "{} to {}: convert reads or writes ASDF on one side, RawArray or GSD on the other",
+            "{} to {}: convert reads or writes ASDF on one side, RawArray, GSD or b2nd on the other",
             from.name(),
             to.name()
         ))),

@@ -1,0 +1,639 @@
+//! One Blosc2 chunk (README_CHUNK_FORMAT): its header, decoding and encoding.
+//!
+//! A chunk is a 16-byte header (32 when flag bits 0 and 2 are both set, the "extended"
+//! Blosc2 header), then, unless the chunk is memcpyed or special, one `i32` start
+//! offset per block, an optional dictionary, and the blocks. A block is one stream, or
+//! `typesize` streams (one per byte) when it is split, each an `i32` size and its bytes.
+//! The filters run in slot order on compression and are undone backwards on reading.
+
+use super::blosclz;
+use super::filters;
+
+/// Codec codes of the chunk format (flag bits 5 to 7).
+pub(crate) const FORMAT_BLOSCLZ: u8 = 0;
+pub(crate) const FORMAT_LZ4: u8 = 1;
+pub(crate) const FORMAT_ZLIB: u8 = 3;
+pub(crate) const FORMAT_ZSTD: u8 = 4;
+const FORMAT_USER: u8 = 6;
+
+/// Filter codes of the pipeline slots.
+const FILTER_SHUFFLE: u8 = 1;
+const FILTER_BITSHUFFLE: u8 = 2;
+const FILTER_DELTA: u8 = 3;
+const FILTER_TRUNC_PREC: u8 = 4;
+
+const MIN_HEADER: usize = 16;
+pub(crate) const EXTENDED_HEADER: usize = 32;
+/// The newest chunk format version read (6 adds variable-length blocks, refused below).
+const MAX_VERSION: u8 = 6;
+
+/// Why a chunk does not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ChunkError {
+    /// The chunk is damaged: what is wrong, with the offset inside the chunk when known.
+    #[error("{0}")]
+    Malformed(String),
+    /// The chunk is sound but uses what rasdf does not decode (a plugin codec or filter).
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+fn bad(what: impl Into<String>) -> ChunkError {
+    ChunkError::Malformed(what.into())
+}
+
+fn le_i32(b: &[u8], at: usize) -> Result<i32, ChunkError> {
+    b.get(at..at + 4)
+        .map(|s| i32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+        .ok_or_else(|| bad(format!("ends at byte {} inside a 4-byte size at byte {at}", b.len())))
+}
+
+/// What a chunk's header says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChunkHeader {
+    /// Format version (2 Blosc 1, 5 stable Blosc2).
+    pub version: u8,
+    /// The flag byte.
+    pub flags: u8,
+    /// Bytes per item (filters and splitting work in it).
+    pub typesize: usize,
+    /// Decoded size.
+    pub nbytes: usize,
+    /// Bytes per block (the last may be shorter).
+    pub blocksize: usize,
+    /// The chunk's stored size, header included.
+    pub cbytes: usize,
+    /// The header's length: 16 or 32.
+    pub header_len: usize,
+    /// The filter of each pipeline slot.
+    pub filters: [u8; 6],
+    /// Each filter's parameter.
+    pub filters_meta: [u8; 6],
+    /// The codec's code when the format says user-defined.
+    pub udcodec: u8,
+    /// The Blosc2 flag byte (dictionary, special values).
+    pub blosc2_flags: u8,
+    /// The extended header's second flag byte (variable-length blocks).
+    pub blosc2_flags2: u8,
+}
+
+impl ChunkHeader {
+    /// Reads the header at the start of `chunk` and checks it against the chunk's length.
+    ///
+    /// # Errors
+    /// A header shorter than it says, sizes that contradict each other, or a version
+    /// newer than rasdf reads.
+    pub(crate) fn parse(chunk: &[u8]) -> Result<ChunkHeader, ChunkError> {
+        if chunk.len() < MIN_HEADER {
+            return Err(bad(format!("has {} bytes, fewer than the 16 of a header", chunk.len())));
+        }
+        let version = chunk[0];
+        if version == 0 || version > MAX_VERSION {
+            return Err(ChunkError::Unsupported(format!(
+                "chunk format version {version} is not one rasdf reads (1 to 6)"
+            )));
+        }
+        let flags = chunk[2];
+        let typesize = usize::from(chunk[3]);
+        let size = |at: usize, what: &str| -> Result<usize, ChunkError> {
+            let v = le_i32(chunk, at)?;
+            usize::try_from(v).map_err(|_| bad(format!("{what} {v} at byte {at} is negative")))
+        };
+        let nbytes = size(4, "nbytes")?;
+        let blocksize = size(8, "blocksize")?;
+        let cbytes = size(12, "cbytes")?;
+        if typesize == 0 {
+            return Err(bad("typesize 0 at byte 3"));
+        }
+        if blocksize == 0 || (nbytes > 0 && blocksize > nbytes) {
+            return Err(bad(format!("blocksize {blocksize} is 0 or larger than nbytes {nbytes}")));
+        }
+        let extended = flags & 0x05 == 0x05;
+        let header_len = if extended { EXTENDED_HEADER } else { MIN_HEADER };
+        if cbytes < header_len || cbytes > chunk.len() {
+            return Err(bad(format!(
+                "cbytes {cbytes} is smaller than its {header_len}-byte header or larger than the {} bytes there",
+                chunk.len()
+            )));
+        }
+        let mut h = ChunkHeader {
+            version,
+            flags,
+            typesize,
+            nbytes,
+            blocksize,
+            cbytes,
+            header_len,
+            filters: [0; 6],
+            filters_meta: [0; 6],
+            udcodec: 0,
+            blosc2_flags: 0,
+            blosc2_flags2: 0,
+        };
+        if extended {
+            h.filters.copy_from_slice(&chunk[0x10..0x16]);
+            h.udcodec = chunk[0x16];
+            h.filters_meta.copy_from_slice(&chunk[0x18..0x1e]);
+            h.blosc2_flags2 = chunk[0x1e];
+            h.blosc2_flags = chunk[0x1f];
+            // The alpha format (3) left the last slot uninitialized.
+            if version == 3 {
+                h.filters[5] = 0;
+                h.filters_meta[5] = 0;
+            }
+        } else {
+            if flags & 0x01 != 0 {
+                h.filters[5] = FILTER_SHUFFLE;
+            }
+            if flags & 0x04 != 0 {
+                h.filters[5] = FILTER_BITSHUFFLE;
+            }
+            if flags & 0x08 != 0 {
+                h.filters[4] = FILTER_DELTA;
+            }
+        }
+        Ok(h)
+    }
+
+    fn memcpyed(&self) -> bool {
+        self.flags & 0x02 != 0
+    }
+
+    /// The special value every item holds (1 zeros, 2 NaN, 3 a value after the header,
+    /// 4 uninitialized), or 0.
+    fn special(&self) -> u8 {
+        if self.header_len == EXTENDED_HEADER { (self.blosc2_flags >> 4) & 0x07 } else { 0 }
+    }
+}
+
+/// Decodes `chunk` into `out`, which must be `nbytes` long (see [`ChunkHeader::parse`]).
+///
+/// # Errors
+/// A damaged chunk (offsets, sizes or codec streams that do not hold), or a codec or
+/// filter rasdf does not decode.
+pub(crate) fn decode(chunk: &[u8], out: &mut [u8]) -> Result<ChunkHeader, ChunkError> {
+    let h = ChunkHeader::parse(chunk)?;
+    if out.len() != h.nbytes {
+        return Err(bad(format!("decodes to {} bytes, not the {} expected", h.nbytes, out.len())));
+    }
+    let chunk = &chunk[..h.cbytes];
+    let ts = h.typesize;
+    match h.special() {
+        0 => {}
+        s => {
+            if h.nbytes % ts != 0 {
+                return Err(bad(format!("nbytes {} of a special chunk is not a multiple of typesize {ts}", h.nbytes)));
+            }
+            match s {
+                // Uninitialized items are read as zeros.
+                1 | 4 => out.fill(0),
+                2 => {
+                    let nan: &[u8] = match ts {
+                        4 => &f32::NAN.to_le_bytes(),
+                        8 => &f64::NAN.to_le_bytes(),
+                        _ => return Err(bad(format!("a chunk of NaNs with typesize {ts}"))),
+                    };
+                    out.chunks_exact_mut(ts).for_each(|e| e.copy_from_slice(nan));
+                }
+                3 => {
+                    let value = chunk
+                        .get(EXTENDED_HEADER..EXTENDED_HEADER + ts)
+                        .ok_or_else(|| bad("a chunk of one repeated value ends before the value"))?;
+                    out.chunks_exact_mut(ts).for_each(|e| e.copy_from_slice(value));
+                }
+                _ => return Err(bad(format!("unknown special value {s} in the Blosc2 flags at byte 31"))),
+            }
+            return Ok(h);
+        }
+    }
+    if h.memcpyed() {
+        if h.cbytes != h.nbytes + h.header_len {
+            return Err(bad(format!("a memcpyed chunk of {} bytes holds {} bytes of data", h.cbytes, h.nbytes)));
+        }
+        out.copy_from_slice(&chunk[h.header_len..]);
+        return Ok(h);
+    }
+    if h.nbytes == 0 {
+        return Ok(h);
+    }
+    if h.blosc2_flags2 & 0x01 != 0 {
+        return Err(ChunkError::Unsupported("chunks of variable-length blocks are not read".into()));
+    }
+    let nblocks = h.nbytes.div_ceil(h.blocksize);
+    let bstarts_end = h.header_len + 4 * nblocks;
+    if bstarts_end > h.cbytes {
+        return Err(bad(format!("{nblocks} block offsets do not fit in the chunk's {} bytes", h.cbytes)));
+    }
+    let use_dict = h.blosc2_flags & 0x01 != 0;
+    let dict = match use_dict {
+        false => None,
+        true => {
+            let size = le_i32(chunk, bstarts_end)?;
+            let size = usize::try_from(size).ok().filter(|&s| s > 0 && bstarts_end + 4 + s <= h.cbytes);
+            let size = size.ok_or_else(|| bad(format!("the dictionary size at byte {bstarts_end} does not fit")))?;
+            Some(&chunk[bstarts_end + 4..bstarts_end + 4 + size])
+        }
+    };
+    let format = h.flags >> 5;
+    let codec = Codec::for_format(format, h.udcodec, dict)?;
+    let dont_split = h.flags & 0x10 != 0;
+    let uses_filters = h.filters.iter().any(|&f| f != 0 && f != FILTER_TRUNC_PREC);
+    let mut block = if uses_filters { vec![0u8; h.blocksize] } else { Vec::new() };
+    let mut spare = if uses_filters { vec![0u8; h.blocksize] } else { Vec::new() };
+    for j in 0..nblocks {
+        let offset = j * h.blocksize;
+        let bsize = h.blocksize.min(h.nbytes - offset);
+        let leftover = bsize < h.blocksize;
+        let start = le_i32(chunk, h.header_len + 4 * j)?;
+        let start = usize::try_from(start)
+            .ok()
+            .filter(|&s| s > 0 && s < h.cbytes)
+            .ok_or_else(|| bad(format!("block {j} starts at {start}, outside the chunk's {} bytes", h.cbytes)))?;
+        // C-Blosc2 3.x splits blocks compressed with a dictionary too (2.x did not
+        // while training one; files show split streams).
+        let nstreams = if !dont_split && !leftover { ts } else { 1 };
+        if bsize % nstreams != 0 {
+            return Err(bad(format!("block {j} of {bsize} bytes does not split into {nstreams} streams")));
+        }
+        let dst: &mut [u8] = if uses_filters { &mut block[..bsize] } else { &mut out[offset..offset + bsize] };
+        decode_streams(chunk, start, nstreams, &codec, dst).map_err(|e| match e {
+            ChunkError::Malformed(m) => bad(format!("block {j}: {m}")),
+            other => other,
+        })?;
+        if uses_filters {
+            undo_filters(&h, &mut block[..bsize], &mut spare[..bsize], out, offset)?;
+        }
+    }
+    Ok(h)
+}
+
+/// Decodes the `nstreams` streams of one block, starting at `at` in `chunk`, into `dst`.
+fn decode_streams(
+    chunk: &[u8],
+    mut at: usize,
+    nstreams: usize,
+    codec: &Codec<'_>,
+    dst: &mut [u8],
+) -> Result<(), ChunkError> {
+    let neblock = dst.len() / nstreams;
+    for stream in dst.chunks_exact_mut(neblock.max(1)).take(nstreams) {
+        let csize = le_i32(chunk, at)?;
+        at += 4;
+        match csize {
+            0 => stream.fill(0),
+            c if c < 0 => {
+                let token = *chunk.get(at).ok_or_else(|| bad(format!("ends before the run token at byte {at}")))?;
+                at += 1;
+                let value = u8::try_from(-c).ok().filter(|_| token & 0x01 != 0);
+                let value = value
+                    .ok_or_else(|| bad(format!("unknown stream token {token:#x} for size {c} at byte {}", at - 1)))?;
+                stream.fill(value);
+            }
+            c => {
+                let c = c as usize;
+                let src = chunk
+                    .get(at..at + c)
+                    .ok_or_else(|| bad(format!("a stream of {c} bytes at byte {at} passes the chunk's end")))?;
+                if c == neblock {
+                    stream.copy_from_slice(src);
+                } else {
+                    codec.decompress(src, stream).map_err(|why| bad(format!("stream at byte {at}: {why}")))?;
+                }
+                at += c;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Undoes the chunk's filters on one decoded block (`block`, with `spare` as scratch),
+/// leaving the result in `out[offset..]`. The delta filter refers to the chunk's first
+/// block as already written to `out`, as C-Blosc2 does.
+fn undo_filters(
+    h: &ChunkHeader,
+    block: &mut [u8],
+    spare: &mut [u8],
+    out: &mut [u8],
+    offset: usize,
+) -> Result<(), ChunkError> {
+    let ts = h.typesize;
+    let bsize = block.len();
+    for slot in (0..6).rev() {
+        match h.filters[slot] {
+            0 | FILTER_TRUNC_PREC => {}
+            FILTER_SHUFFLE => {
+                // Since C-Blosc2 2.16 a non-zero parameter is the element size to
+                // shuffle by (python-blosc2 shuffles UCS-4 text by 4 bytes).
+                let size = match h.filters_meta[slot] {
+                    0 => ts,
+                    m => usize::from(m),
+                };
+                filters::unshuffle(size, block, spare);
+                block.copy_from_slice(spare);
+            }
+            FILTER_BITSHUFFLE => {
+                filters::bitunshuffle(ts, h.version, block, spare);
+                block.copy_from_slice(spare);
+            }
+            FILTER_DELTA => {
+                let (head, tail) = out.split_at_mut(offset);
+                let region = &mut tail[..bsize];
+                region.copy_from_slice(block);
+                let first = (offset > 0).then(|| &head[..h.blocksize.min(head.len())]);
+                filters::undelta(ts, first, region);
+                block.copy_from_slice(region);
+            }
+            f => {
+                let name = match f {
+                    35 => " (bytedelta)",
+                    36 => " (int_trunc)",
+                    _ => "",
+                };
+                return Err(ChunkError::Unsupported(format!(
+                    "filter {f}{name} in slot {slot} is not one rasdf undoes"
+                )));
+            }
+        }
+    }
+    out[offset..offset + bsize].copy_from_slice(block);
+    Ok(())
+}
+
+/// A stream codec with what it needs to decode.
+enum Codec<'a> {
+    BloscLz,
+    Lz4(Option<&'a [u8]>),
+    Zlib,
+    Zstd(Option<&'a [u8]>),
+}
+
+impl<'a> Codec<'a> {
+    fn for_format(format: u8, udcodec: u8, dict: Option<&'a [u8]>) -> Result<Codec<'a>, ChunkError> {
+        let codec = match format {
+            FORMAT_BLOSCLZ => Codec::BloscLz,
+            FORMAT_LZ4 => Codec::Lz4(dict),
+            FORMAT_ZLIB => Codec::Zlib,
+            FORMAT_ZSTD => Codec::Zstd(dict),
+            FORMAT_USER => {
+                let name = match udcodec {
+                    32 => " (NDLZ)",
+                    33..=35 => " (ZFP)",
+                    36 => " (OpenHTJ2K)",
+                    37 => " (Grok)",
+                    38 => " (OpenZL)",
+                    _ => "",
+                };
+                return Err(ChunkError::Unsupported(format!(
+                    "user-defined codec {udcodec}{name} is not one rasdf decodes"
+                )));
+            }
+            f => return Err(ChunkError::Unsupported(format!("codec format {f} is not one Blosc2 writes"))),
+        };
+        if dict.is_some() && !matches!(codec, Codec::Lz4(_) | Codec::Zstd(_)) {
+            return Err(bad("a dictionary with a codec other than lz4 or zstd"));
+        }
+        Ok(codec)
+    }
+
+    /// Decodes `src` into `dst`, which it must fill exactly.
+    fn decompress(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+        let n = match self {
+            Codec::BloscLz => blosclz::decompress(src, dst).map_err(|e| format!("BloscLZ: {e:?}"))?,
+            Codec::Lz4(None) => lz4_flex::block::decompress_into(src, dst).map_err(|e| format!("lz4: {e}"))?,
+            Codec::Lz4(Some(d)) => {
+                lz4_flex::block::decompress_into_with_dict(src, dst, d).map_err(|e| format!("lz4: {e}"))?
+            }
+            Codec::Zlib => {
+                libdeflater::Decompressor::new().zlib_decompress(src, dst).map_err(|e| format!("zlib: {e}"))?
+            }
+            Codec::Zstd(None) => zstd::bulk::decompress_to_buffer(src, dst).map_err(|e| format!("zstd: {e}"))?,
+            Codec::Zstd(Some(d)) => zstd::bulk::Decompressor::with_dictionary(d)
+                .and_then(|mut z| z.decompress_to_buffer(src, dst))
+                .map_err(|e| format!("zstd: {e}"))?,
+        };
+        if n != dst.len() {
+            return Err(format!("decodes to {n} bytes, not {}", dst.len()));
+        }
+        Ok(())
+    }
+}
+
+/// How [`encode`] compresses a chunk's blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BloscCodec {
+    /// No compression: every chunk is stored memcpyed.
+    None,
+    /// LZ4 (raw blocks).
+    Lz4,
+    /// zlib (RFC 1950).
+    Zlib,
+    /// Zstandard, python-blosc2's default.
+    Zstd,
+}
+
+impl BloscCodec {
+    /// The codec's number in the frame header and the extended chunk header (C-Blosc2's
+    /// `compcode`: BLOSCLZ 0, LZ4 1, ZLIB 4, ZSTD 5).
+    pub(crate) fn compcode(self) -> u8 {
+        match self {
+            BloscCodec::None | BloscCodec::Lz4 => 1,
+            BloscCodec::Zlib => 4,
+            BloscCodec::Zstd => 5,
+        }
+    }
+
+    fn format(self) -> u8 {
+        match self {
+            BloscCodec::None | BloscCodec::Lz4 => FORMAT_LZ4,
+            BloscCodec::Zlib => FORMAT_ZLIB,
+            BloscCodec::Zstd => FORMAT_ZSTD,
+        }
+    }
+
+    /// Its name, as `rasdf convert -c` takes it.
+    pub fn from_name(name: &str) -> Option<BloscCodec> {
+        match name {
+            "none" => Some(BloscCodec::None),
+            "lz4" => Some(BloscCodec::Lz4),
+            "zlib" => Some(BloscCodec::Zlib),
+            "zstd" => Some(BloscCodec::Zstd),
+            _ => None,
+        }
+    }
+}
+
+/// `n` as a chunk's `i32`: [`encode`]'s callers keep chunks under 2^31 bytes.
+fn i32_of(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+/// Writes an extended header for `data` into `out` (which it clears first).
+fn put_header(
+    out: &mut Vec<u8>,
+    flags: u8,
+    typesize: u8,
+    nbytes: usize,
+    blocksize: usize,
+    filters: [u8; 6],
+    codec: BloscCodec,
+) {
+    out.clear();
+    out.extend_from_slice(&[5, 1, flags, typesize]);
+    for v in [nbytes, blocksize, 0] {
+        out.extend_from_slice(&i32_of(v).to_le_bytes());
+    }
+    out.extend_from_slice(&filters);
+    out.extend_from_slice(&[codec.compcode(), 0]);
+    out.extend_from_slice(&[0; 8]);
+}
+
+fn set_cbytes(out: &mut [u8]) {
+    let n = i32_of(out.len());
+    out[12..16].copy_from_slice(&n.to_le_bytes());
+}
+
+/// Encodes `data` (at most `i32::MAX - 64` bytes) as one chunk of blocks of `blocksize`
+/// bytes, items of `typesize` bytes, each block one stream (never split), shuffled
+/// first when `shuffle`. A chunk that does not shrink is stored memcpyed, as C-Blosc2
+/// does.
+pub(crate) fn encode(data: &[u8], typesize: usize, blocksize: usize, codec: BloscCodec, shuffle: bool) -> Vec<u8> {
+    // Items over 255 bytes are shuffled as bytes, as C-Blosc2 does.
+    let ts = u8::try_from(typesize).unwrap_or(1);
+    let blocksize = blocksize.clamp(1, data.len().max(1));
+    let mut out = Vec::with_capacity(EXTENDED_HEADER + data.len() / 2);
+    let memcpyed = |out: &mut Vec<u8>| {
+        put_header(out, 0x07 | 0x10, ts, data.len(), blocksize, [0; 6], codec);
+        out.extend_from_slice(data);
+        set_cbytes(out);
+    };
+    if codec == BloscCodec::None || data.is_empty() {
+        memcpyed(&mut out);
+        return out;
+    }
+    let shuffle = shuffle && ts > 1;
+    let filters = [0, 0, 0, 0, 0, if shuffle { FILTER_SHUFFLE } else { 0 }];
+    put_header(&mut out, 0x05 | 0x10 | (codec.format() << 5), ts, data.len(), blocksize, filters, codec);
+    let nblocks = data.len().div_ceil(blocksize);
+    out.resize(EXTENDED_HEADER + 4 * nblocks, 0);
+    let mut shuffled = vec![0u8; if shuffle { blocksize } else { 0 }];
+    let mut zstd = match codec {
+        BloscCodec::Zstd => zstd::bulk::Compressor::new(3).ok(),
+        _ => None,
+    };
+    let mut deflate = match codec {
+        BloscCodec::Zlib => Some(libdeflater::Compressor::new(libdeflater::CompressionLvl::default())),
+        _ => None,
+    };
+    let limit = EXTENDED_HEADER + data.len();
+    for (j, raw) in data.chunks(blocksize).enumerate() {
+        let start = i32_of(out.len());
+        out[EXTENDED_HEADER + 4 * j..EXTENDED_HEADER + 4 * j + 4].copy_from_slice(&start.to_le_bytes());
+        let block: &[u8] = if shuffle {
+            filters::shuffle(usize::from(ts), raw, &mut shuffled[..raw.len()]);
+            &shuffled[..raw.len()]
+        } else {
+            raw
+        };
+        if block.iter().all(|&b| b == block[0]) {
+            match block[0] {
+                0 => out.extend_from_slice(&0i32.to_le_bytes()),
+                v => {
+                    out.extend_from_slice(&(-i32::from(v)).to_le_bytes());
+                    out.push(0x01);
+                }
+            }
+            continue;
+        }
+        let at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        let bound = block.len();
+        // lz4_flex writes only into room for its worst case; the others stop short.
+        let room = match codec {
+            BloscCodec::Lz4 => lz4_flex::block::get_maximum_output_size(bound),
+            _ => bound,
+        };
+        out.resize(at + 4 + room, 0);
+        let written = match codec {
+            BloscCodec::Lz4 => lz4_flex::block::compress_into(block, &mut out[at + 4..]).ok(),
+            BloscCodec::Zstd => zstd.as_mut().and_then(|z| z.compress_to_buffer(block, &mut out[at + 4..]).ok()),
+            BloscCodec::Zlib => deflate.as_mut().and_then(|d| d.zlib_compress(block, &mut out[at + 4..]).ok()),
+            BloscCodec::None => None,
+        };
+        let n = match written {
+            Some(n) if n < bound => n,
+            // Did not shrink (or did not fit): stored as it is, which a size equal to
+            // the stream's length says.
+            _ => {
+                out[at + 4..at + 4 + bound].copy_from_slice(block);
+                bound
+            }
+        };
+        out.truncate(at + 4 + n);
+        out[at..at + 4].copy_from_slice(&i32_of(n).to_le_bytes());
+        if out.len() > limit {
+            memcpyed(&mut out);
+            return out;
+        }
+    }
+    set_cbytes(&mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded(chunk: &[u8]) -> Vec<u8> {
+        let h = ChunkHeader::parse(chunk).unwrap();
+        let mut out = vec![0xAA; h.nbytes];
+        decode(chunk, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn every_codec_round_trips_with_runs_and_a_short_last_block() {
+        let mut data: Vec<u8> = (0..10_000u32).flat_map(|i| (i / 7).to_le_bytes()).collect();
+        data.extend(std::iter::repeat_n(0u8, 4000));
+        data.extend(std::iter::repeat_n(9u8, 4000));
+        data.extend(crate::testutil::noise(3001, 5));
+        for codec in [BloscCodec::None, BloscCodec::Lz4, BloscCodec::Zlib, BloscCodec::Zstd] {
+            for shuffle in [false, true] {
+                let chunk = encode(&data, 4, 4000, codec, shuffle);
+                assert_eq!(decoded(&chunk), data, "{codec:?} shuffle {shuffle}");
+                if codec != BloscCodec::None {
+                    assert!(chunk.len() < data.len() / 2, "{codec:?} compresses: {} bytes", chunk.len());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn incompressible_data_is_stored_memcpyed() {
+        let data = crate::testutil::noise(5000, 11);
+        let chunk = encode(&data, 8, 1000, BloscCodec::Zstd, true);
+        assert_eq!(chunk[2] & 0x02, 0x02);
+        assert_eq!(chunk.len(), EXTENDED_HEADER + data.len());
+        assert_eq!(decoded(&chunk), data);
+    }
+
+    #[test]
+    fn damaged_chunks_are_errors_not_panics() {
+        let data: Vec<u8> = (0..4000u32).flat_map(|i| (i % 13).to_le_bytes()).collect();
+        let chunk = encode(&data, 4, 1024, BloscCodec::Lz4, true);
+        let mut out = vec![0; data.len()];
+        for cut in 0..chunk.len() {
+            let _ = decode(&chunk[..cut], &mut out);
+        }
+        for at in 0..chunk.len() {
+            for bit in [0x01, 0x80] {
+                let mut c = chunk.clone();
+                c[at] ^= bit;
+                if let Ok(h) = ChunkHeader::parse(&c) {
+                    let mut out = vec![0; h.nbytes.min(1 << 20)];
+                    let _ = decode(&c, &mut out);
+                }
+            }
+        }
+        assert!(matches!(decode(&chunk[..20], &mut out), Err(ChunkError::Malformed(_))));
+    }
+}

@@ -1,0 +1,1120 @@
+//! Blosc2 b2nd: an N-dimensional array in a Blosc2 contiguous frame (`.b2nd`), as
+//! python-blosc2 (`blosc2.asarray(a, urlpath=...)`) and C-Blosc2's `b2nd_*` write it.
+//!
+//! A frame is a msgpack header (its sizes, codec and the `b2nd` metalayer: shape,
+//! chunk shape, block shape and the NumPy dtype string), the compressed chunks, one
+//! more chunk of `i64` chunk offsets, and a msgpack trailer (the variable-length
+//! metalayers). Each chunk holds the chunk shape rounded up to whole blocks, the
+//! blocks one after another in C order and the items of each block in C order; edge
+//! chunks are padded. [`B2ndFile::parse`] reads and checks a frame over its bytes;
+//! [`B2ndFile::decode`] gives the array's bytes in C order; [`encode`] writes one.
+//!
+//! Read: every codec C-Blosc2 builds in (BloscLZ, LZ4, LZ4HC, zlib, Zstandard, with or
+//! without a dictionary), the shuffle, bit-shuffle, delta and truncate-precision
+//! filters, split and unsplit blocks, runs, memcpyed and special chunks (zeros, NaN,
+//! a repeated value, uninitialized, read as zeros). Refused with an error: plugin
+//! codecs and filters (ZFP, NDLZ, bytedelta...), sparse frames (directories), and
+//! variable-length chunks or blocks. Written: chunks of at most 4 MiB in blocks of at
+//! most 256 KiB, shuffled, compressed with Zstandard (python-blosc2's default), LZ4 or
+//! zlib, or stored as they are.
+
+mod blosclz;
+pub(crate) mod chunk;
+mod filters;
+
+use rayon::prelude::*;
+
+use super::ConvertError;
+use crate::Limits;
+use crate::ndarray::{ByteOrder, Datatype, Field, ScalarType};
+
+pub use chunk::BloscCodec;
+
+/// The frame's first ten bytes: a msgpack array of 14 and the string `b2frame\0`.
+pub const MAGIC: &[u8; 10] = b"\x9e\xa8b2frame\0";
+/// The fixed part of the frame header, before the metalayers.
+const HEADER_MIN: usize = 87;
+/// The most dimensions b2nd allows.
+pub const MAX_DIM: usize = 16;
+
+fn malformed(what: impl Into<String>) -> ConvertError {
+    ConvertError::Malformed { format: "b2nd", what: what.into() }
+}
+
+fn unsupported(what: impl Into<String>) -> ConvertError {
+    ConvertError::Unsupported(what.into())
+}
+
+/// A cursor over msgpack bytes; errors name the byte offset in the file (`base` plus
+/// the position).
+struct Msgpack<'a> {
+    b: &'a [u8],
+    at: usize,
+    base: usize,
+}
+
+impl<'a> Msgpack<'a> {
+    fn new(b: &'a [u8], base: usize) -> Self {
+        Msgpack { b, at: 0, base }
+    }
+
+    fn pos(&self) -> usize {
+        self.base + self.at
+    }
+
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], ConvertError> {
+        let s = self
+            .b
+            .get(self.at..self.at.saturating_add(n))
+            .ok_or_else(|| malformed(format!("{what} at byte {} runs past its section", self.pos())))?;
+        self.at += n;
+        Ok(s)
+    }
+
+    fn byte(&mut self, what: &str) -> Result<u8, ConvertError> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    fn be(&mut self, n: usize, what: &str) -> Result<u64, ConvertError> {
+        Ok(self.take(n, what)?.iter().fold(0u64, |v, &b| (v << 8) | u64::from(b)))
+    }
+
+    /// A big-endian length of `n` bytes (a length past the address space fails in the
+    /// `take` that follows).
+    fn len(&mut self, n: usize, what: &str) -> Result<usize, ConvertError> {
+        Ok(usize::try_from(self.be(n, what)?).unwrap_or(usize::MAX))
+    }
+
+    fn fixed<const N: usize>(&mut self, what: &str) -> Result<[u8; N], ConvertError> {
+        let mut out = [0; N];
+        out.copy_from_slice(self.take(N, what)?);
+        Ok(out)
+    }
+
+    fn int(&mut self, what: &str) -> Result<i64, ConvertError> {
+        let at = self.pos();
+        let m = self.byte(what)?;
+        let v = match m {
+            0x00..=0x7f => i64::from(m),
+            0xe0..=0xff => i64::from(i8::from_be_bytes([m])),
+            0xcc => i64::from(self.fixed::<1>(what)?[0]),
+            0xcd => i64::from(u16::from_be_bytes(self.fixed(what)?)),
+            0xce => i64::from(u32::from_be_bytes(self.fixed(what)?)),
+            0xcf => i64::try_from(u64::from_be_bytes(self.fixed(what)?))
+                .map_err(|_| malformed(format!("{what} at byte {at} is too large")))?,
+            0xd0 => i64::from(i8::from_be_bytes(self.fixed(what)?)),
+            0xd1 => i64::from(i16::from_be_bytes(self.fixed(what)?)),
+            0xd2 => i64::from(i32::from_be_bytes(self.fixed(what)?)),
+            0xd3 => i64::from_be_bytes(self.fixed(what)?),
+            _ => return Err(malformed(format!("{what} at byte {at} is not an integer (msgpack {m:#04x})"))),
+        };
+        Ok(v)
+    }
+
+    fn array(&mut self, what: &str) -> Result<usize, ConvertError> {
+        let at = self.pos();
+        match self.byte(what)? {
+            m @ 0x90..=0x9f => Ok(usize::from(m & 0x0f)),
+            0xdc => Ok(self.len(2, what)?),
+            0xdd => Ok(self.len(4, what)?),
+            m => Err(malformed(format!("{what} at byte {at} is not a list (msgpack {m:#04x})"))),
+        }
+    }
+
+    fn map(&mut self, what: &str) -> Result<usize, ConvertError> {
+        let at = self.pos();
+        match self.byte(what)? {
+            m @ 0x80..=0x8f => Ok(usize::from(m & 0x0f)),
+            0xde => Ok(self.len(2, what)?),
+            0xdf => Ok(self.len(4, what)?),
+            m => Err(malformed(format!("{what} at byte {at} is not a map (msgpack {m:#04x})"))),
+        }
+    }
+
+    fn str(&mut self, what: &str) -> Result<&'a str, ConvertError> {
+        let at = self.pos();
+        let n = match self.byte(what)? {
+            m @ 0xa0..=0xbf => usize::from(m & 0x1f),
+            0xd9 => self.len(1, what)?,
+            0xda => self.len(2, what)?,
+            0xdb => self.len(4, what)?,
+            m => return Err(malformed(format!("{what} at byte {at} is not a string (msgpack {m:#04x})"))),
+        };
+        let s = self.take(n, what)?;
+        std::str::from_utf8(s).map_err(|_| malformed(format!("{what} at byte {at} is not UTF-8")))
+    }
+
+    fn bin(&mut self, what: &str) -> Result<&'a [u8], ConvertError> {
+        let at = self.pos();
+        let n = match self.byte(what)? {
+            0xc4 => self.len(1, what)?,
+            0xc5 => self.len(2, what)?,
+            0xc6 => self.len(4, what)?,
+            m => return Err(malformed(format!("{what} at byte {at} is not bytes (msgpack {m:#04x})"))),
+        };
+        self.take(n, what)
+    }
+}
+
+/// Reads a metalayer section (header or trailer): `[index size, {name: offset}, [bytes]]`,
+/// offsets from the start of `section` (whose first byte is byte `base` of the file).
+fn metalayers(section: &[u8], start: usize, base: usize) -> Result<Vec<(String, &[u8])>, ConvertError> {
+    let mut m = Msgpack { b: section, at: start, base };
+    if m.array("the metalayers")? != 3 {
+        return Err(malformed(format!("the metalayers at byte {} are not a list of 3", base + start)));
+    }
+    m.int("the metalayer index size")?;
+    let n = m.map("the metalayer index")?;
+    if n > 64 {
+        return Err(malformed(format!("{n} metalayers at byte {} (Blosc2 allows 16)", base + start)));
+    }
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = m.str("a metalayer name")?.to_string();
+        let offset = m.int("a metalayer offset")?;
+        let at = usize::try_from(offset)
+            .ok()
+            .filter(|&o| o < section.len())
+            .ok_or_else(|| malformed(format!("metalayer {name:?} is at offset {offset}, outside its section")))?;
+        let mut content = Msgpack { b: section, at, base };
+        let bytes = content.bin(&format!("metalayer {name:?}"))?;
+        out.push((name, bytes));
+    }
+    Ok(out)
+}
+
+/// Where a chunk's bytes are, or the value all its items hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkAt {
+    /// A chunk starting at this byte of the file.
+    Data(usize),
+    /// Every item zero (also for uninitialized chunks).
+    Zeros,
+    /// Every item NaN.
+    Nan,
+}
+
+/// A b2nd array in a Blosc2 contiguous frame, over the file's bytes.
+#[derive(Debug)]
+pub struct B2ndFile<'a> {
+    bytes: &'a [u8],
+    /// The array's shape.
+    pub shape: Vec<usize>,
+    /// The shape of each chunk.
+    pub chunkshape: Vec<usize>,
+    /// The shape of each block inside a chunk.
+    pub blockshape: Vec<usize>,
+    /// The NumPy dtype string as stored (`<f4`, `[('a', '<i4'), ('b', 'S2')]`), or
+    /// `None` for the older layout without one.
+    pub dtype: Option<String>,
+    /// Bytes per item.
+    pub typesize: usize,
+    /// Each chunk, in C order over the chunk grid.
+    pub chunks: Vec<ChunkAt>,
+    /// Bytes of each decoded chunk (the chunk shape rounded up to blocks, padded).
+    pub chunk_bytes: usize,
+    /// The variable-length metalayers of the trailer (python-blosc2's `vlmeta`), each
+    /// msgpack-encoded as stored.
+    pub vlmeta: Vec<(String, &'a [u8])>,
+}
+
+impl<'a> B2ndFile<'a> {
+    /// Reads and checks the frame in `bytes`: its header, the `b2nd` metalayer, the
+    /// chunk offsets (decoded) and the trailer. Chunks are decoded by [`Self::decode`].
+    ///
+    /// # Errors
+    /// [`ConvertError::NotFormat`] without the magic; [`ConvertError::Malformed`] for
+    /// sizes, offsets or msgpack that do not hold (with the byte offset);
+    /// [`ConvertError::Unsupported`] for sparse frames, variable-length chunks, or an
+    /// array larger than `limits` allow.
+    pub fn parse(bytes: &'a [u8], limits: &Limits) -> Result<Self, ConvertError> {
+        if bytes.get(..MAGIC.len()) != Some(&MAGIC[..]) {
+            return Err(ConvertError::NotFormat { format: "b2nd", why: "no b2frame magic at byte 0".into() });
+        }
+        if bytes.len() < HEADER_MIN {
+            return Err(malformed(format!(
+                "the file has {} bytes, fewer than a frame header's {HEADER_MIN}",
+                bytes.len()
+            )));
+        }
+        // Big-endian fields of the fixed header, which the length check above covers.
+        let be4 = |at: usize| i32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        let be8 = |at: usize| {
+            let mut b = [0; 8];
+            b.copy_from_slice(&bytes[at..at + 8]);
+            i64::from_be_bytes(b)
+        };
+        let markers = [(10, 0xd2), (15, 0xcf), (24, 0xa4), (29, 0xd3), (38, 0xd3), (47, 0xd2), (52, 0xd2), (57, 0xd2)];
+        if let Some((at, m)) = markers.into_iter().find(|&(at, m)| bytes[at] != m) {
+            return Err(malformed(format!("byte {at} of the frame header is {:#04x}, not {m:#04x}", bytes[at])));
+        }
+        let header_len = usize::try_from(be4(11)).unwrap_or(0);
+        let frame_len = usize::try_from(be8(16)).unwrap_or(usize::MAX);
+        if header_len < HEADER_MIN || frame_len > bytes.len() || header_len > frame_len {
+            return Err(malformed(format!(
+                "header length {header_len} and frame length {frame_len} do not fit the file's {} bytes",
+                bytes.len()
+            )));
+        }
+        let bytes = &bytes[..frame_len];
+        let (general, frame_type) = (bytes[25], bytes[26]);
+        if frame_type != 0 {
+            return Err(unsupported(format!(
+                "frame type {frame_type} at byte 26: only contiguous frames (0) are files"
+            )));
+        }
+        if (general >> 4) & 0x03 != 1 {
+            return Err(malformed(format!("general flags {general:#04x} at byte 25: offsets must be 64-bit")));
+        }
+        let signed = |at: usize, n: usize, what: &str| -> Result<usize, ConvertError> {
+            let v = if n == 4 { i64::from(be4(at)) } else { be8(at) };
+            usize::try_from(v).map_err(|_| malformed(format!("{what} {v} at byte {at} is negative")))
+        };
+        let nbytes = signed(30, 8, "nbytes")?;
+        let cbytes = signed(39, 8, "cbytes")?;
+        let typesize = signed(48, 4, "typesize")?;
+        let chunksize = signed(58, 4, "chunksize")?;
+        if typesize == 0 {
+            return Err(malformed("typesize 0 at byte 48"));
+        }
+        let layers = metalayers(&bytes[..header_len], HEADER_MIN, 0)?;
+        let meta = layers
+            .iter()
+            .find(|(name, _)| name == "b2nd")
+            .ok_or_else(|| unsupported("the frame has no b2nd metalayer: a plain Blosc2 frame, not an array"))?
+            .1;
+        let meta_at = meta.as_ptr() as usize - bytes.as_ptr() as usize;
+        let (shape, chunkshape, blockshape, dtype) = read_meta(meta, meta_at)?;
+        let ndim = shape.len();
+        let items: u64 = shape.iter().try_fold(1u64, |p, &d| p.checked_mul(d as u64)).unwrap_or(u64::MAX);
+        Limits::check("array elements", items, limits.max_array_elements).map_err(|e| unsupported(e.to_string()))?;
+        let total = items.saturating_mul(typesize as u64);
+        Limits::check("decoded array bytes", total, limits.max_block_bytes).map_err(|e| unsupported(e.to_string()))?;
+        // The chunk grid, and each chunk's items rounded up to whole blocks.
+        let mut nchunks = 1u64;
+        let mut chunk_items = 1u64;
+        for d in 0..ndim {
+            let (s, c, b) = (shape[d], chunkshape[d], blockshape[d]);
+            if items > 0 && (c == 0 || b == 0 || b > c) {
+                return Err(malformed(format!("dimension {d}: chunk {c} and block {b} do not tile a shape of {s}")));
+            }
+            if items > 0 {
+                nchunks = nchunks.saturating_mul(s.div_ceil(c) as u64);
+                chunk_items = chunk_items.saturating_mul(c.div_ceil(b) as u64 * b as u64);
+            }
+        }
+        if items == 0 {
+            nchunks = 0;
+        }
+        Limits::check("chunks", nchunks, limits.max_blocks as u64).map_err(|e| unsupported(e.to_string()))?;
+        let chunk_bytes = chunk_items.saturating_mul(typesize as u64);
+        if nchunks > 0 {
+            if chunksize == 0 {
+                return Err(unsupported("variable-length chunks (chunksize 0) are not read"));
+            }
+            if chunk_bytes != chunksize as u64 {
+                return Err(malformed(format!(
+                    "chunksize {chunksize} at byte 58 is not the {chunk_bytes} bytes of a {chunkshape:?} chunk in {blockshape:?} blocks"
+                )));
+            }
+            if nbytes as u64 != nchunks.saturating_mul(chunk_bytes) {
+                return Err(malformed(format!("nbytes {nbytes} at byte 30 is not {nchunks} chunks of {chunk_bytes}")));
+            }
+        }
+        // Both are bounded by the limits checked above.
+        let too_large = |_| unsupported("the array is larger than this machine can address");
+        let chunk_bytes = usize::try_from(chunk_bytes).map_err(too_large)?;
+        let nchunks = usize::try_from(nchunks).map_err(too_large)?;
+        // The chunks, then the chunk of offsets, then the trailer.
+        let data_end = header_len
+            .checked_add(cbytes)
+            .filter(|&e| e <= bytes.len())
+            .ok_or_else(|| malformed(format!("cbytes {cbytes} at byte 39 runs past the frame's {frame_len} bytes")))?;
+        let mut chunks = Vec::with_capacity(nchunks.min(bytes.len()));
+        let trailer_start = if nchunks > 0 {
+            let offsets = &bytes[data_end..];
+            let h = chunk::ChunkHeader::parse(offsets)
+                .map_err(|e| malformed(format!("the chunk of offsets at byte {data_end}: {e}")))?;
+            if h.nbytes != 8 * nchunks {
+                return Err(malformed(format!(
+                    "the chunk of offsets at byte {data_end} holds {} bytes, not 8 for each of {nchunks} chunks",
+                    h.nbytes
+                )));
+            }
+            let mut raw = vec![0u8; h.nbytes];
+            chunk::decode(offsets, &mut raw).map_err(|e| match e {
+                chunk::ChunkError::Malformed(m) => malformed(format!("the chunk of offsets at byte {data_end}: {m}")),
+                chunk::ChunkError::Unsupported(m) => unsupported(format!("the chunk of offsets: {m}")),
+            })?;
+            for (i, o) in raw.chunks_exact(8).enumerate() {
+                let v = i64::from_le_bytes(o.try_into().unwrap_or([0; 8]));
+                let at = if v < 0 {
+                    match o[7] & 0x7f {
+                        1 | 4 => ChunkAt::Zeros,
+                        2 => ChunkAt::Nan,
+                        s => return Err(malformed(format!("chunk {i} has special value {s} in its offset"))),
+                    }
+                } else {
+                    match usize::try_from(v).ok().filter(|&v| v < cbytes) {
+                        Some(v) => ChunkAt::Data(header_len + v),
+                        None => {
+                            return Err(malformed(format!(
+                                "chunk {i} is at offset {v}, outside the {cbytes} bytes of chunks"
+                            )));
+                        }
+                    }
+                };
+                chunks.push(at);
+            }
+            data_end + h.cbytes
+        } else {
+            data_end
+        };
+        let vlmeta = read_trailer(bytes, trailer_start)?;
+        Ok(B2ndFile { bytes, shape, chunkshape, blockshape, dtype, typesize, chunks, chunk_bytes, vlmeta })
+    }
+
+    /// The ASDF datatype and byte order of the items, and the axes a `V` (void) dtype
+    /// adds (its bytes as `uint8`).
+    ///
+    /// # Errors
+    /// [`ConvertError::Unsupported`] for a dtype ASDF has no datatype for (datetimes,
+    /// objects, `float128`), or one whose size is not the frame's typesize.
+    pub fn datatype(&self) -> Result<(Datatype, ByteOrder, Option<usize>), ConvertError> {
+        let (datatype, order, extra) = match self.dtype.as_deref() {
+            // python-blosc2 reads a frame without a dtype as bytes of the typesize.
+            None => (Datatype::Ascii(self.typesize), ByteOrder::Little, None),
+            Some(s) => parse_dtype(s)?,
+        };
+        let size = extra.unwrap_or_else(|| datatype.size());
+        if size != self.typesize {
+            return Err(malformed(format!(
+                "dtype {:?} has {size} bytes, but the frame's typesize is {}",
+                self.dtype.as_deref().unwrap_or(""),
+                self.typesize
+            )));
+        }
+        Ok((datatype, order, extra))
+    }
+
+    /// Decodes every chunk (in parallel) and returns the array's bytes in C order, items
+    /// as stored.
+    ///
+    /// # Errors
+    /// [`ConvertError::Malformed`] for a damaged chunk (with its number and byte offset);
+    /// [`ConvertError::Unsupported`] for a plugin codec or filter.
+    pub fn decode(&self) -> Result<Vec<u8>, ConvertError> {
+        let items: usize = self.shape.iter().product();
+        let mut out = vec![0u8; items * self.typesize];
+        if items == 0 {
+            return Ok(out);
+        }
+        let one_piece = self.chunks.len() == 1 && self.chunkshape == self.shape && self.blockshape == self.shape;
+        if one_piece {
+            self.decode_chunk(0, &mut out)?;
+            return Ok(out);
+        }
+        let grid: Vec<usize> = self.shape.iter().zip(&self.chunkshape).map(|(s, c)| s.div_ceil(*c)).collect();
+        // A few chunks per thread at a time, so that at most that many are held decoded.
+        let batch = 4 * rayon::current_num_threads().max(1);
+        let mut start = 0;
+        while start < self.chunks.len() {
+            let end = (start + batch).min(self.chunks.len());
+            let decoded: Vec<Vec<u8>> = (start..end)
+                .into_par_iter()
+                .map(|i| {
+                    let mut buf = vec![0u8; self.chunk_bytes];
+                    self.decode_chunk(i, &mut buf).map(|()| buf)
+                })
+                .collect::<Result<_, _>>()?;
+            for (i, buf) in (start..end).zip(&decoded) {
+                let coords = unravel(i, &grid);
+                scatter(&self.shape, &self.chunkshape, &self.blockshape, self.typesize, &coords, buf, &mut out);
+            }
+            start = end;
+        }
+        Ok(out)
+    }
+
+    /// Decodes chunk `i` into `buf` (`chunk_bytes` long).
+    fn decode_chunk(&self, i: usize, buf: &mut [u8]) -> Result<(), ConvertError> {
+        match self.chunks[i] {
+            ChunkAt::Zeros => buf.fill(0),
+            ChunkAt::Nan => {
+                let nan: &[u8] = match self.typesize {
+                    4 => &f32::NAN.to_le_bytes(),
+                    8 => &f64::NAN.to_le_bytes(),
+                    t => return Err(malformed(format!("chunk {i} is all NaN but items have {t} bytes"))),
+                };
+                buf.chunks_exact_mut(self.typesize).for_each(|e| e.copy_from_slice(nan));
+            }
+            ChunkAt::Data(at) => {
+                chunk::decode(&self.bytes[at..], buf).map_err(|e| match e {
+                    chunk::ChunkError::Malformed(m) => malformed(format!("chunk {i} at byte {at}: {m}")),
+                    chunk::ChunkError::Unsupported(m) => unsupported(format!("chunk {i} at byte {at}: {m}")),
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads the `b2nd` metalayer: `[version, ndim, shape, chunkshape, blockshape,
+/// dtype_format, dtype]` (the last two may be missing).
+#[allow(clippy::type_complexity)]
+fn read_meta(meta: &[u8], base: usize) -> Result<(Vec<usize>, Vec<usize>, Vec<usize>, Option<String>), ConvertError> {
+    let mut m = Msgpack::new(meta, base);
+    let fields = m.array("the b2nd metalayer")?;
+    if !(5..=7).contains(&fields) {
+        return Err(malformed(format!("the b2nd metalayer at byte {base} has {fields} fields, not 7")));
+    }
+    let version = m.int("the b2nd version")?;
+    if version != 0 {
+        return Err(unsupported(format!("b2nd metalayer version {version} (rasdf reads 0)")));
+    }
+    let ndim = m.int("ndim")?;
+    let ndim = usize::try_from(ndim)
+        .ok()
+        .filter(|&n| n <= MAX_DIM)
+        .ok_or_else(|| malformed(format!("ndim {ndim} at byte {base} is not 0 to {MAX_DIM}")))?;
+    let mut list = |what: &str| -> Result<Vec<usize>, ConvertError> {
+        let at = m.pos();
+        let n = m.array(what)?;
+        if n != ndim {
+            return Err(malformed(format!("{what} at byte {at} has {n} dimensions, not {ndim}")));
+        }
+        (0..n)
+            .map(|_| {
+                let v = m.int(what)?;
+                usize::try_from(v).map_err(|_| malformed(format!("{what} at byte {at} has the negative size {v}")))
+            })
+            .collect()
+    };
+    let shape = list("shape")?;
+    let chunkshape = list("chunkshape")?;
+    let blockshape = list("blockshape")?;
+    let dtype = match fields {
+        7 => {
+            let format = m.int("the dtype format")?;
+            if format != 0 {
+                return Err(unsupported(format!("dtype format {format}: only NumPy dtypes (0) are read")));
+            }
+            Some(m.str("the dtype")?.to_string())
+        }
+        _ => None,
+    };
+    Ok((shape, chunkshape, blockshape, dtype))
+}
+
+/// Reads the trailer at `start`: `[version, metalayers, length, fingerprint]`, the
+/// length also found 22 bytes before the frame's end.
+fn read_trailer(frame: &[u8], start: usize) -> Result<Vec<(String, &[u8])>, ConvertError> {
+    let len = frame.len();
+    if len < start + 23 || frame[len - 23] != 0xce {
+        return Err(malformed(format!("no trailer between byte {start} and the frame's end at {len}")));
+    }
+    let trailer_len = u32::from_be_bytes(frame[len - 22..len - 18].try_into().unwrap_or([0; 4])) as usize;
+    if trailer_len != len - start {
+        return Err(malformed(format!(
+            "the trailer length {trailer_len} at byte {} is not the {} bytes from {start} to the end",
+            len - 22,
+            len - start
+        )));
+    }
+    let trailer = &frame[start..];
+    let mut m = Msgpack::new(trailer, start);
+    if m.array("the trailer")? != 4 {
+        return Err(malformed(format!("the trailer at byte {start} is not a list of 4")));
+    }
+    m.int("the trailer version")?;
+    metalayers(trailer, m.at, start)
+}
+
+/// The index tuple of item `i` of a C-order grid.
+fn unravel(mut i: usize, grid: &[usize]) -> Vec<usize> {
+    let mut c = vec![0; grid.len()];
+    for d in (0..grid.len()).rev() {
+        c[d] = i % grid[d];
+        i /= grid[d];
+    }
+    c
+}
+
+/// Visits each block of the chunk at `coords`: its offset in the decoded chunk, the
+/// global index of its first item, and how many of its items along each axis lie inside
+/// both the chunk and the array (blocks wholly in the padding are skipped).
+fn for_each_block(
+    shape: &[usize],
+    chunkshape: &[usize],
+    blockshape: &[usize],
+    coords: &[usize],
+    mut f: impl FnMut(usize, &[usize], &[usize]),
+) {
+    let ndim = shape.len();
+    let bgrid: Vec<usize> = chunkshape.iter().zip(blockshape).map(|(c, b)| c.div_ceil(*b)).collect();
+    let block_items: usize = blockshape.iter().product();
+    let nblocks: usize = bgrid.iter().product();
+    let mut start = vec![0; ndim];
+    let mut count = vec![0; ndim];
+    'blocks: for nb in 0..nblocks {
+        let b = unravel(nb, &bgrid);
+        for d in 0..ndim {
+            let local = b[d] * blockshape[d];
+            start[d] = coords[d] * chunkshape[d] + local;
+            let n = blockshape[d].min(chunkshape[d] - local).min(shape[d].saturating_sub(start[d]));
+            if n == 0 {
+                continue 'blocks;
+            }
+            count[d] = n;
+        }
+        f(nb * block_items, &start, &count);
+    }
+}
+
+/// Calls `f(row offset in the block, row offset in the array)` in items for each row
+/// (the last axis) of `count` items of a block of `blockshape` at `start` of `shape`.
+fn for_each_row(
+    shape: &[usize],
+    blockshape: &[usize],
+    start: &[usize],
+    count: &[usize],
+    mut f: impl FnMut(usize, usize),
+) {
+    let ndim = shape.len();
+    if ndim == 0 {
+        f(0, 0);
+        return;
+    }
+    let mut idx = vec![0; ndim - 1];
+    loop {
+        let (mut src, mut dst) = (0, 0);
+        for d in 0..ndim {
+            let i = if d + 1 < ndim { idx[d] } else { 0 };
+            src = src * blockshape[d] + i;
+            dst = dst * shape[d] + start[d] + i;
+        }
+        f(src, dst);
+        let mut d = ndim - 1;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < count[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Copies the items of one decoded chunk to their places in the C-order array `out`.
+fn scatter(
+    shape: &[usize],
+    chunkshape: &[usize],
+    blockshape: &[usize],
+    ts: usize,
+    coords: &[usize],
+    chunk: &[u8],
+    out: &mut [u8],
+) {
+    for_each_block(shape, chunkshape, blockshape, coords, |block_at, start, count| {
+        let row = count.last().copied().unwrap_or(1) * ts;
+        for_each_row(shape, blockshape, start, count, |src, dst| {
+            let s = (block_at + src) * ts;
+            out[dst * ts..dst * ts + row].copy_from_slice(&chunk[s..s + row]);
+        });
+    });
+}
+
+/// Copies the items of the chunk at `coords` from the C-order array `data` into a chunk
+/// buffer (padding stays zero): the inverse of [`scatter`].
+fn gather(
+    shape: &[usize],
+    chunkshape: &[usize],
+    blockshape: &[usize],
+    ts: usize,
+    coords: &[usize],
+    data: &[u8],
+    chunk: &mut [u8],
+) {
+    for_each_block(shape, chunkshape, blockshape, coords, |block_at, start, count| {
+        let row = count.last().copied().unwrap_or(1) * ts;
+        for_each_row(shape, blockshape, start, count, |src, dst| {
+            let s = (block_at + src) * ts;
+            chunk[s..s + row].copy_from_slice(&data[dst * ts..dst * ts + row]);
+        });
+    });
+}
+
+/// A Python literal of a NumPy dtype description: text, an integer, or a list or tuple.
+#[derive(Debug, Clone, PartialEq)]
+enum Literal {
+    Str(String),
+    Int(i64),
+    List(Vec<Literal>),
+}
+
+/// Parses the Python literals `str(dtype)` writes: quoted text, integers, lists and
+/// tuples (nesting at most 32 deep).
+fn parse_literal(s: &str) -> Option<Literal> {
+    fn value(b: &[u8], at: &mut usize, depth: usize) -> Option<Literal> {
+        while b.get(*at).is_some_and(u8::is_ascii_whitespace) {
+            *at += 1;
+        }
+        match *b.get(*at)? {
+            q @ (b'\'' | b'"') => {
+                *at += 1;
+                let mut text = Vec::new();
+                loop {
+                    match *b.get(*at)? {
+                        c if c == q => break,
+                        b'\\' => {
+                            *at += 1;
+                            text.push(*b.get(*at)?);
+                        }
+                        c => text.push(c),
+                    }
+                    *at += 1;
+                }
+                *at += 1;
+                Some(Literal::Str(String::from_utf8(text).ok()?))
+            }
+            open @ (b'[' | b'(') => {
+                if depth > 32 {
+                    return None;
+                }
+                let close = if open == b'[' { b']' } else { b')' };
+                *at += 1;
+                let mut items = Vec::new();
+                loop {
+                    while b.get(*at).is_some_and(u8::is_ascii_whitespace) {
+                        *at += 1;
+                    }
+                    if *b.get(*at)? == close {
+                        *at += 1;
+                        return Some(Literal::List(items));
+                    }
+                    items.push(value(b, at, depth + 1)?);
+                    while b.get(*at).is_some_and(u8::is_ascii_whitespace) {
+                        *at += 1;
+                    }
+                    match *b.get(*at)? {
+                        b',' => *at += 1,
+                        c if c == close => {}
+                        _ => return None,
+                    }
+                }
+            }
+            _ => {
+                let begin = *at;
+                while b.get(*at).is_some_and(|c| c.is_ascii_digit() || *c == b'-') {
+                    *at += 1;
+                }
+                std::str::from_utf8(&b[begin..*at]).ok()?.parse().ok().map(Literal::Int)
+            }
+        }
+    }
+    let b = s.as_bytes();
+    let mut at = 0;
+    let v = value(b, &mut at, 0)?;
+    b[at..].iter().all(u8::is_ascii_whitespace).then_some(v)
+}
+
+/// A simple NumPy dtype string (`<f4`, `|b1`, `S5`, `>U3`, `?`) as an ASDF datatype, or
+/// `(uint8, n)` for `V{n}`.
+fn simple_dtype(s: &str) -> Result<(Datatype, ByteOrder, Option<usize>), ConvertError> {
+    let no = || unsupported(format!("the dtype {s:?} has no ASDF datatype"));
+    let (order, rest) = match s.as_bytes().first() {
+        Some(b'<' | b'|' | b'=') => (ByteOrder::Little, &s[1..]),
+        Some(b'>') => (ByteOrder::Big, &s[1..]),
+        _ => (ByteOrder::Little, s),
+    };
+    if rest == "?" {
+        return Ok((Datatype::Scalar(ScalarType::Bool8), order, None));
+    }
+    let kind = rest.chars().next().ok_or_else(no)?;
+    let size: usize = rest[kind.len_utf8()..].parse().map_err(|_| no())?;
+    use ScalarType as T;
+    let t = match (kind, size) {
+        ('b', 1) => T::Bool8,
+        ('i', 1) => T::Int8,
+        ('i', 2) => T::Int16,
+        ('i', 4) => T::Int32,
+        ('i', 8) => T::Int64,
+        ('u', 1) => T::UInt8,
+        ('u', 2) => T::UInt16,
+        ('u', 4) => T::UInt32,
+        ('u', 8) => T::UInt64,
+        ('f', 2) => T::Float16,
+        ('f', 4) => T::Float32,
+        ('f', 8) => T::Float64,
+        ('c', 8) => T::Complex64,
+        ('c', 16) => T::Complex128,
+        ('S' | 'a', n) => return Ok((Datatype::Ascii(n), order, None)),
+        ('U', n) => return Ok((Datatype::Ucs4(n), order, None)),
+        ('V', n) => return Ok((Datatype::Scalar(T::UInt8), order, Some(n))),
+        _ => return Err(no()),
+    };
+    Ok((Datatype::Scalar(t), order, None))
+}
+
+/// A field list (`[(name, format[, shape]), ...]`) as an ASDF record.
+fn record_dtype(items: &[Literal], depth: usize) -> Result<Datatype, ConvertError> {
+    let bad = |why: &str| unsupported(format!("a structured dtype rasdf cannot read: {why}"));
+    if depth > 32 {
+        return Err(bad("nested too deep"));
+    }
+    let mut fields = Vec::with_capacity(items.len());
+    for item in items {
+        let Literal::List(parts) = item else { return Err(bad("a field that is not a tuple")) };
+        let (name, format, shape) = match parts.as_slice() {
+            [Literal::Str(n), f] => (n, f, Vec::new()),
+            [Literal::Str(n), f, Literal::Int(k)] => {
+                (n, f, vec![usize::try_from(*k).map_err(|_| bad("a negative shape"))?])
+            }
+            [Literal::Str(n), f, Literal::List(dims)] => {
+                let dims = dims
+                    .iter()
+                    .map(|d| match d {
+                        Literal::Int(k) => usize::try_from(*k).map_err(|_| bad("a negative shape")),
+                        _ => Err(bad("a shape that is not integers")),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                (n, f, dims)
+            }
+            _ => return Err(bad("a field that is not (name, format[, shape])")),
+        };
+        let (datatype, byteorder) = match format {
+            Literal::Str(f) => match simple_dtype(f)? {
+                (_, _, Some(_)) => return Err(bad("a void field")),
+                (dt, order, None) => (dt, order),
+            },
+            Literal::List(sub) => (record_dtype(sub, depth + 1)?, ByteOrder::Little),
+            Literal::Int(_) => return Err(bad("a field format that is a number")),
+        };
+        fields.push(Field { name: Some(name.clone()), datatype, byteorder, shape });
+    }
+    Ok(Datatype::Record(fields))
+}
+
+/// A NumPy dtype string as stored in the metalayer: a simple one, or the `str()` of a
+/// structured one.
+fn parse_dtype(s: &str) -> Result<(Datatype, ByteOrder, Option<usize>), ConvertError> {
+    let t = s.trim();
+    if t.starts_with('[') {
+        let Some(Literal::List(items)) = parse_literal(t) else {
+            return Err(unsupported(format!("the dtype {s:?} is not a list of fields rasdf reads")));
+        };
+        return Ok((record_dtype(&items, 0)?, ByteOrder::Little, None));
+    }
+    simple_dtype(t)
+}
+
+/// Python's `repr` of a string (single quotes unless the text holds one and no `"`).
+fn py_repr(s: &str) -> String {
+    let q = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(q);
+    for c in s.chars() {
+        if c == q || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push(q);
+    out
+}
+
+/// The NumPy dtype string of an ASDF datatype in `order` (as `dtype.str`, or the `str()`
+/// of a structured dtype, which python-blosc2 reads with `ast.literal_eval`).
+pub fn dtype_string(datatype: &Datatype, order: ByteOrder) -> String {
+    let o = |size: usize| match (size, order) {
+        (1, _) => '|',
+        (_, ByteOrder::Little) => '<',
+        (_, ByteOrder::Big) => '>',
+    };
+    match datatype {
+        Datatype::Scalar(t) => {
+            let kind = match t {
+                ScalarType::Bool8 => 'b',
+                ScalarType::Int8 | ScalarType::Int16 | ScalarType::Int32 | ScalarType::Int64 => 'i',
+                ScalarType::UInt8 | ScalarType::UInt16 | ScalarType::UInt32 | ScalarType::UInt64 => 'u',
+                ScalarType::Float16 | ScalarType::Float32 | ScalarType::Float64 => 'f',
+                ScalarType::Complex64 | ScalarType::Complex128 => 'c',
+            };
+            format!("{}{kind}{}", o(t.size()), t.size())
+        }
+        Datatype::Ascii(n) => format!("|S{n}"),
+        Datatype::Ucs4(n) => format!("{}U{n}", o(4)),
+        Datatype::Record(fields) => {
+            let parts: Vec<String> = fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let name = py_repr(&f.numpy_name(i));
+                    let format = match &f.datatype {
+                        Datatype::Record(_) => dtype_string(&f.datatype, f.byteorder),
+                        other => py_repr(&dtype_string(other, f.byteorder)),
+                    };
+                    match f.shape.as_slice() {
+                        [] => format!("({name}, {format})"),
+                        [n] => format!("({name}, {format}, ({n},))"),
+                        dims => {
+                            let d: Vec<String> = dims.iter().map(usize::to_string).collect();
+                            format!("({name}, {format}, ({}))", d.join(", "))
+                        }
+                    }
+                })
+                .collect();
+            format!("[{}]", parts.join(", "))
+        }
+    }
+}
+
+/// How [`encode`] lays out and compresses the array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EncodeOptions {
+    /// The codec of the chunks.
+    pub codec: BloscCodec,
+    /// Largest decoded chunk, in bytes (chunks are whole rows of the inner axes where
+    /// they fit).
+    pub max_chunk_bytes: usize,
+    /// Largest block, in bytes.
+    pub max_block_bytes: usize,
+}
+
+impl Default for EncodeOptions {
+    fn default() -> Self {
+        EncodeOptions { codec: BloscCodec::Zstd, max_chunk_bytes: 4 << 20, max_block_bytes: 256 << 10 }
+    }
+}
+
+/// `outer` halved on its outermost axes until its items of `ts` bytes take at most
+/// `max` bytes (an axis goes down to 1 before the next one is cut).
+fn partition(outer: &[usize], ts: usize, max: usize) -> Vec<usize> {
+    let mut p = outer.to_vec();
+    let bytes = |p: &[usize]| p.iter().product::<usize>().saturating_mul(ts);
+    for d in 0..p.len() {
+        while bytes(&p) > max && p[d] > 1 {
+            p[d] = p[d].div_ceil(2);
+        }
+    }
+    p
+}
+
+/// Appends a msgpack list of `values`, each an `i64` when `wide`, else an `i32` (chunk
+/// and block sizes, which [`encode`] keeps under 2^31 bytes; lists have at most
+/// [`MAX_DIM`] items).
+#[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+fn msgpack_ints(out: &mut Vec<u8>, values: &[usize], wide: bool) {
+    match values.len() {
+        n @ 0..=15 => out.push(0x90 | n as u8),
+        n => {
+            out.push(0xdc);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+    }
+    for &v in values {
+        if wide {
+            out.push(0xd3);
+            out.extend_from_slice(&(v as i64).to_be_bytes());
+        } else {
+            out.push(0xd2);
+            out.extend_from_slice(&(v as i32).to_be_bytes());
+        }
+    }
+}
+
+/// The `b2nd` metalayer's bytes (at most [`MAX_DIM`] axes, a dtype under 4 GiB: both
+/// checked by [`encode`]).
+#[allow(clippy::cast_possible_truncation)]
+fn meta_bytes(shape: &[usize], chunkshape: &[usize], blockshape: &[usize], dtype: &str) -> Vec<u8> {
+    let mut m = vec![0x97, 0x00, shape.len() as u8];
+    msgpack_ints(&mut m, shape, true);
+    msgpack_ints(&mut m, chunkshape, false);
+    msgpack_ints(&mut m, blockshape, false);
+    m.push(0x00);
+    m.push(0xdb);
+    m.extend_from_slice(&(dtype.len() as u32).to_be_bytes());
+    m.extend_from_slice(dtype.as_bytes());
+    m
+}
+
+/// Writes a b2nd frame of the C-order items `data` (`typesize` bytes each) of `shape`,
+/// with the NumPy `dtype` string: chunks and blocks as [`EncodeOptions`] bound them,
+/// compressed in parallel.
+///
+/// # Errors
+/// [`ConvertError::Unsupported`] for more than [`MAX_DIM`] dimensions, items over
+/// 2^31 bytes, or `data` not `shape`'s size.
+#[allow(clippy::cast_possible_truncation)]
+pub fn encode(
+    data: &[u8],
+    shape: &[usize],
+    typesize: usize,
+    dtype: &str,
+    options: &EncodeOptions,
+) -> Result<Vec<u8>, ConvertError> {
+    if shape.len() > MAX_DIM {
+        return Err(unsupported(format!("b2nd holds at most {MAX_DIM} dimensions, not {}", shape.len())));
+    }
+    if typesize == 0 || typesize > i32::MAX as usize / 2 || dtype.len() > u32::MAX as usize {
+        return Err(unsupported(format!("items of {typesize} bytes")));
+    }
+    let items: usize = shape.iter().product();
+    if data.len() != items * typesize {
+        return Err(unsupported(format!("{} bytes for {items} items of {typesize}", data.len())));
+    }
+    let max_chunk = options.max_chunk_bytes.clamp(typesize, i32::MAX as usize / 2);
+    let (chunkshape, blockshape) = if items == 0 {
+        (shape.to_vec(), shape.to_vec())
+    } else {
+        let c = partition(shape, typesize, max_chunk);
+        let b = partition(&c, typesize, options.max_block_bytes.clamp(typesize, max_chunk));
+        (c, b)
+    };
+    let grid: Vec<usize> =
+        shape.iter().zip(&chunkshape).map(|(s, c)| if *c == 0 { 0 } else { s.div_ceil(*c) }).collect();
+    let nchunks = if items == 0 { 0 } else { grid.iter().product() };
+    let chunk_items: usize = match items {
+        0 => 0,
+        _ => chunkshape.iter().zip(&blockshape).map(|(c, b)| c.div_ceil(*b) * b).product(),
+    };
+    let block_items: usize = blockshape.iter().product();
+    let chunk_bytes = chunk_items * typesize;
+    let compressed: Vec<Vec<u8>> = (0..nchunks)
+        .into_par_iter()
+        .map(|i| {
+            let coords = unravel(i, &grid);
+            let mut buf = vec![0u8; chunk_bytes];
+            gather(shape, &chunkshape, &blockshape, typesize, &coords, data, &mut buf);
+            chunk::encode(&buf, typesize, block_items * typesize, options.codec, true)
+        })
+        .collect();
+
+    let meta = meta_bytes(shape, &chunkshape, &blockshape, dtype);
+    let cbytes: usize = compressed.iter().map(Vec::len).sum();
+    let mut out = Vec::with_capacity(HEADER_MIN + 128 + meta.len() + cbytes + 8 * nchunks + 64);
+    // The fixed header (lengths filled in at the end).
+    out.extend_from_slice(MAGIC);
+    out.push(0xd2);
+    out.extend_from_slice(&[0; 4]);
+    out.push(0xcf);
+    out.extend_from_slice(&[0; 8]);
+    out.push(0xa4);
+    let (general, chunksize) = match nchunks {
+        // As python-blosc2 writes an empty array: variable-length chunks, format 3.
+        0 => (0x53, 0),
+        _ => (0x12, chunk_bytes),
+    };
+    // Never split: splitmode NEVER (2), stored minus one.
+    let clevel = if options.codec == BloscCodec::None { 0 } else { 5 };
+    out.extend_from_slice(&[general, 0, options.codec.compcode() | (clevel << 4), 1]);
+    for (marker, v) in [(0xd3, nchunks * chunk_bytes), (0xd3, cbytes)] {
+        out.push(marker);
+        out.extend_from_slice(&(v as i64).to_be_bytes());
+    }
+    let blocksize = if nchunks == 0 { 0 } else { block_items * typesize };
+    for v in [typesize, blocksize, chunksize] {
+        out.push(0xd2);
+        out.extend_from_slice(&(v as i32).to_be_bytes());
+    }
+    out.extend_from_slice(&[0xd1, 0, 1, 0xd1, 0, 1, 0xc2]);
+    let shuffle = if typesize > 1 { 1 } else { 0 };
+    out.extend_from_slice(&[0xd8, 6, 0, 0, 0, 0, 0, shuffle, options.codec.compcode(), 0]);
+    out.extend_from_slice(&[0; 8]);
+    debug_assert_eq!(out.len(), HEADER_MIN);
+    // The metalayers: one, b2nd.
+    out.extend_from_slice(&[0x93, 0xcd, 0, 17, 0xde, 0, 1, 0xa4]);
+    out.extend_from_slice(b"b2nd");
+    out.push(0xd2);
+    let offset_at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&[0xdc, 0, 1]);
+    let meta_at = out.len() as i32;
+    out[offset_at..offset_at + 4].copy_from_slice(&meta_at.to_be_bytes());
+    out.push(0xc6);
+    out.extend_from_slice(&(meta.len() as u32).to_be_bytes());
+    out.extend_from_slice(&meta);
+    let header_len = out.len();
+    out[11..15].copy_from_slice(&(header_len as i32).to_be_bytes());
+    // The chunks and their offsets (a memcpyed chunk of i64).
+    let mut offsets = Vec::with_capacity(8 * nchunks);
+    let mut at = 0usize;
+    for c in &compressed {
+        offsets.extend_from_slice(&(at as i64).to_le_bytes());
+        out.extend_from_slice(c);
+        at += c.len();
+    }
+    if nchunks > 0 {
+        out.extend_from_slice(&chunk::encode(&offsets, 8, offsets.len(), BloscCodec::None, false));
+    }
+    // The trailer: version 1, no variable-length metalayers, its length, no fingerprint.
+    let trailer_at = out.len();
+    out.extend_from_slice(&[0x94, 0x01, 0x93, 0xcd, 0, 6, 0xde, 0, 0, 0xdc, 0, 0, 0xce]);
+    let trailer_len = (out.len() + 4 + 18 - trailer_at) as u32;
+    out.extend_from_slice(&trailer_len.to_be_bytes());
+    out.extend_from_slice(&[0xd8, 0]);
+    out.extend_from_slice(&[0; 16]);
+    let frame_len = out.len() as u64;
+    out[16..24].copy_from_slice(&frame_len.to_be_bytes());
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(shape: &[usize], ts: usize, options: &EncodeOptions) {
+        let items: usize = shape.iter().product();
+        let data: Vec<u8> = (0..items * ts).map(|i| u8::try_from(i * 7 % 251).unwrap()).collect();
+        let frame = encode(&data, shape, ts, &format!("|V{ts}"), options).unwrap();
+        let f = B2ndFile::parse(&frame, &Limits::default()).unwrap();
+        assert_eq!(f.shape, shape);
+        assert_eq!(f.decode().unwrap(), data, "shape {shape:?} chunks {:?} blocks {:?}", f.chunkshape, f.blockshape);
+    }
+
+    #[test]
+    fn ragged_chunks_and_blocks_round_trip() {
+        let small = EncodeOptions { codec: BloscCodec::Lz4, max_chunk_bytes: 600, max_block_bytes: 96 };
+        for shape in [&[37, 23, 5][..], &[1000], &[3, 1, 4, 1, 5], &[], &[0, 3], &[7, 0]] {
+            for ts in [1, 3, 8] {
+                roundtrip(shape, ts, &small);
+                roundtrip(shape, ts, &EncodeOptions::default());
+            }
+        }
+    }
+
+    #[test]
+    fn dtype_strings_read_back() {
+        for s in [
+            "<f4",
+            "|u1",
+            ">i8",
+            "|b1",
+            "<c16",
+            "|S5",
+            "<U3",
+            "[('a', '<i4'), ('b', '<f8'), ('c', 'S2')]",
+            "[('x', '<f4', (2, 3)), ('y', [('p', '>u2'), ('q', '|b1')]), ('z', '<i2', (4,))]",
+        ] {
+            let (dt, order, extra) = parse_dtype(s).unwrap();
+            assert_eq!(extra, None);
+            let again = dtype_string(&dt, order);
+            assert_eq!(parse_dtype(&again).unwrap().0, dt, "{s} -> {again}");
+        }
+        assert_eq!(parse_dtype("|V7").unwrap().2, Some(7));
+        assert!(matches!(parse_dtype("<M8[ns]"), Err(ConvertError::Unsupported(_))));
+        assert!(matches!(parse_dtype("[('a', '<i4')"), Err(ConvertError::Unsupported(_))));
+        assert!(parse_literal(&"[".repeat(100)).is_none());
+    }
+
+    #[test]
+    fn partition_cuts_outer_axes_first() {
+        assert_eq!(partition(&[2000, 3000], 8, 4 << 20), vec![125, 3000]);
+        assert_eq!(partition(&[2, 4096], 8, 1024), vec![1, 128]);
+        assert_eq!(partition(&[], 8, 1), Vec::<usize>::new());
+    }
+}
