@@ -24,8 +24,18 @@ pub fn tight_limits() -> Limits {
 }
 
 /// The names of the targets, as in fuzz/Cargo.toml.
-pub const TARGETS: &[&str] =
-    &["header", "tree", "block_header", "block_walk", "index", "open_all", "roundtrip", "convert_ra", "convert_gsd"];
+pub const TARGETS: &[&str] = &[
+    "header",
+    "tree",
+    "block_header",
+    "block_walk",
+    "index",
+    "open_all",
+    "roundtrip",
+    "convert_ra",
+    "convert_gsd",
+    "convert_b2nd",
+];
 
 /// Makes panics inside the YAML parser (which rasdf turns into errors) pass quietly
 /// through the panic hook in force (libFuzzer's aborts on any panic); others still abort.
@@ -50,6 +60,7 @@ pub fn run(name: &str, data: &[u8]) {
         "roundtrip" => roundtrip(data),
         "convert_ra" => convert_ra(data),
         "convert_gsd" => convert_gsd(data),
+        "convert_b2nd" => convert_b2nd(data),
         _ => {}
     }
 }
@@ -274,4 +285,23 @@ pub fn convert_gsd(data: &[u8]) {
     a.sort();
     b.sort();
     assert_eq!(a, b, "chunks changed by a round trip through ASDF");
+}
+
+/// A b2nd frame: read, its datatype found, every chunk decoded; one that decodes is
+/// written back (in small chunks and blocks, so that the scatter and gather meet ragged
+/// edges) and must read again to the same shape, dtype and bytes.
+pub fn convert_b2nd(data: &[u8]) {
+    use crate::convert::b2nd;
+    let Ok(f) = b2nd::B2ndFile::parse(data, &tight_limits()) else { return };
+    let Ok(_) = f.datatype() else { return };
+    let Ok(bytes) = f.decode() else { return };
+    let dtype = f.dtype.clone().unwrap_or_else(|| format!("|S{}", f.typesize));
+    let options = b2nd::EncodeOptions { codec: b2nd::BloscCodec::Lz4, max_chunk_bytes: 4096, max_block_bytes: 512 };
+    let Ok(again) = b2nd::encode(&bytes, &f.shape, f.typesize, &dtype, &options) else { return };
+    let back = b2nd::B2ndFile::parse(&again, &tight_limits());
+    let back = back.unwrap_or_else(|e| panic!("a b2nd file rasdf wrote does not read: {e}"));
+    assert_eq!(back.shape, f.shape, "shape changed by a write");
+    assert_eq!(back.dtype.as_deref(), Some(dtype.as_str()), "dtype changed by a write");
+    let decoded = back.decode().unwrap_or_else(|e| panic!("a b2nd file rasdf wrote does not decode: {e}"));
+    assert!(decoded == bytes, "bytes changed by a write");
 }

@@ -1,8 +1,11 @@
-//! `rasdf convert` between ASDF and RawArray (`.ra`): the fixtures of `testdata/ra/`
-//! (made by `tests/python/make_ra_fixtures.py`, each `.ra` with the `.npy` of the array
-//! it holds) converted to ASDF and read back by the reference library; ASDF files the
-//! reference writes converted to `.ra` and read back as `ra.py` reads them; round trips,
-//! the command line's exit codes, and damaged `.ra` files.
+//! `rasdf convert` between ASDF and its neighbours. RawArray: the fixtures of
+//! `testdata/ra/` (made by `tests/python/make_ra_fixtures.py`, each `.ra` with the `.npy`
+//! of the array it holds) converted to ASDF and read back by the reference library; ASDF
+//! files the reference writes converted to `.ra` and read back as `ra.py` reads them;
+//! round trips, the command line's exit codes, and damaged `.ra` files. GSD and Blosc2
+//! b2nd (`testdata/gsd/`, `testdata/b2nd/`, the latter made by python-blosc2 through
+//! `tests/python/make_b2nd_fixtures.py`) the same ways, with gsd.fl and python-blosc2 as
+//! the other side.
 
 mod common;
 
@@ -411,5 +414,184 @@ fn a_ra_file_of_64_mib_is_written_past_the_page_cache_and_reads_back() {
     let header = rasdf::convert::ra::RaHeader::parse(&bytes).unwrap();
     assert_eq!(header.dims, vec![rows as u64, cols as u64]);
     assert!(bytes[header.data_offset()..] == data[..], "the data differs");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn b2nd_fixtures() -> Vec<PathBuf> {
+    let out = files_of("b2nd");
+    assert!(out.len() >= 60, "testdata/b2nd holds {} .b2nd files", out.len());
+    out
+}
+
+fn b2nd_parse(bytes: &[u8]) -> rasdf::convert::b2nd::B2ndFile<'_> {
+    rasdf::convert::b2nd::B2ndFile::parse(bytes, &Limits::default()).unwrap()
+}
+
+#[test]
+fn every_b2nd_fixture_converts_to_asdf_the_reference_reads_as_blosc2_reads_it() {
+    let dir = common::temp_dir("convert-b2nd");
+    let mut args: Vec<PathBuf> = vec![PathBuf::from("check-asdf"), PathBuf::from("data")];
+    for b in b2nd_fixtures() {
+        let out = dir.join(format!("{}.asdf", stem(&b)));
+        convert::convert(&b, &out, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", b.display()));
+        let bytes = std::fs::read(&b).unwrap();
+        let f = AsdfFile::open(&out).unwrap();
+        assert_eq!(f.ndarray("data").unwrap().shape, b2nd_parse(&bytes).shape, "{}", b.display());
+        args.push(out);
+        args.push(b.with_extension("npy"));
+    }
+    let refs: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
+    if let Some(out) = common::run_python("make_b2nd_fixtures.py", &refs) {
+        all_ok(&out, (args.len() - 2) / 2);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn asdf_files_of_the_reference_convert_to_b2nd_that_blosc2_reads_with_every_codec() {
+    let dir = common::temp_dir("convert-to-b2nd");
+    let Some(names) = common::run_python("make_b2nd_fixtures.py", &[Path::new("make-asdf"), &dir]) else {
+        return;
+    };
+    let mut args = vec![PathBuf::from("check-b2nd")];
+    for name in names.lines() {
+        let input = dir.join(format!("{name}.asdf"));
+        let mut decoded = Vec::new();
+        for codec in ["zstd", "lz4", "zlib", "none"] {
+            let out = dir.join(format!("{name}_{codec}.b2nd"));
+            let blosc_codec = convert::b2nd::BloscCodec::from_name(codec).unwrap();
+            let options = ConvertOptions { blosc_codec, ..Default::default() };
+            convert::convert(&input, &out, &options).unwrap_or_else(|e| panic!("{name} ({codec}): {e}"));
+            let bytes = std::fs::read(&out).unwrap();
+            let f = b2nd_parse(&bytes);
+            decoded.push((f.shape.clone(), f.dtype.clone(), f.decode().unwrap()));
+            args.push(out);
+            args.push(dir.join(format!("{name}.npy")));
+        }
+        assert!(decoded.windows(2).all(|w| w[0] == w[1]), "{name}: the codecs disagree");
+    }
+    assert!(args.len() > 40, "{args:?}");
+    let refs: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
+    all_ok(&common::run_python("make_b2nd_fixtures.py", &refs).unwrap(), (args.len() - 1) / 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn b2nd_files_round_trip_through_asdf_to_the_same_items() {
+    let dir = common::temp_dir("convert-b2nd-round");
+    for b in b2nd_fixtures() {
+        let bytes = std::fs::read(&b).unwrap();
+        let original = b2nd_parse(&bytes);
+        let asdf = dir.join("x.asdf");
+        let back = dir.join("x.b2nd");
+        for compression in ["none", "lz4"] {
+            let options = ConvertOptions {
+                compression: rasdf::block::Compression::from_name(compression).unwrap(),
+                ..Default::default()
+            };
+            convert::convert(&b, &asdf, &options).unwrap();
+            convert::convert(&asdf, &back, &ConvertOptions::default()).unwrap();
+            let again = std::fs::read(&back).unwrap();
+            let f = b2nd_parse(&again);
+            assert_eq!(f.shape, original.shape, "{}", b.display());
+            assert_eq!(f.datatype().unwrap(), original.datatype().unwrap(), "{}", b.display());
+            assert!(f.decode().unwrap() == original.decode().unwrap(), "{} ({compression})", b.display());
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn damaged_b2nd_files_give_errors_not_panics() {
+    let touch = |b: &[u8]| {
+        if let Ok(f) = rasdf::convert::b2nd::B2ndFile::parse(b, &Limits::default()) {
+            let _ = f.datatype();
+            let _ = f.decode();
+        }
+    };
+    for name in [
+        "default_many_chunks",
+        "blosclz_c9_split",
+        "lz4hc_c1_nosplit",
+        "zlib_c9_split",
+        "bitshuffle_lz4",
+        "delta_shuffle_blosclz",
+        "dict_zstd",
+        "special_value",
+        "special_zeros",
+        "dtype_nested_record",
+        "zero_d",
+        "empty",
+        "vlmeta",
+    ] {
+        let bytes = std::fs::read(common::root().join(format!("testdata/b2nd/{name}.b2nd"))).unwrap();
+        for n in 0..bytes.len() {
+            touch(&bytes[..n]);
+        }
+        // Every byte of the frame's header and end flipped, and every fifth of the chunks,
+        // in one of three patterns by its place (a stream size of i32::MIN, found this
+        // way, overflowed a negation).
+        for i in (0..bytes.len()).filter(|&i| i < 300 || i + 200 > bytes.len() || i % 5 == 0) {
+            let mut b = bytes.clone();
+            b[i] ^= [0x01, 0xa5, 0x80][i % 3];
+            touch(&b);
+        }
+    }
+    // Errors say what and where.
+    let bytes = std::fs::read(common::root().join("testdata/b2nd/default_f4.b2nd")).unwrap();
+    let e = rasdf::convert::b2nd::B2ndFile::parse(&bytes[..60], &Limits::default()).unwrap_err().to_string();
+    assert!(e.contains("fewer than a frame header's 87"), "{e}");
+    let e = rasdf::convert::b2nd::B2ndFile::parse(&bytes[..bytes.len() - 1], &Limits::default()).unwrap_err();
+    assert!(e.to_string().contains("frame length"), "{e}");
+    let mut b = bytes.clone();
+    let chunk = b2nd_parse(&bytes).chunks[0];
+    let rasdf::convert::b2nd::ChunkAt::Data(at) = chunk else { panic!("{chunk:?}") };
+    let bstart = u32::from_le_bytes(b[at + 32..at + 36].try_into().unwrap()) as usize;
+    b[at + bstart + 4 + 10] ^= 0xff; // inside the first block's zstd stream
+    let e = b2nd_parse(&b).decode().unwrap_err().to_string();
+    assert!(e.contains(&format!("chunk 0 at byte {at}: block 0")), "{e}");
+}
+
+#[test]
+fn b2nd_frames_claiming_huge_arrays_stop_at_the_limits() {
+    // 100 x 50 float32 whose shape is patched to 2^31 x 2^31: every chunk would be a
+    // special one, so nothing in the file bounds the array but the limits.
+    let bytes = std::fs::read(common::root().join("testdata/b2nd/default_f4.b2nd")).unwrap();
+    let shape_at = bytes.windows(9).position(|w| w == [0xd3, 0, 0, 0, 0, 0, 0, 0, 100]).unwrap();
+    let mut b = bytes.clone();
+    for d in 0..2 {
+        b[shape_at + 9 * d + 1..shape_at + 9 * d + 9].copy_from_slice(&(1i64 << 31).to_be_bytes());
+    }
+    let e = rasdf::convert::b2nd::B2ndFile::parse(&b, &Limits::default()).unwrap_err().to_string();
+    assert!(e.contains("array elements"), "{e}");
+    let tight = Limits { max_block_bytes: 1000, ..Limits::default() };
+    let e = rasdf::convert::b2nd::B2ndFile::parse(&bytes, &tight).unwrap_err().to_string();
+    assert!(e.contains("decoded array bytes"), "{e}");
+}
+
+#[test]
+fn b2nd_command_line_exit_codes() {
+    let dir = common::temp_dir("convert-b2nd-cli");
+    let s = |p: &Path| p.to_string_lossy().into_owned();
+    let b = common::root().join("testdata/b2nd/dtype_record.b2nd");
+    let asdf = dir.join("r.asdf");
+    assert_eq!(cli(&["convert", &s(&b), &s(&asdf), "--array", "cat/rows"]), 0);
+    assert_eq!(AsdfFile::open(&asdf).unwrap().ndarray("cat/rows").unwrap().shape, vec![7]);
+    for codec in ["zstd", "lz4", "zlib", "none"] {
+        assert_eq!(cli(&["convert", &s(&asdf), &s(&dir.join(format!("r_{codec}.b2nd"))), "-c", codec]), 0);
+    }
+    // A codec of the other format is a usage error, and writes nothing.
+    assert_eq!(cli(&["convert", &s(&asdf), &s(&dir.join("bz.b2nd")), "-c", "bzp2"]), 2);
+    assert!(!dir.join("bz.b2nd").exists());
+    assert_eq!(cli(&["convert", &s(&b), &s(&dir.join("z.asdf")), "-c", "zstd"]), 2);
+    // b2nd to RawArray is not a conversion rasdf makes.
+    assert_eq!(cli(&["convert", &s(&b), &s(&dir.join("x.ra"))]), 2);
+    // A damaged file is an error, and leaves no output.
+    let mut bytes = std::fs::read(&b).unwrap();
+    bytes.truncate(bytes.len() - 5);
+    let bad = dir.join("bad.b2nd");
+    std::fs::write(&bad, &bytes).unwrap();
+    assert_eq!(cli(&["convert", &s(&bad), &s(&dir.join("bad.asdf"))]), 1);
+    assert!(!dir.join("bad.asdf").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -18,10 +18,10 @@ fn replay_fuzz_inputs() {
         }
     }
     // Every target also runs on every good and bad fixture.
-    for sub in ["pyasdf", "pyasdf/arrays", "bad", "scalars", "astro", "ra", "gsd"] {
+    for sub in ["pyasdf", "pyasdf/arrays", "bad", "scalars", "astro", "ra", "gsd", "b2nd"] {
         for e in std::fs::read_dir(common::testdata(sub)).unwrap() {
             let p = e.unwrap().path();
-            if p.extension().is_some_and(|x| x == "asdf" || x == "ra" || x == "gsd") {
+            if p.extension().is_some_and(|x| x == "asdf" || x == "ra" || x == "gsd" || x == "b2nd") {
                 let data = std::fs::read(&p).unwrap();
                 for target in rasdf::fuzzing::TARGETS {
                     rasdf::fuzzing::run(target, &data);

@@ -284,7 +284,7 @@ fn decode_streams(
             c if c < 0 => {
                 let token = *chunk.get(at).ok_or_else(|| bad(format!("ends before the run token at byte {at}")))?;
                 at += 1;
-                let value = u8::try_from(-c).ok().filter(|_| token & 0x01 != 0);
+                let value = u8::try_from(c.unsigned_abs()).ok().filter(|_| token & 0x01 != 0);
                 let value = value
                     .ok_or_else(|| bad(format!("unknown stream token {token:#x} for size {c} at byte {}", at - 1)))?;
                 stream.fill(value);
