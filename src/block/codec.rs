@@ -118,7 +118,7 @@ pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u
 /// until the decoder writes it, on whichever thread does; filling it with zeros first
 /// would fault in every page on this thread, then write it twice. `None` when the
 /// allocation fails.
-fn zeroed(n: usize) -> Option<Vec<u8>> {
+pub(crate) fn zeroed(n: usize) -> Option<Vec<u8>> {
     if n == 0 {
         return Some(Vec::new());
     }

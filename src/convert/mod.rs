@@ -220,8 +220,17 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
                 _ => array.byteorder,
             };
             let dtype = b2nd::dtype_string(&array.datatype, order);
-            let mut data = Vec::with_capacity(array.len() * array.datatype.size());
-            write_elements(&array, false, &mut data).map_err(Error::from)?;
+            // The stored bytes themselves when they already lie in C order as written.
+            let size = array.datatype.size();
+            let swap = matches!(array.datatype, Datatype::Scalar(_)) && size > 1 && array.byteorder == ByteOrder::Big;
+            let data: std::borrow::Cow<'_, [u8]> = match array.is_c_contiguous() && !swap {
+                true => array.data()[array.offset..array.offset + array.len() * size].into(),
+                false => {
+                    let mut data = Vec::with_capacity(array.len() * size);
+                    write_elements(&array, false, &mut data).map_err(Error::from)?;
+                    data.into()
+                }
+            };
             let encode = b2nd::EncodeOptions { codec: options.blosc_codec, ..Default::default() };
             let bytes = b2nd::encode(&data, &array.shape, array.datatype.size(), &dtype, &encode)
                 .map_err(|e| convert_error(e, input).at_path(&path))?;

@@ -235,7 +235,7 @@ pub(crate) fn decode(chunk: &[u8], out: &mut [u8]) -> Result<ChunkHeader, ChunkE
         }
     };
     let format = h.flags >> 5;
-    let codec = Codec::for_format(format, h.udcodec, dict)?;
+    let mut codec = Codec::for_format(format, h.udcodec, dict)?;
     let dont_split = h.flags & 0x10 != 0;
     let uses_filters = h.filters.iter().any(|&f| f != 0 && f != FILTER_TRUNC_PREC);
     let mut block = if uses_filters { vec![0u8; h.blocksize] } else { Vec::new() };
@@ -256,7 +256,7 @@ pub(crate) fn decode(chunk: &[u8], out: &mut [u8]) -> Result<ChunkHeader, ChunkE
             return Err(bad(format!("block {j} of {bsize} bytes does not split into {nstreams} streams")));
         }
         let dst: &mut [u8] = if uses_filters { &mut block[..bsize] } else { &mut out[offset..offset + bsize] };
-        decode_streams(chunk, start, nstreams, &codec, dst).map_err(|e| match e {
+        decode_streams(chunk, start, nstreams, &mut codec, dst).map_err(|e| match e {
             ChunkError::Malformed(m) => bad(format!("block {j}: {m}")),
             other => other,
         })?;
@@ -272,7 +272,7 @@ fn decode_streams(
     chunk: &[u8],
     mut at: usize,
     nstreams: usize,
-    codec: &Codec<'_>,
+    codec: &mut Codec<'_>,
     dst: &mut [u8],
 ) -> Result<(), ChunkError> {
     let neblock = dst.len() / nstreams;
@@ -306,9 +306,18 @@ fn decode_streams(
     Ok(())
 }
 
+/// Where a block's bytes are between two filters.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum At {
+    Block,
+    Spare,
+    Out,
+}
+
 /// Undoes the chunk's filters on one decoded block (`block`, with `spare` as scratch),
-/// leaving the result in `out[offset..]`. The delta filter refers to the chunk's first
-/// block as already written to `out`, as C-Blosc2 does.
+/// leaving the result in `out[offset..]`: each filter reads one buffer and writes the
+/// other, the last straight into `out`. The delta filter works in `out`, against the
+/// chunk's first block as already written there, as C-Blosc2 does.
 fn undo_filters(
     h: &ChunkHeader,
     block: &mut [u8],
@@ -318,30 +327,46 @@ fn undo_filters(
 ) -> Result<(), ChunkError> {
     let ts = h.typesize;
     let bsize = block.len();
-    for slot in (0..6).rev() {
+    let slots: Vec<usize> = (0..6).rev().filter(|&s| h.filters[s] != 0 && h.filters[s] != FILTER_TRUNC_PREC).collect();
+    let mut at = At::Block;
+    for (k, &slot) in slots.iter().enumerate() {
+        let last = k + 1 == slots.len();
         match h.filters[slot] {
-            0 | FILTER_TRUNC_PREC => {}
-            FILTER_SHUFFLE => {
-                // Since C-Blosc2 2.16 a non-zero parameter is the element size to
-                // shuffle by (python-blosc2 shuffles UCS-4 text by 4 bytes).
-                let size = match h.filters_meta[slot] {
-                    0 => ts,
-                    m => usize::from(m),
+            f @ (FILTER_SHUFFLE | FILTER_BITSHUFFLE) => {
+                if at == At::Out {
+                    block.copy_from_slice(&out[offset..offset + bsize]);
+                    at = At::Block;
+                }
+                let (src, dst, next): (&[u8], &mut [u8], At) = match (at, last) {
+                    (At::Block, true) => (block, &mut out[offset..offset + bsize], At::Out),
+                    (_, true) => (spare, &mut out[offset..offset + bsize], At::Out),
+                    (At::Block, false) => (block, spare, At::Spare),
+                    (_, false) => (spare, block, At::Block),
                 };
-                filters::unshuffle(size, block, spare);
-                block.copy_from_slice(spare);
-            }
-            FILTER_BITSHUFFLE => {
-                filters::bitunshuffle(ts, h.version, block, spare);
-                block.copy_from_slice(spare);
+                if f == FILTER_SHUFFLE {
+                    // Since C-Blosc2 2.16 a non-zero parameter is the element size to
+                    // shuffle by (python-blosc2 shuffles UCS-4 text by 4 bytes).
+                    let size = match h.filters_meta[slot] {
+                        0 => ts,
+                        m => usize::from(m),
+                    };
+                    filters::unshuffle(size, src, dst);
+                } else {
+                    filters::bitunshuffle(ts, h.version, src, dst);
+                }
+                at = next;
             }
             FILTER_DELTA => {
                 let (head, tail) = out.split_at_mut(offset);
                 let region = &mut tail[..bsize];
-                region.copy_from_slice(block);
+                match at {
+                    At::Block => region.copy_from_slice(block),
+                    At::Spare => region.copy_from_slice(spare),
+                    At::Out => {}
+                }
                 let first = (offset > 0).then(|| &head[..h.blocksize.min(head.len())]);
                 filters::undelta(ts, first, region);
-                block.copy_from_slice(region);
+                at = At::Out;
             }
             f => {
                 let name = match f {
@@ -355,7 +380,11 @@ fn undo_filters(
             }
         }
     }
-    out[offset..offset + bsize].copy_from_slice(block);
+    match at {
+        At::Block => out[offset..offset + bsize].copy_from_slice(block),
+        At::Spare => out[offset..offset + bsize].copy_from_slice(spare),
+        At::Out => {}
+    }
     Ok(())
 }
 
@@ -364,7 +393,9 @@ enum Codec<'a> {
     BloscLz,
     Lz4(Option<&'a [u8]>),
     Zlib,
-    Zstd(Option<&'a [u8]>),
+    /// One context for all the chunk's streams (making one costs about as much as
+    /// decoding a 32 KiB stream).
+    Zstd(zstd::bulk::Decompressor<'a>),
 }
 
 impl<'a> Codec<'a> {
@@ -373,7 +404,13 @@ impl<'a> Codec<'a> {
             FORMAT_BLOSCLZ => Codec::BloscLz,
             FORMAT_LZ4 => Codec::Lz4(dict),
             FORMAT_ZLIB => Codec::Zlib,
-            FORMAT_ZSTD => Codec::Zstd(dict),
+            FORMAT_ZSTD => Codec::Zstd(
+                match dict {
+                    None => zstd::bulk::Decompressor::new(),
+                    Some(d) => zstd::bulk::Decompressor::with_dictionary(d),
+                }
+                .map_err(|e| bad(format!("zstd: {e}")))?,
+            ),
             FORMAT_USER => {
                 let name = match udcodec {
                     32 => " (NDLZ)",
@@ -396,7 +433,7 @@ impl<'a> Codec<'a> {
     }
 
     /// Decodes `src` into `dst`, which it must fill exactly.
-    fn decompress(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
         let n = match self {
             Codec::BloscLz => blosclz::decompress(src, dst).map_err(|e| format!("BloscLZ: {e:?}"))?,
             Codec::Lz4(None) => lz4_flex::block::decompress_into(src, dst).map_err(|e| format!("lz4: {e}"))?,
@@ -406,10 +443,7 @@ impl<'a> Codec<'a> {
             Codec::Zlib => {
                 libdeflater::Decompressor::new().zlib_decompress(src, dst).map_err(|e| format!("zlib: {e}"))?
             }
-            Codec::Zstd(None) => zstd::bulk::decompress_to_buffer(src, dst).map_err(|e| format!("zstd: {e}"))?,
-            Codec::Zstd(Some(d)) => zstd::bulk::Decompressor::with_dictionary(d)
-                .and_then(|mut z| z.decompress_to_buffer(src, dst))
-                .map_err(|e| format!("zstd: {e}"))?,
+            Codec::Zstd(z) => z.decompress_to_buffer(src, dst).map_err(|e| format!("zstd: {e}"))?,
         };
         if n != dst.len() {
             return Err(format!("decodes to {n} bytes, not {}", dst.len()));

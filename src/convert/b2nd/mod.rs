@@ -405,35 +405,57 @@ impl<'a> B2ndFile<'a> {
     /// [`ConvertError::Unsupported`] for a plugin codec or filter.
     pub fn decode(&self) -> Result<Vec<u8>, ConvertError> {
         let items: usize = self.shape.iter().product();
-        let mut out = vec![0u8; items * self.typesize];
+        let total = items * self.typesize;
+        let mut out = crate::block::codec::zeroed(total)
+            .ok_or_else(|| unsupported(format!("cannot allocate the {total} bytes of the array")))?;
         if items == 0 {
             return Ok(out);
         }
-        let one_piece = self.chunks.len() == 1 && self.chunkshape == self.shape && self.blockshape == self.shape;
-        if one_piece {
-            self.decode_chunk(0, &mut out)?;
-            return Ok(out);
+        if self.chunks_are_slabs() {
+            // Each chunk decodes straight into its rows (the last, when padded, through
+            // a buffer).
+            return out
+                .par_chunks_mut(self.chunk_bytes)
+                .enumerate()
+                .try_for_each_init(Vec::new, |spare, (i, dst)| {
+                    if dst.len() == self.chunk_bytes {
+                        return self.decode_chunk(i, dst);
+                    }
+                    spare.resize(self.chunk_bytes, 0);
+                    self.decode_chunk(i, spare)?;
+                    dst.copy_from_slice(&spare[..dst.len()]);
+                    Ok(())
+                })
+                .map(|()| out);
         }
         let grid: Vec<usize> = self.shape.iter().zip(&self.chunkshape).map(|(s, c)| s.div_ceil(*c)).collect();
-        // A few chunks per thread at a time, so that at most that many are held decoded.
-        let batch = 4 * rayon::current_num_threads().max(1);
-        let mut start = 0;
-        while start < self.chunks.len() {
+        // A few chunks per thread at a time, decoded into buffers kept for the next few.
+        let batch = (4 * rayon::current_num_threads().max(1)).min(self.chunks.len());
+        let mut bufs = vec![vec![0u8; self.chunk_bytes]; batch];
+        for start in (0..self.chunks.len()).step_by(batch) {
             let end = (start + batch).min(self.chunks.len());
-            let decoded: Vec<Vec<u8>> = (start..end)
-                .into_par_iter()
-                .map(|i| {
-                    let mut buf = vec![0u8; self.chunk_bytes];
-                    self.decode_chunk(i, &mut buf).map(|()| buf)
-                })
-                .collect::<Result<_, _>>()?;
-            for (i, buf) in (start..end).zip(&decoded) {
+            bufs[..end - start].par_iter_mut().zip(start..end).try_for_each(|(buf, i)| self.decode_chunk(i, buf))?;
+            for (i, buf) in (start..end).zip(&bufs) {
                 let coords = unravel(i, &grid);
                 scatter(&self.shape, &self.chunkshape, &self.blockshape, self.typesize, &coords, buf, &mut out);
             }
-            start = end;
         }
         Ok(out)
+    }
+
+    /// Whether each chunk is a run of whole rows of the array, in order: every axis but
+    /// the first whole in chunks and blocks, and the blocks tiling a chunk's rows. The
+    /// decoded chunks then lie one after another in the C-order array (python-blosc2's
+    /// and rasdf's partitions of most arrays are such).
+    fn chunks_are_slabs(&self) -> bool {
+        match self.shape.len() {
+            0 => true,
+            _ => {
+                self.chunkshape[1..] == self.shape[1..]
+                    && self.blockshape[1..] == self.shape[1..]
+                    && self.chunkshape[0].is_multiple_of(self.blockshape[0])
+            }
+        }
     }
 
     /// Decodes chunk `i` into `buf` (`chunk_bytes` long).
@@ -971,8 +993,14 @@ pub fn encode(
     let (chunkshape, blockshape) = if items == 0 {
         (shape.to_vec(), shape.to_vec())
     } else {
-        let c = partition(shape, typesize, max_chunk);
+        let mut c = partition(shape, typesize, max_chunk);
         let b = partition(&c, typesize, options.max_block_bytes.clamp(typesize, max_chunk));
+        // The chunk holds whole blocks along the axis the blocks cut (the axes before
+        // it are 1 in blocks, those after whole), so no chunk is padded inside and, when
+        // the blocks cut the first axis, chunks are runs of whole rows.
+        if let Some(d) = (0..c.len()).find(|&d| b[d] < c[d]) {
+            c[d] -= c[d] % b[d];
+        }
         (c, b)
     };
     let grid: Vec<usize> =
@@ -1085,6 +1113,19 @@ mod tests {
                 roundtrip(shape, ts, &EncodeOptions::default());
             }
         }
+    }
+
+    #[test]
+    fn chunks_of_whole_rows_decode_in_place_with_a_padded_last_one() {
+        // 9 rows of 8: chunks of at most 128 bytes would be 3 rows, blocks of 64 bytes 2
+        // rows, so chunks are cut to 2 rows, the fifth holding one.
+        let options = EncodeOptions { codec: BloscCodec::Zstd, max_chunk_bytes: 128, max_block_bytes: 64 };
+        let data: Vec<u8> = (0..9 * 8 * 4).map(|i| u8::try_from(i % 253).unwrap()).collect();
+        let frame = encode(&data, &[9, 8], 4, "<u4", &options).unwrap();
+        let f = B2ndFile::parse(&frame, &Limits::default()).unwrap();
+        assert_eq!((f.chunkshape.as_slice(), f.blockshape.as_slice(), f.chunks.len()), (&[2, 8][..], &[2, 8][..], 5));
+        assert!(f.chunks_are_slabs());
+        assert_eq!(f.decode().unwrap(), data);
     }
 
     #[test]
