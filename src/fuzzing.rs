@@ -297,11 +297,12 @@ pub fn convert_b2nd(data: &[u8]) {
     let Ok(bytes) = f.decode() else { return };
     let dtype = f.dtype.clone().unwrap_or_else(|| format!("|S{}", f.typesize));
     let options = b2nd::EncodeOptions { codec: b2nd::BloscCodec::Lz4, max_chunk_bytes: 4096, max_block_bytes: 512 };
-    let Ok(again) = b2nd::encode(&bytes, &f.shape, f.typesize, &dtype, &options) else { return };
+    let Ok(again) = b2nd::encode(&bytes, &f.shape, f.typesize, &dtype, &f.vlmeta, &options) else { return };
     let back = b2nd::B2ndFile::parse(&again, &tight_limits());
     let back = back.unwrap_or_else(|e| panic!("a b2nd file rasdf wrote does not read: {e}"));
     assert_eq!(back.shape, f.shape, "shape changed by a write");
     assert_eq!(back.dtype.as_deref(), Some(dtype.as_str()), "dtype changed by a write");
+    assert_eq!(back.vlmeta, f.vlmeta, "vlmeta changed by a write");
     let decoded = back.decode().unwrap_or_else(|e| panic!("a b2nd file rasdf wrote does not decode: {e}"));
     assert!(decoded == bytes, "bytes changed by a write");
 }

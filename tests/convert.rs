@@ -502,6 +502,37 @@ fn b2nd_files_round_trip_through_asdf_to_the_same_items() {
 }
 
 #[test]
+fn b2nd_vlmeta_crosses_to_the_asdf_tree_and_back() {
+    let dir = common::temp_dir("convert-b2nd-vlmeta");
+    let mut args = vec![PathBuf::from("check-vlmeta")];
+    for name in ["vlmeta", "vlmeta_types"] {
+        let input = common::root().join(format!("testdata/b2nd/{name}.b2nd"));
+        let via = dir.join(format!("{name}.asdf"));
+        let back = dir.join(format!("{name}.b2nd"));
+        convert::convert(&input, &via, &ConvertOptions::default()).unwrap();
+        convert::convert(&via, &back, &ConvertOptions::default()).unwrap();
+        let (a, b) = (std::fs::read(&input).unwrap(), std::fs::read(&back).unwrap());
+        let (a, b) = (b2nd_parse(&a), b2nd_parse(&b));
+        assert!(a.vlmeta.len() >= 2 && a.vlmeta.len() == b.vlmeta.len(), "{name}: {:?}", b.vlmeta);
+        args.extend([input, via, back]);
+    }
+    let refs: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
+    if let Some(out) = common::run_python("make_b2nd_fixtures.py", &refs) {
+        all_ok(&out, 2);
+    }
+    // A vlmeta the format cannot hold names its place.
+    let asdf = dir.join("long.asdf");
+    let mut doc = rasdf::write::Document::new();
+    let data = ndarray::arr1(&[1u8, 2]);
+    doc.set_array("data", data.view(), rasdf::block::Compression::None).unwrap();
+    doc.set(&format!("b2nd/vlmeta/{}", "n".repeat(40)), 1i64).unwrap();
+    doc.write_to_path(&asdf, &Default::default()).unwrap();
+    let e = convert::convert(&asdf, &dir.join("long.b2nd"), &ConvertOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("names are under 32 bytes"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn damaged_b2nd_files_give_errors_not_panics() {
     let touch = |b: &[u8]| {
         if let Ok(f) = rasdf::convert::b2nd::B2ndFile::parse(b, &Limits::default()) {

@@ -13,6 +13,7 @@ use std::path::Path;
 
 use crate::block::Compression;
 use crate::ndarray::{ByteOrder, Datatype, NdArray, ScalarType};
+use crate::tree::Value;
 use crate::write::{ArrayBytes, Document, WriteOptions};
 use crate::{AsdfFile, Error, ErrorKind, Limits, Location, OpenOptions};
 
@@ -208,6 +209,20 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
             let array = ArrayBytes { datatype, byteorder, shape, strides, data: std::borrow::Cow::Owned(data) };
             let mut doc = Document::new();
             doc.set_array_bytes(options.array.as_deref().unwrap_or("data"), array, options.compression)?;
+            if !b.vlmeta.is_empty() {
+                let pairs = b
+                    .vlmeta
+                    .iter()
+                    .map(|(name, bytes)| {
+                        // A value holding an extension type stays its msgpack bytes.
+                        let node = b2nd::msgpack::decode(bytes).ok().and_then(|v| msgpack_node(&mut doc, &v));
+                        let node = node.unwrap_or_else(|| doc.tree_mut().push(plain(Value::Binary(bytes.to_vec()))));
+                        (doc.tree_mut().push(plain(Value::Str(name.as_str().into()))), node)
+                    })
+                    .collect();
+                let map = doc.tree_mut().push(plain(Value::Map(pairs)));
+                doc.set_node("b2nd/vlmeta", map)?;
+            }
             doc.write_to_path(output, &WriteOptions::default())
         }
         (Format::Asdf, Format::B2nd) => {
@@ -231,8 +246,12 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
                     data.into()
                 }
             };
+            let vlmeta = match f.get("b2nd/vlmeta") {
+                Some(node) => vlmeta_of(&f, node).map_err(|e| e.in_file(input))?,
+                None => Vec::new(),
+            };
             let encode = b2nd::EncodeOptions { codec: options.blosc_codec, ..Default::default() };
-            let bytes = b2nd::encode(&data, &array.shape, array.datatype.size(), &dtype, &encode)
+            let bytes = b2nd::encode(&data, &array.shape, array.datatype.size(), &dtype, &vlmeta, &encode)
                 .map_err(|e| convert_error(e, input).at_path(&path))?;
             crate::cli::write_atomically(output, &bytes).map_err(|e| Error::from(e).in_file(output))
         }
@@ -251,8 +270,15 @@ fn pick_array(f: &AsdfFile, wanted: Option<&str>) -> crate::Result<String> {
         return Ok(p.to_string());
     }
     let paths = f.ndarray_paths();
+    // Neither a masked array's mask nor the words of a big integer (core/integer) count.
+    let inside = |p: &str, suffix: &str, tag: Option<&str>| {
+        p.strip_suffix(suffix).is_some_and(|base| match tag {
+            None => paths.iter().any(|q| q == base),
+            Some(t) => f.get(base.trim_start_matches('/')).is_some_and(|n| n.is_asdf_tag(t)),
+        })
+    };
     let arrays: Vec<&String> =
-        paths.iter().filter(|p| !p.strip_suffix("/mask").is_some_and(|base| paths.iter().any(|q| q == base))).collect();
+        paths.iter().filter(|p| !inside(p, "/mask", None) && !inside(p, "/words", Some("core/integer"))).collect();
     match arrays.as_slice() {
         [one] => Ok(one.to_string()),
         [] => Err(usage("the file has no array")),
@@ -310,6 +336,81 @@ pub(crate) fn write_elements(array: &NdArray<'_>, column_major: bool, out: &mut 
 
 fn plain(value: crate::tree::Value) -> crate::tree::Node {
     crate::tree::Node { tag: None, value, line: 0, col: 0 }
+}
+
+/// A msgpack value as a tree node, or `None` when it holds an extension type.
+fn msgpack_node(doc: &mut Document<'_>, v: &b2nd::msgpack::Value) -> Option<crate::tree::NodeId> {
+    use b2nd::msgpack::Value as M;
+    let value = match v {
+        M::Nil => Value::Null,
+        M::Bool(b) => Value::Bool(*b),
+        M::Int(i) => Value::Int(*i),
+        M::UInt(u) => Value::BigInt(Box::new((*u).into())),
+        M::Float(f) => Value::Float(*f),
+        M::Str(s) => Value::Str(s.as_str().into()),
+        M::Bin(b) => Value::Binary(b.clone()),
+        M::Array(items) => Value::Seq(items.iter().map(|i| msgpack_node(doc, i)).collect::<Option<_>>()?),
+        M::Map(pairs) => Value::Map(
+            pairs.iter().map(|(k, v)| Some((msgpack_node(doc, k)?, msgpack_node(doc, v)?))).collect::<Option<_>>()?,
+        ),
+        M::Ext(..) => return None,
+    };
+    Some(doc.tree_mut().push(plain(value)))
+}
+
+/// The variable-length metalayers of a `b2nd/vlmeta` mapping: each value msgpack-encoded
+/// as python-blosc2 stores its `vlmeta` (timestamps as text, big integers as numbers,
+/// other tags dropped).
+///
+/// # Errors
+/// Not a mapping; an integer beyond 64 bits; nesting over 64 deep (an alias cycle).
+fn vlmeta_of(f: &AsdfFile, node: crate::tree::NodeRef<'_>) -> crate::Result<Vec<(String, Vec<u8>)>> {
+    use b2nd::msgpack::Value as M;
+    fn int(b: &num_bigint::BigInt) -> Result<M, &'static str> {
+        i64::try_from(b).map(M::Int).or_else(|_| u64::try_from(b).map(M::UInt)).map_err(|_| "an integer beyond 64 bits")
+    }
+    fn value(f: &AsdfFile, n: crate::tree::NodeRef<'_>, depth: usize) -> Result<M, &'static str> {
+        if depth > 64 {
+            return Err("nested over 64 deep (or an alias cycle)");
+        }
+        if n.is_asdf_tag("core/integer") {
+            return int(&f.integer_at(n).map_err(|_| "a core/integer that does not read")?);
+        }
+        let value = |n, depth| value(f, n, depth);
+        Ok(match n.value() {
+            Value::Null => M::Nil,
+            Value::Bool(b) => M::Bool(*b),
+            Value::Int(i) => M::Int(*i),
+            Value::BigInt(b) => int(b)?,
+            Value::Float(f) => M::Float(*f),
+            Value::Str(s) | Value::Timestamp(s) => M::Str(s.to_string()),
+            Value::Binary(b) => M::Bin(b.clone()),
+            Value::Seq(_) => {
+                M::Array(n.items().into_iter().flatten().map(|i| value(i, depth + 1)).collect::<Result<_, _>>()?)
+            }
+            Value::Map(_) => M::Map(
+                n.pairs()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| Ok::<_, &str>((value(k, depth + 1)?, value(v, depth + 1)?)))
+                    .collect::<Result<_, _>>()?,
+            ),
+        })
+    }
+    let bad = |path: String, why: &str| {
+        Error::new(ErrorKind::Convert(ConvertError::Unsupported(why.into())), Location::path(path))
+    };
+    let pairs = node.pairs().ok_or_else(|| bad("/b2nd/vlmeta".into(), "vlmeta must be a mapping"))?;
+    let mut out = Vec::with_capacity(pairs.len());
+    for (k, v) in pairs {
+        let name = k.key_text();
+        let path = format!("/b2nd/vlmeta/{name}");
+        let m = value(f, v, 0).map_err(|why| bad(path, why))?;
+        let mut bytes = Vec::new();
+        b2nd::msgpack::encode(&m, &mut bytes);
+        out.push((name, bytes));
+    }
+    Ok(out)
 }
 
 /// The ASDF document of a GSD file (see [`gsd`]): `gsd` (the header's application,

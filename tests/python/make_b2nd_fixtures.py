@@ -14,6 +14,8 @@ Also the checks of tests/convert.rs:
         (ASDF inputs written by the reference, each with NAME.npy; prints the names)
     python tests/python/make_b2nd_fixtures.py check-b2nd OUT.b2nd EXPECTED.npy [...]
         (python-blosc2 reads OUT as EXPECTED)
+    python tests/python/make_b2nd_fixtures.py check-vlmeta IN.b2nd VIA.asdf BACK.b2nd [...]
+        (the vlmeta of IN is VIA's b2nd/vlmeta to the reference, and BACK's to blosc2)
 
 Each check prints one line per pair: `ok NAME`, or what differs.
 """
@@ -120,6 +122,73 @@ def make(d):
     x.vlmeta["telescope"] = "JWST"
     x.vlmeta["exposures"] = [1, 2, 3]
     np.save(os.path.join(d, "vlmeta.npy"), smooth)
+    # Every kind of value python-blosc2 stores (the complex number as an extension type).
+    a = np.arange(6, dtype="<i2").reshape(2, 3)
+    x = blosc2.asarray(a, urlpath=os.path.join(d, "vlmeta_types.b2nd"), mode="w")
+    for k, v in VLMETA_TYPES.items():
+        x.vlmeta[k] = v
+    np.save(os.path.join(d, "vlmeta_types.npy"), a)
+
+
+VLMETA_TYPES = {
+    "text": "h\u00e9llo",
+    "long_text": "x" * 300,
+    "int": -7,
+    "big": 2**64 - 1,
+    "float": 2.5,
+    "bools": [True, False, None],
+    "bytes": b"\x00\x01\xff",
+    "nested": {"a": [1, {"b": "c"}], "n": {}},
+    "tuple": (1, "a"),
+    "complex": 1 + 2j,
+}
+
+
+def raw_vlmeta(x):
+    """Each vlmeta entry's msgpack bytes as stored, and as plain msgpack reads them."""
+    import msgpack
+    from blosc2 import blosc2_ext
+
+    out = {}
+    for k in x.vlmeta.keys():
+        raw = bytes(blosc2_ext.vlmeta.get_vlmeta(x.vlmeta, k))
+        out[k] = (raw, msgpack.unpackb(raw, raw=False, strict_map_key=False))
+    return out
+
+
+def has_ext(v):
+    import msgpack
+
+    if isinstance(v, msgpack.ExtType):
+        return True
+    if isinstance(v, (list, tuple)):
+        return any(has_ext(i) for i in v)
+    if isinstance(v, dict):
+        return any(has_ext(k) or has_ext(i) for k, i in v.items())
+    return False
+
+
+def check_vlmeta(original, via, back):
+    """The reference reads VIA.asdf's b2nd/vlmeta as the plain msgpack of ORIGINAL's
+    vlmeta (an entry with an extension type as its msgpack bytes), and python-blosc2
+    reads BACK's vlmeta as those same values."""
+    import asdf
+    import blosc2
+
+    want = raw_vlmeta(blosc2.open(original))
+    with asdf.open(via) as af:
+        tree = {k: getattr(v, "_value", v) for k, v in af.tree["b2nd"]["vlmeta"].items()}
+    got_back = raw_vlmeta(blosc2.open(back))
+    errs = []
+    for k, (raw, plain) in want.items():
+        expected = raw if has_ext(plain) else plain
+        if tree.get(k) != expected:
+            errs.append(f"{k}: ASDF has {tree.get(k)!r}, not {expected!r}")
+        if k not in got_back or got_back[k][1] != expected:
+            errs.append(f"{k}: written back as {got_back.get(k, (None, None))[1]!r}, not {expected!r}")
+    if set(tree) != set(want) or set(got_back) != set(want):
+        errs.append(f"keys {sorted(tree)} / {sorted(got_back)}, not {sorted(want)}")
+    print(f"{original}: {'; '.join(errs)}" if errs else f"ok {original}")
 
 
 def make_asdf(d):
@@ -176,6 +245,10 @@ if __name__ == "__main__":
             check_asdf(sys.argv[2], rest[i], rest[i + 1])
     elif cmd == "make-asdf":
         make_asdf(sys.argv[2])
+    elif cmd == "check-vlmeta":
+        rest = sys.argv[2:]
+        for i in range(0, len(rest), 3):
+            check_vlmeta(*rest[i : i + 3])
     elif cmd == "check-b2nd":
         rest = sys.argv[2:]
         for i in range(0, len(rest), 2):

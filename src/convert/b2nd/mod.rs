@@ -21,12 +21,14 @@
 mod blosclz;
 pub(crate) mod chunk;
 mod filters;
+pub mod msgpack;
 
 use rayon::prelude::*;
 
 use super::ConvertError;
 use crate::Limits;
 use crate::ndarray::{ByteOrder, Datatype, Field, ScalarType};
+use msgpack::Msgpack;
 
 pub use chunk::BloscCodec;
 
@@ -36,6 +38,8 @@ pub const MAGIC: &[u8; 10] = b"\x9e\xa8b2frame\0";
 const HEADER_MIN: usize = 87;
 /// The most dimensions b2nd allows.
 pub const MAX_DIM: usize = 16;
+/// The most variable-length metalayers a frame holds (C-Blosc2's limit).
+pub const MAX_VLMETALAYERS: usize = 8 * 1024;
 
 fn malformed(what: impl Into<String>) -> ConvertError {
     ConvertError::Malformed { format: "b2nd", what: what.into() }
@@ -43,117 +47,6 @@ fn malformed(what: impl Into<String>) -> ConvertError {
 
 fn unsupported(what: impl Into<String>) -> ConvertError {
     ConvertError::Unsupported(what.into())
-}
-
-/// A cursor over msgpack bytes; errors name the byte offset in the file (`base` plus
-/// the position).
-struct Msgpack<'a> {
-    b: &'a [u8],
-    at: usize,
-    base: usize,
-}
-
-impl<'a> Msgpack<'a> {
-    fn new(b: &'a [u8], base: usize) -> Self {
-        Msgpack { b, at: 0, base }
-    }
-
-    fn pos(&self) -> usize {
-        self.base + self.at
-    }
-
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], ConvertError> {
-        let s = self
-            .b
-            .get(self.at..self.at.saturating_add(n))
-            .ok_or_else(|| malformed(format!("{what} at byte {} runs past its section", self.pos())))?;
-        self.at += n;
-        Ok(s)
-    }
-
-    fn byte(&mut self, what: &str) -> Result<u8, ConvertError> {
-        Ok(self.take(1, what)?[0])
-    }
-
-    fn be(&mut self, n: usize, what: &str) -> Result<u64, ConvertError> {
-        Ok(self.take(n, what)?.iter().fold(0u64, |v, &b| (v << 8) | u64::from(b)))
-    }
-
-    /// A big-endian length of `n` bytes (a length past the address space fails in the
-    /// `take` that follows).
-    fn len(&mut self, n: usize, what: &str) -> Result<usize, ConvertError> {
-        Ok(usize::try_from(self.be(n, what)?).unwrap_or(usize::MAX))
-    }
-
-    fn fixed<const N: usize>(&mut self, what: &str) -> Result<[u8; N], ConvertError> {
-        let mut out = [0; N];
-        out.copy_from_slice(self.take(N, what)?);
-        Ok(out)
-    }
-
-    fn int(&mut self, what: &str) -> Result<i64, ConvertError> {
-        let at = self.pos();
-        let m = self.byte(what)?;
-        let v = match m {
-            0x00..=0x7f => i64::from(m),
-            0xe0..=0xff => i64::from(i8::from_be_bytes([m])),
-            0xcc => i64::from(self.fixed::<1>(what)?[0]),
-            0xcd => i64::from(u16::from_be_bytes(self.fixed(what)?)),
-            0xce => i64::from(u32::from_be_bytes(self.fixed(what)?)),
-            0xcf => i64::try_from(u64::from_be_bytes(self.fixed(what)?))
-                .map_err(|_| malformed(format!("{what} at byte {at} is too large")))?,
-            0xd0 => i64::from(i8::from_be_bytes(self.fixed(what)?)),
-            0xd1 => i64::from(i16::from_be_bytes(self.fixed(what)?)),
-            0xd2 => i64::from(i32::from_be_bytes(self.fixed(what)?)),
-            0xd3 => i64::from_be_bytes(self.fixed(what)?),
-            _ => return Err(malformed(format!("{what} at byte {at} is not an integer (msgpack {m:#04x})"))),
-        };
-        Ok(v)
-    }
-
-    fn array(&mut self, what: &str) -> Result<usize, ConvertError> {
-        let at = self.pos();
-        match self.byte(what)? {
-            m @ 0x90..=0x9f => Ok(usize::from(m & 0x0f)),
-            0xdc => Ok(self.len(2, what)?),
-            0xdd => Ok(self.len(4, what)?),
-            m => Err(malformed(format!("{what} at byte {at} is not a list (msgpack {m:#04x})"))),
-        }
-    }
-
-    fn map(&mut self, what: &str) -> Result<usize, ConvertError> {
-        let at = self.pos();
-        match self.byte(what)? {
-            m @ 0x80..=0x8f => Ok(usize::from(m & 0x0f)),
-            0xde => Ok(self.len(2, what)?),
-            0xdf => Ok(self.len(4, what)?),
-            m => Err(malformed(format!("{what} at byte {at} is not a map (msgpack {m:#04x})"))),
-        }
-    }
-
-    fn str(&mut self, what: &str) -> Result<&'a str, ConvertError> {
-        let at = self.pos();
-        let n = match self.byte(what)? {
-            m @ 0xa0..=0xbf => usize::from(m & 0x1f),
-            0xd9 => self.len(1, what)?,
-            0xda => self.len(2, what)?,
-            0xdb => self.len(4, what)?,
-            m => return Err(malformed(format!("{what} at byte {at} is not a string (msgpack {m:#04x})"))),
-        };
-        let s = self.take(n, what)?;
-        std::str::from_utf8(s).map_err(|_| malformed(format!("{what} at byte {at} is not UTF-8")))
-    }
-
-    fn bin(&mut self, what: &str) -> Result<&'a [u8], ConvertError> {
-        let at = self.pos();
-        let n = match self.byte(what)? {
-            0xc4 => self.len(1, what)?,
-            0xc5 => self.len(2, what)?,
-            0xc6 => self.len(4, what)?,
-            m => return Err(malformed(format!("{what} at byte {at} is not bytes (msgpack {m:#04x})"))),
-        };
-        self.take(n, what)
-    }
 }
 
 /// Reads a metalayer section (header or trailer): `[index size, {name: offset}, [bytes]]`,
@@ -165,10 +58,10 @@ fn metalayers(section: &[u8], start: usize, base: usize) -> Result<Vec<(String, 
     }
     m.int("the metalayer index size")?;
     let n = m.map("the metalayer index")?;
-    if n > 64 {
-        return Err(malformed(format!("{n} metalayers at byte {} (Blosc2 allows 16)", base + start)));
+    if n > MAX_VLMETALAYERS {
+        return Err(malformed(format!("{n} metalayers at byte {} (Blosc2 allows {MAX_VLMETALAYERS})", base + start)));
     }
-    let mut out = Vec::with_capacity(n);
+    let mut out = Vec::with_capacity(n.min(section.len()));
     for _ in 0..n {
         let name = m.str("a metalayer name")?.to_string();
         let offset = m.int("a metalayer offset")?;
@@ -213,9 +106,10 @@ pub struct B2ndFile<'a> {
     pub chunks: Vec<ChunkAt>,
     /// Bytes of each decoded chunk (the chunk shape rounded up to blocks, padded).
     pub chunk_bytes: usize,
-    /// The variable-length metalayers of the trailer (python-blosc2's `vlmeta`), each
-    /// msgpack-encoded as stored.
-    pub vlmeta: Vec<(String, &'a [u8])>,
+    /// The variable-length metalayers of the trailer (python-blosc2's `vlmeta`): each
+    /// name and its content, stored as a Blosc2 chunk and here decoded (python-blosc2's
+    /// are one msgpack value each, see [`msgpack`]).
+    pub vlmeta: Vec<(String, Vec<u8>)>,
 }
 
 impl<'a> B2ndFile<'a> {
@@ -370,7 +264,16 @@ impl<'a> B2ndFile<'a> {
         } else {
             data_end
         };
-        let vlmeta = read_trailer(bytes, trailer_start)?;
+        let mut vlmeta = Vec::new();
+        for (name, stored) in read_trailer(bytes, trailer_start)? {
+            let what = |m: String| malformed(format!("metalayer {name:?} in the trailer at byte {trailer_start}: {m}"));
+            let h = chunk::ChunkHeader::parse(stored).map_err(|e| what(e.to_string()))?;
+            Limits::check("metalayer bytes", h.nbytes as u64, limits.max_tree_bytes)
+                .map_err(|e| unsupported(e.to_string()))?;
+            let mut content = vec![0u8; h.nbytes];
+            chunk::decode(stored, &mut content).map_err(|e| what(e.to_string()))?;
+            vlmeta.push((name, content));
+        }
         Ok(B2ndFile { bytes, shape, chunkshape, blockshape, dtype, typesize, chunks, chunk_bytes, vlmeta })
     }
 
@@ -965,20 +868,29 @@ fn meta_bytes(shape: &[usize], chunkshape: &[usize], blockshape: &[usize], dtype
 }
 
 /// Writes a b2nd frame of the C-order items `data` (`typesize` bytes each) of `shape`,
-/// with the NumPy `dtype` string: chunks and blocks as [`EncodeOptions`] bound them,
-/// compressed in parallel.
+/// with the NumPy `dtype` string and the variable-length metalayers `vlmeta` (name and
+/// content, python-blosc2's `vlmeta` when the content is one msgpack value): chunks and
+/// blocks as [`EncodeOptions`] bound them, compressed in parallel.
 ///
 /// # Errors
 /// [`ConvertError::Unsupported`] for more than [`MAX_DIM`] dimensions, items over
-/// 2^31 bytes, or `data` not `shape`'s size.
+/// 2^31 bytes, `data` not `shape`'s size, a metalayer name of 32 bytes or more, or more
+/// than [`MAX_VLMETALAYERS`] of them.
 #[allow(clippy::cast_possible_truncation)]
 pub fn encode(
     data: &[u8],
     shape: &[usize],
     typesize: usize,
     dtype: &str,
+    vlmeta: &[(String, Vec<u8>)],
     options: &EncodeOptions,
 ) -> Result<Vec<u8>, ConvertError> {
+    if let Some((name, _)) = vlmeta.iter().find(|(n, c)| n.len() >= 32 || c.len() > i32::MAX as usize / 2) {
+        return Err(unsupported(format!("the metalayer {name:?}: names are under 32 bytes, contents under 1 GiB")));
+    }
+    if vlmeta.len() > MAX_VLMETALAYERS {
+        return Err(unsupported(format!("{} metalayers (Blosc2 holds {MAX_VLMETALAYERS})", vlmeta.len())));
+    }
     if shape.len() > MAX_DIM {
         return Err(unsupported(format!("b2nd holds at most {MAX_DIM} dimensions, not {}", shape.len())));
     }
@@ -1049,7 +961,7 @@ pub fn encode(
         out.push(0xd2);
         out.extend_from_slice(&(v as i32).to_be_bytes());
     }
-    out.extend_from_slice(&[0xd1, 0, 1, 0xd1, 0, 1, 0xc2]);
+    out.extend_from_slice(&[0xd1, 0, 1, 0xd1, 0, 1, if vlmeta.is_empty() { 0xc2 } else { 0xc3 }]);
     let shuffle = if typesize > 1 { 1 } else { 0 };
     out.extend_from_slice(&[0xd8, 6, 0, 0, 0, 0, 0, shuffle, options.codec.compcode(), 0]);
     out.extend_from_slice(&[0; 8]);
@@ -1079,9 +991,34 @@ pub fn encode(
     if nchunks > 0 {
         out.extend_from_slice(&chunk::encode(&offsets, 8, offsets.len(), BloscCodec::None, false));
     }
-    // The trailer: version 1, no variable-length metalayers, its length, no fingerprint.
+    // The trailer: version 1, the variable-length metalayers (an index of name to offset
+    // from the trailer's start, whose size counts from its own marker, then the
+    // contents), its length, no fingerprint.
     let trailer_at = out.len();
-    out.extend_from_slice(&[0x94, 0x01, 0x93, 0xcd, 0, 6, 0xde, 0, 0, 0xdc, 0, 0, 0xce]);
+    out.extend_from_slice(&[0x94, 0x01, 0x93, 0xcd, 0, 0, 0xde]);
+    out.extend_from_slice(&(vlmeta.len() as u16).to_be_bytes());
+    let mut slots = Vec::with_capacity(vlmeta.len());
+    for (name, _) in vlmeta {
+        out.push(0xa0 | name.len() as u8);
+        out.extend_from_slice(name.as_bytes());
+        out.push(0xd2);
+        slots.push(out.len());
+        out.extend_from_slice(&[0; 4]);
+    }
+    let index_size = (out.len() - (trailer_at + 3)) as u16;
+    out[trailer_at + 4..trailer_at + 6].copy_from_slice(&index_size.to_be_bytes());
+    out.push(0xdc);
+    out.extend_from_slice(&(vlmeta.len() as u16).to_be_bytes());
+    for ((_, content), slot) in vlmeta.iter().zip(slots) {
+        let rel = (out.len() - trailer_at) as i32;
+        out[slot..slot + 4].copy_from_slice(&rel.to_be_bytes());
+        // Stored as a chunk of bytes, as C-Blosc2 stores them.
+        let stored = chunk::encode(content, 1, content.len(), BloscCodec::Lz4, false);
+        out.push(0xc6);
+        out.extend_from_slice(&(stored.len() as u32).to_be_bytes());
+        out.extend_from_slice(&stored);
+    }
+    out.push(0xce);
     let trailer_len = (out.len() + 4 + 18 - trailer_at) as u32;
     out.extend_from_slice(&trailer_len.to_be_bytes());
     out.extend_from_slice(&[0xd8, 0]);
@@ -1098,9 +1035,11 @@ mod tests {
     fn roundtrip(shape: &[usize], ts: usize, options: &EncodeOptions) {
         let items: usize = shape.iter().product();
         let data: Vec<u8> = (0..items * ts).map(|i| u8::try_from(i * 7 % 251).unwrap()).collect();
-        let frame = encode(&data, shape, ts, &format!("|V{ts}"), options).unwrap();
+        let vlmeta = [("a".to_string(), vec![0xc0]), ("name".to_string(), vec![0xa2, b'h', b'i'])];
+        let frame = encode(&data, shape, ts, &format!("|V{ts}"), &vlmeta, options).unwrap();
         let f = B2ndFile::parse(&frame, &Limits::default()).unwrap();
         assert_eq!(f.shape, shape);
+        assert_eq!(f.vlmeta, vlmeta);
         assert_eq!(f.decode().unwrap(), data, "shape {shape:?} chunks {:?} blocks {:?}", f.chunkshape, f.blockshape);
     }
 
@@ -1121,7 +1060,7 @@ mod tests {
         // rows, so chunks are cut to 2 rows, the fifth holding one.
         let options = EncodeOptions { codec: BloscCodec::Zstd, max_chunk_bytes: 128, max_block_bytes: 64 };
         let data: Vec<u8> = (0..9 * 8 * 4).map(|i| u8::try_from(i % 253).unwrap()).collect();
-        let frame = encode(&data, &[9, 8], 4, "<u4", &options).unwrap();
+        let frame = encode(&data, &[9, 8], 4, "<u4", &[], &options).unwrap();
         let f = B2ndFile::parse(&frame, &Limits::default()).unwrap();
         assert_eq!((f.chunkshape.as_slice(), f.blockshape.as_slice(), f.chunks.len()), (&[2, 8][..], &[2, 8][..], 5));
         assert!(f.chunks_are_slabs());
