@@ -201,29 +201,7 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
         }
         (Format::B2nd, Format::Asdf) => {
             let b = b2nd::B2ndFile::parse(bytes, &options.limits).map_err(|e| convert_error(e, input))?;
-            let (datatype, byteorder, extra) = b.datatype().map_err(|e| convert_error(e, input))?;
-            let data = b.decode().map_err(|e| convert_error(e, input))?;
-            let mut shape = b.shape.clone();
-            shape.extend(extra);
-            let strides = crate::ndarray::c_strides(&shape, datatype.size());
-            let array = ArrayBytes { datatype, byteorder, shape, strides, data: std::borrow::Cow::Owned(data) };
-            let mut doc = Document::new();
-            doc.set_array_bytes(options.array.as_deref().unwrap_or("data"), array, options.compression)?;
-            if !b.vlmeta.is_empty() {
-                let pairs = b
-                    .vlmeta
-                    .iter()
-                    .map(|(name, bytes)| {
-                        // A value holding an extension type stays its msgpack bytes.
-                        let node = b2nd::msgpack::decode(bytes).ok().and_then(|v| msgpack_node(&mut doc, &v));
-                        let node = node.unwrap_or_else(|| doc.tree_mut().push(plain(Value::Binary(bytes.to_vec()))));
-                        (doc.tree_mut().push(plain(Value::Str(name.as_str().into()))), node)
-                    })
-                    .collect();
-                let map = doc.tree_mut().push(plain(Value::Map(pairs)));
-                doc.set_node("b2nd/vlmeta", map)?;
-            }
-            doc.write_to_path(output, &WriteOptions::default())
+            b2nd_to_asdf(&b, options, output).map_err(|e| e.in_file(input))
         }
         (Format::Asdf, Format::B2nd) => {
             let f = OpenOptions::new().limits(options.limits).open(input)?;
@@ -261,6 +239,71 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
             to.name()
         ))),
     }
+}
+
+/// Writes the ASDF file of a b2nd array (at `--array`, default `data`) and its
+/// variable-length metadata (at `b2nd/vlmeta`). Numbers in the machine's byte order whose
+/// chunks are runs of rows are decoded on a thread of their own while the writer hashes
+/// and writes the chunks before them; other arrays are decoded whole first.
+fn b2nd_to_asdf(b: &b2nd::B2ndFile<'_>, options: &ConvertOptions, output: &Path) -> crate::Result<()> {
+    let (datatype, byteorder, extra) =
+        b.datatype().map_err(|e| Error::new(ErrorKind::Convert(e), Location::default()))?;
+    let path = options.array.as_deref().unwrap_or("data");
+    let items: usize = b.shape.iter().product();
+    let scalar = match datatype {
+        Datatype::Scalar(t) if extra.is_none() && (byteorder == ByteOrder::NATIVE || t.size() == 1) => Some(t),
+        _ => None,
+    };
+    let with_vlmeta = |doc: &mut Document<'_>| -> crate::Result<()> {
+        if b.vlmeta.is_empty() {
+            return Ok(());
+        }
+        let pairs = b
+            .vlmeta
+            .iter()
+            .map(|(name, bytes)| {
+                // A value holding an extension type stays its msgpack bytes.
+                let node = b2nd::msgpack::decode(bytes).ok().and_then(|v| msgpack_node(doc, &v));
+                let node = node.unwrap_or_else(|| doc.tree_mut().push(plain(Value::Binary(bytes.clone()))));
+                (doc.tree_mut().push(plain(Value::Str(name.as_str().into()))), node)
+            })
+            .collect();
+        let map = doc.tree_mut().push(plain(Value::Map(pairs)));
+        doc.set_node("b2nd/vlmeta", map)
+    };
+    let convert = |e| Error::new(ErrorKind::Convert(e), Location::default());
+    if let Some(t) = scalar.filter(|_| items > 0 && b.chunks_are_slabs()) {
+        let failure = std::sync::Mutex::new(None);
+        let written = std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
+            s.spawn(|| {
+                if let Err(e) = b.decode_rows(|rows| tx.send(rows).is_ok()) {
+                    *failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+                }
+                drop(tx);
+            });
+            // The document owns the receiver: returning drops it, which stops the
+            // decoding thread if the write ended early.
+            let mut doc = Document::new();
+            doc.set_array_chunks(path, t, &b.shape, options.compression, rx.into_iter())?;
+            with_vlmeta(&mut doc)?;
+            doc.write_to_path(output, &WriteOptions::default())
+        });
+        // A chunk that did not decode is what went wrong, not the short array it left.
+        return match failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            Some(e) => Err(convert(e)),
+            None => written,
+        };
+    }
+    let data = b.decode().map_err(convert)?;
+    let mut shape = b.shape.clone();
+    shape.extend(extra);
+    let strides = crate::ndarray::c_strides(&shape, datatype.size());
+    let array = ArrayBytes { datatype, byteorder, shape, strides, data: std::borrow::Cow::Owned(data) };
+    let mut doc = Document::new();
+    doc.set_array_bytes(path, array, options.compression)?;
+    with_vlmeta(&mut doc)?;
+    doc.write_to_path(output, &WriteOptions::default())
 }
 
 /// The array to convert: `wanted`, or the file's only array (a masked array's `mask`

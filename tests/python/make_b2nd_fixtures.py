@@ -64,11 +64,18 @@ def make(d):
         ("delta_only", [F.DELTA], [0]),
         ("delta_bitshuffle", [F.DELTA, F.BITSHUFFLE], [0, 0]),
         ("trunc_prec", [F.TRUNC_PREC, F.SHUFFLE], [10, 0]),
+        ("bytedelta_shuffle", [F.SHUFFLE, F.BYTEDELTA], [0, 0]),
+        ("bytedelta_only", [F.BYTEDELTA], [4]),
     ]:
         for codec in [C.LZ4, C.BLOSCLZ]:
             cp = dict(codec=codec, clevel=5, filters=filters, filters_meta=meta)
             a = counts if name != "trunc_prec" else smooth
             add(f"{name}_{codec.name.lower()}", a, chunks=(20, 35), blocks=(6, 9), cparams=cp)
+    wide = (np.arange(60 * 70, dtype="<i4") * 7919 % 100003 - 50000).reshape(60, 70)
+    add("int_trunc_zstd", wide, chunks=(30, 40), blocks=(7, 11),
+        cparams=dict(codec=C.ZSTD, filters=[F.INT_TRUNC, F.SHUFFLE], filters_meta=[20, 0]))
+    add("bytedelta_floats_zstd", smooth, chunks=(33, 64), blocks=(16, 16),
+        cparams=dict(codec=C.ZSTD, filters=[F.SHUFFLE, F.BYTEDELTA], filters_meta=[0, 0]))
     a = np.arange(1000, dtype="<u2").reshape(10, 100) % 97
     add("delta_u2_odd_blocks", a, chunks=(7, 30), blocks=(3, 13),
         cparams=dict(codec=C.ZSTD, filters=[F.DELTA, F.BITSHUFFLE], filters_meta=[0, 0]))
@@ -111,8 +118,9 @@ def make(d):
         path = os.path.join(d, name + ".b2nd")
         blosc2.asarray(a, urlpath=path, mode="w", **kw)
         back = np.asarray(blosc2.open(path)[()])
-        assert name.startswith("trunc_prec") or same(back, a) is None, name
-        assert not name.startswith("trunc_prec") or same(back, a) is not None, name
+        lossy = name.startswith(("trunc_prec", "int_trunc"))
+        assert lossy or same(back, a) is None, name
+        assert not lossy or same(back, a) is not None, name
         np.save(os.path.join(d, name + ".npy"), back)
     for name, maker in cases_special:
         path = os.path.join(d, name + ".b2nd")

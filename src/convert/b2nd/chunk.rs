@@ -21,6 +21,9 @@ const FILTER_SHUFFLE: u8 = 1;
 const FILTER_BITSHUFFLE: u8 = 2;
 const FILTER_DELTA: u8 = 3;
 const FILTER_TRUNC_PREC: u8 = 4;
+const FILTER_BYTEDELTA: u8 = 35;
+/// Lossy, nothing to undo.
+const FILTER_INT_TRUNC: u8 = 36;
 
 const MIN_HEADER: usize = 16;
 pub(crate) const EXTENDED_HEADER: usize = 32;
@@ -237,7 +240,7 @@ pub(crate) fn decode(chunk: &[u8], out: &mut [u8]) -> Result<ChunkHeader, ChunkE
     let format = h.flags >> 5;
     let mut codec = Codec::for_format(format, h.udcodec, dict)?;
     let dont_split = h.flags & 0x10 != 0;
-    let uses_filters = h.filters.iter().any(|&f| f != 0 && f != FILTER_TRUNC_PREC);
+    let uses_filters = h.filters.iter().any(|&f| !matches!(f, 0 | FILTER_TRUNC_PREC | FILTER_INT_TRUNC));
     let mut block = if uses_filters { vec![0u8; h.blocksize] } else { Vec::new() };
     let mut spare = if uses_filters { vec![0u8; h.blocksize] } else { Vec::new() };
     for j in 0..nblocks {
@@ -327,7 +330,8 @@ fn undo_filters(
 ) -> Result<(), ChunkError> {
     let ts = h.typesize;
     let bsize = block.len();
-    let slots: Vec<usize> = (0..6).rev().filter(|&s| h.filters[s] != 0 && h.filters[s] != FILTER_TRUNC_PREC).collect();
+    let slots: Vec<usize> =
+        (0..6).rev().filter(|&s| !matches!(h.filters[s], 0 | FILTER_TRUNC_PREC | FILTER_INT_TRUNC)).collect();
     let mut at = At::Block;
     for (k, &slot) in slots.iter().enumerate() {
         let last = k + 1 == slots.len();
@@ -368,10 +372,21 @@ fn undo_filters(
                 filters::undelta(ts, first, region);
                 at = At::Out;
             }
+            FILTER_BYTEDELTA => {
+                let streams = match h.filters_meta[slot] {
+                    0 => ts,
+                    m => usize::from(m),
+                };
+                match at {
+                    At::Block => filters::unbytedelta(streams, block),
+                    At::Spare => filters::unbytedelta(streams, spare),
+                    At::Out => filters::unbytedelta(streams, &mut out[offset..offset + bsize]),
+                }
+            }
             f => {
                 let name = match f {
-                    35 => " (bytedelta)",
-                    36 => " (int_trunc)",
+                    32 => " (NDCELL)",
+                    33 => " (NDMEAN)",
                     _ => "",
                 };
                 return Err(ChunkError::Unsupported(format!(

@@ -13,6 +13,10 @@
 //! - **Delta**: the first block holds each element XOR the one before it; every other
 //!   block, each element XOR the same element of the (decoded) first block. Elements are
 //!   of 1, 2, 4 or 8 bytes (other sizes: 8 when they divide by 8, else 1).
+//! - **Bytedelta** (the filter plugin C-Blosc2 and python-blosc2 ship, code 35): the
+//!   block is `k` streams of `len / k` bytes (`k` the filter's parameter, python-blosc2
+//!   gives the item size), each byte the difference (mod 256) from the one before it in
+//!   its stream; the bytes after the streams stay as they are.
 
 /// Undoes the byte shuffle of `src` (elements of `size` bytes) into `dst`.
 pub(crate) fn unshuffle(size: usize, src: &[u8], dst: &mut [u8]) {
@@ -152,6 +156,21 @@ pub(crate) fn bitshuffle(size: usize, src: &[u8], dst: &mut [u8]) {
     dst[body..].copy_from_slice(&src[body..]);
 }
 
+/// Undoes bytedelta on `block` in place: each of its `streams` streams summed up.
+pub(crate) fn unbytedelta(streams: usize, block: &mut [u8]) {
+    let n = block.len().checked_div(streams).unwrap_or(0);
+    if n == 0 {
+        return;
+    }
+    for stream in block[..n * streams].chunks_exact_mut(n) {
+        let mut sum = 0u8;
+        for b in stream {
+            sum = sum.wrapping_add(*b);
+            *b = sum;
+        }
+    }
+}
+
 /// The element width the delta filter works in for `typesize`.
 fn delta_width(typesize: usize) -> usize {
     match typesize {
@@ -284,6 +303,13 @@ mod tests {
         let mut dst = vec![0; src.len()];
         bitunshuffle(4, 2, &src, &mut dst);
         assert_eq!(dst, src);
+    }
+
+    #[test]
+    fn bytedelta_sums_each_stream() {
+        let mut b = [1, 1, 1, 10, 255, 2, 7];
+        unbytedelta(2, &mut b);
+        assert_eq!(b, [1, 2, 3, 10, 9, 11, 7]);
     }
 
     #[test]

@@ -11,10 +11,10 @@
 //!
 //! Read: every codec C-Blosc2 builds in (BloscLZ, LZ4, LZ4HC, zlib, Zstandard, with or
 //! without a dictionary), the shuffle, bit-shuffle, delta and truncate-precision
-//! filters, split and unsplit blocks, runs, memcpyed and special chunks (zeros, NaN,
-//! a repeated value, uninitialized, read as zeros). Refused with an error: plugin
-//! codecs and filters (ZFP, NDLZ, bytedelta...), sparse frames (directories), and
-//! variable-length chunks or blocks. Written: chunks of at most 4 MiB in blocks of at
+//! filters and the bytedelta and int-trunc plugins, split and unsplit blocks, runs,
+//! memcpyed and special chunks (zeros, NaN, a repeated value, uninitialized, read as
+//! zeros). Refused with an error: plugin codecs (ZFP, NDLZ...), the NDCELL and NDMEAN
+//! filters, sparse frames (directories), and variable-length chunks or blocks. Written: chunks of at most 4 MiB in blocks of at
 //! most 256 KiB, shuffled, compressed with Zstandard (python-blosc2's default), LZ4 or
 //! zlib, or stored as they are.
 
@@ -346,11 +346,45 @@ impl<'a> B2ndFile<'a> {
         Ok(out)
     }
 
+    /// Decodes the chunks in order, a few at a time in parallel, and hands each to `emit`
+    /// as the array's next bytes (the last without its padding), when they are runs of
+    /// whole rows ([`Self::decode`] otherwise); stops early when `emit` returns `false`.
+    /// Returns whether the chunks were such.
+    ///
+    /// # Errors
+    /// As [`Self::decode`].
+    pub fn decode_rows(&self, mut emit: impl FnMut(Vec<u8>) -> bool) -> Result<bool, ConvertError> {
+        if !self.chunks_are_slabs() {
+            return Ok(false);
+        }
+        let total = self.shape.iter().product::<usize>() * self.typesize;
+        let batch = (2 * rayon::current_num_threads().max(1)).min(self.chunks.len().max(1));
+        for start in (0..self.chunks.len()).step_by(batch) {
+            let end = (start + batch).min(self.chunks.len());
+            let decoded: Vec<Vec<u8>> = (start..end)
+                .into_par_iter()
+                .map(|i| {
+                    let mut buf = crate::block::codec::zeroed(self.chunk_bytes)
+                        .ok_or_else(|| unsupported(format!("cannot allocate a chunk of {} bytes", self.chunk_bytes)))?;
+                    self.decode_chunk(i, &mut buf)?;
+                    buf.truncate(self.chunk_bytes.min(total - i * self.chunk_bytes));
+                    Ok(buf)
+                })
+                .collect::<Result<_, ConvertError>>()?;
+            for buf in decoded {
+                if !emit(buf) {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(true)
+    }
+
     /// Whether each chunk is a run of whole rows of the array, in order: every axis but
     /// the first whole in chunks and blocks, and the blocks tiling a chunk's rows. The
     /// decoded chunks then lie one after another in the C-order array (python-blosc2's
     /// and rasdf's partitions of most arrays are such).
-    fn chunks_are_slabs(&self) -> bool {
+    pub fn chunks_are_slabs(&self) -> bool {
         match self.shape.len() {
             0 => true,
             _ => {
