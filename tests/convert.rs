@@ -581,6 +581,16 @@ fn damaged_b2nd_files_give_errors_not_panics() {
     b[at + bstart + 4 + 10] ^= 0xff; // inside the first block's zstd stream
     let e = b2nd_parse(&b).decode().unwrap_err().to_string();
     assert!(e.contains(&format!("chunk 0 at byte {at}: block 0")), "{e}");
+    // Converted (its chunk decoded while the ASDF file is written), the same error, and
+    // no output left.
+    let dir = common::temp_dir("convert-b2nd-damaged");
+    let (input, output) = (dir.join("bad.b2nd"), dir.join("bad.asdf"));
+    std::fs::write(&input, &b).unwrap();
+    assert!(b2nd_parse(&b).chunks_are_slabs());
+    let e = convert::convert(&input, &output, &ConvertOptions::default()).unwrap_err().to_string();
+    assert!(e.contains(&format!("chunk 0 at byte {at}: block 0")), "{e}");
+    assert!(!output.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
