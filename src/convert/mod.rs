@@ -229,9 +229,15 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
                 None => Vec::new(),
             };
             let encode = b2nd::EncodeOptions { codec: options.blosc_codec, ..Default::default() };
-            let bytes = b2nd::encode(&data, &array.shape, array.datatype.size(), &dtype, &vlmeta, &encode)
+            let encoder = b2nd::Encoder::new(&data, &array.shape, array.datatype.size(), &dtype, &vlmeta, &encode)
                 .map_err(|e| convert_error(e, input).at_path(&path))?;
-            crate::cli::write_atomically(output, &bytes).map_err(|e| Error::from(e).in_file(output))
+            // Written as the chunks are compressed: the frame is never held whole.
+            crate::cli::write_atomically_with(output, |file| {
+                let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+                encoder.write_to(&mut w)?;
+                w.flush()
+            })
+            .map_err(|e| Error::from(e).in_file(output))
         }
         (from, to) => Err(usage(format!(
             "{} to {}: convert reads or writes ASDF on one side, RawArray, GSD or b2nd on the other",

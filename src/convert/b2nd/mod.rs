@@ -901,16 +901,242 @@ fn meta_bytes(shape: &[usize], chunkshape: &[usize], blockshape: &[usize], dtype
     m
 }
 
-/// Writes a b2nd frame of the C-order items `data` (`typesize` bytes each) of `shape`,
+/// A b2nd frame to write: the C-order items `data` (`typesize` bytes each) of `shape`,
 /// with the NumPy `dtype` string and the variable-length metalayers `vlmeta` (name and
-/// content, python-blosc2's `vlmeta` when the content is one msgpack value): chunks and
-/// blocks as [`EncodeOptions`] bound them, compressed in parallel.
+/// content, python-blosc2's `vlmeta` when the content is one msgpack value), laid out in
+/// chunks and blocks as [`EncodeOptions`] bound them.
+#[derive(Debug)]
+pub struct Encoder<'d> {
+    data: &'d [u8],
+    shape: Vec<usize>,
+    typesize: usize,
+    chunkshape: Vec<usize>,
+    blockshape: Vec<usize>,
+    grid: Vec<usize>,
+    nchunks: usize,
+    chunk_bytes: usize,
+    block_bytes: usize,
+    meta: Vec<u8>,
+    vlmeta: &'d [(String, Vec<u8>)],
+    codec: BloscCodec,
+}
+
+impl<'d> Encoder<'d> {
+    /// Checks what is to be written and lays it out.
+    ///
+    /// # Errors
+    /// [`ConvertError::Unsupported`] for more than [`MAX_DIM`] dimensions, items over
+    /// 2^30 bytes, `data` not `shape`'s size, a metalayer name of 32 bytes or more, or
+    /// more than [`MAX_VLMETALAYERS`] of them.
+    pub fn new(
+        data: &'d [u8],
+        shape: &[usize],
+        typesize: usize,
+        dtype: &str,
+        vlmeta: &'d [(String, Vec<u8>)],
+        options: &EncodeOptions,
+    ) -> Result<Self, ConvertError> {
+        let half = i32::MAX as usize / 2;
+        if let Some((name, _)) = vlmeta.iter().find(|(n, c)| n.len() >= 32 || c.len() > half) {
+            return Err(unsupported(format!("the metalayer {name:?}: names are under 32 bytes, contents under 1 GiB")));
+        }
+        if vlmeta.len() > MAX_VLMETALAYERS {
+            return Err(unsupported(format!("{} metalayers (Blosc2 holds {MAX_VLMETALAYERS})", vlmeta.len())));
+        }
+        if shape.len() > MAX_DIM {
+            return Err(unsupported(format!("b2nd holds at most {MAX_DIM} dimensions, not {}", shape.len())));
+        }
+        if typesize == 0 || typesize > half || dtype.len() > half {
+            return Err(unsupported(format!("items of {typesize} bytes")));
+        }
+        let items: usize = shape.iter().product();
+        if data.len() != items * typesize {
+            return Err(unsupported(format!("{} bytes for {items} items of {typesize}", data.len())));
+        }
+        let max_chunk = options.max_chunk_bytes.clamp(typesize, half);
+        let (chunkshape, blockshape) = if items == 0 {
+            (shape.to_vec(), shape.to_vec())
+        } else {
+            let mut c = partition(shape, typesize, max_chunk);
+            let b = partition(&c, typesize, options.max_block_bytes.clamp(typesize, max_chunk));
+            // The chunk holds whole blocks along the axis the blocks cut (the axes before
+            // it are 1 in blocks, those after whole), so no chunk is padded inside and,
+            // when the blocks cut the first axis, chunks are runs of whole rows.
+            if let Some(d) = (0..c.len()).find(|&d| b[d] < c[d]) {
+                c[d] -= c[d] % b[d];
+            }
+            (c, b)
+        };
+        let grid: Vec<usize> =
+            shape.iter().zip(&chunkshape).map(|(s, c)| if *c == 0 { 0 } else { s.div_ceil(*c) }).collect();
+        let nchunks = if items == 0 { 0 } else { grid.iter().product() };
+        let (chunk_items, block_items): (usize, usize) = match items {
+            0 => (0, 0),
+            _ => (
+                chunkshape.iter().zip(&blockshape).map(|(c, b)| c.div_ceil(*b) * b).product(),
+                blockshape.iter().product(),
+            ),
+        };
+        let meta = meta_bytes(shape, &chunkshape, &blockshape, dtype);
+        Ok(Encoder {
+            data,
+            shape: shape.to_vec(),
+            typesize,
+            chunkshape,
+            blockshape,
+            grid,
+            nchunks,
+            chunk_bytes: chunk_items * typesize,
+            block_bytes: block_items * typesize,
+            meta,
+            vlmeta,
+            codec: options.codec,
+        })
+    }
+
+    /// The frame's header, with its frame length and compressed size left 0 (patched at
+    /// bytes 16 and 39 once the chunks are written).
+    #[allow(clippy::cast_possible_truncation)]
+    fn header(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_MIN + 32 + self.meta.len());
+        out.extend_from_slice(MAGIC);
+        out.push(0xd2);
+        out.extend_from_slice(&[0; 4]);
+        out.push(0xcf);
+        out.extend_from_slice(&[0; 8]);
+        out.push(0xa4);
+        let (general, chunksize) = match self.nchunks {
+            // As python-blosc2 writes an empty array: variable-length chunks, format 3.
+            0 => (0x53, 0),
+            _ => (0x12, self.chunk_bytes),
+        };
+        // Never split: splitmode NEVER (2), stored minus one.
+        let clevel = if self.codec == BloscCodec::None { 0 } else { 5 };
+        out.extend_from_slice(&[general, 0, self.codec.compcode() | (clevel << 4), 1]);
+        for (marker, v) in [(0xd3, self.nchunks * self.chunk_bytes), (0xd3, 0)] {
+            out.push(marker);
+            out.extend_from_slice(&(v as i64).to_be_bytes());
+        }
+        for v in [self.typesize, self.block_bytes, chunksize] {
+            out.push(0xd2);
+            out.extend_from_slice(&(v as i32).to_be_bytes());
+        }
+        out.extend_from_slice(&[0xd1, 0, 1, 0xd1, 0, 1, if self.vlmeta.is_empty() { 0xc2 } else { 0xc3 }]);
+        let shuffle = if self.typesize > 1 { 1 } else { 0 };
+        out.extend_from_slice(&[0xd8, 6, 0, 0, 0, 0, 0, shuffle, self.codec.compcode(), 0]);
+        out.extend_from_slice(&[0; 8]);
+        debug_assert_eq!(out.len(), HEADER_MIN);
+        // The metalayers: one, b2nd.
+        out.extend_from_slice(&[0x93, 0xcd, 0, 17, 0xde, 0, 1, 0xa4]);
+        out.extend_from_slice(b"b2nd");
+        out.push(0xd2);
+        let offset_at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&[0xdc, 0, 1]);
+        let meta_at = out.len() as i32;
+        out[offset_at..offset_at + 4].copy_from_slice(&meta_at.to_be_bytes());
+        out.push(0xc6);
+        out.extend_from_slice(&(self.meta.len() as u32).to_be_bytes());
+        out.extend_from_slice(&self.meta);
+        let header_len = out.len() as i32;
+        out[11..15].copy_from_slice(&header_len.to_be_bytes());
+        out
+    }
+
+    /// The trailer: version 1, the variable-length metalayers (an index of name to
+    /// offset from the trailer's start, whose size counts from its own marker, then the
+    /// contents, each a chunk of bytes as C-Blosc2 stores them), its length, no
+    /// fingerprint.
+    #[allow(clippy::cast_possible_truncation)]
+    fn trailer(&self) -> Vec<u8> {
+        let mut out = vec![0x94, 0x01, 0x93, 0xcd, 0, 0, 0xde];
+        out.extend_from_slice(&(self.vlmeta.len() as u16).to_be_bytes());
+        let mut slots = Vec::with_capacity(self.vlmeta.len());
+        for (name, _) in self.vlmeta {
+            out.push(0xa0 | name.len() as u8);
+            out.extend_from_slice(name.as_bytes());
+            out.push(0xd2);
+            slots.push(out.len());
+            out.extend_from_slice(&[0; 4]);
+        }
+        let index_size = (out.len() - 3) as u16;
+        out[4..6].copy_from_slice(&index_size.to_be_bytes());
+        out.push(0xdc);
+        out.extend_from_slice(&(self.vlmeta.len() as u16).to_be_bytes());
+        for ((_, content), slot) in self.vlmeta.iter().zip(slots) {
+            let rel = out.len() as i32;
+            out[slot..slot + 4].copy_from_slice(&rel.to_be_bytes());
+            let stored = chunk::encode(content, 1, content.len(), BloscCodec::Lz4, false);
+            out.push(0xc6);
+            out.extend_from_slice(&(stored.len() as u32).to_be_bytes());
+            out.extend_from_slice(&stored);
+        }
+        out.push(0xce);
+        let trailer_len = (out.len() + 4 + 18) as u32;
+        out.extend_from_slice(&trailer_len.to_be_bytes());
+        out.extend_from_slice(&[0xd8, 0]);
+        out.extend_from_slice(&[0; 16]);
+        out
+    }
+
+    /// Writes the frame to `w` (from its current position, which must be 0 of the
+    /// frame): the chunks compressed a few at a time in parallel and written in order as
+    /// they are done, so no more than a few are held; then the header's sizes patched.
+    ///
+    /// # Errors
+    /// Those of `w`.
+    #[allow(clippy::cast_possible_wrap)]
+    pub fn write_to<W: std::io::Write + std::io::Seek>(&self, w: &mut W) -> std::io::Result<()> {
+        use std::io::SeekFrom;
+        let start = w.stream_position()?;
+        let header = self.header();
+        w.write_all(&header)?;
+        let mut offsets = Vec::with_capacity(8 * self.nchunks);
+        let mut cbytes = 0u64;
+        let batch = 4 * rayon::current_num_threads().max(1);
+        for first in (0..self.nchunks).step_by(batch) {
+            let last = (first + batch).min(self.nchunks);
+            let compressed: Vec<Vec<u8>> = (first..last)
+                .into_par_iter()
+                .map(|i| {
+                    let coords = unravel(i, &self.grid);
+                    let mut buf = vec![0u8; self.chunk_bytes];
+                    gather(
+                        &self.shape,
+                        &self.chunkshape,
+                        &self.blockshape,
+                        self.typesize,
+                        &coords,
+                        self.data,
+                        &mut buf,
+                    );
+                    chunk::encode(&buf, self.typesize, self.block_bytes, self.codec, true)
+                })
+                .collect();
+            for c in compressed {
+                offsets.extend_from_slice(&(cbytes as i64).to_le_bytes());
+                w.write_all(&c)?;
+                cbytes += c.len() as u64;
+            }
+        }
+        if self.nchunks > 0 {
+            w.write_all(&chunk::encode(&offsets, 8, offsets.len(), BloscCodec::None, false))?;
+        }
+        w.write_all(&self.trailer())?;
+        let end = w.stream_position()?;
+        w.seek(SeekFrom::Start(start + 16))?;
+        w.write_all(&(end - start).to_be_bytes())?;
+        w.seek(SeekFrom::Start(start + 39))?;
+        w.write_all(&(cbytes as i64).to_be_bytes())?;
+        w.seek(SeekFrom::Start(end))?;
+        Ok(())
+    }
+}
+
+/// The bytes of a b2nd frame (see [`Encoder`]), made in memory.
 ///
 /// # Errors
-/// [`ConvertError::Unsupported`] for more than [`MAX_DIM`] dimensions, items over
-/// 2^31 bytes, `data` not `shape`'s size, a metalayer name of 32 bytes or more, or more
-/// than [`MAX_VLMETALAYERS`] of them.
-#[allow(clippy::cast_possible_truncation)]
+/// As [`Encoder::new`].
 pub fn encode(
     data: &[u8],
     shape: &[usize],
@@ -919,147 +1145,10 @@ pub fn encode(
     vlmeta: &[(String, Vec<u8>)],
     options: &EncodeOptions,
 ) -> Result<Vec<u8>, ConvertError> {
-    if let Some((name, _)) = vlmeta.iter().find(|(n, c)| n.len() >= 32 || c.len() > i32::MAX as usize / 2) {
-        return Err(unsupported(format!("the metalayer {name:?}: names are under 32 bytes, contents under 1 GiB")));
-    }
-    if vlmeta.len() > MAX_VLMETALAYERS {
-        return Err(unsupported(format!("{} metalayers (Blosc2 holds {MAX_VLMETALAYERS})", vlmeta.len())));
-    }
-    if shape.len() > MAX_DIM {
-        return Err(unsupported(format!("b2nd holds at most {MAX_DIM} dimensions, not {}", shape.len())));
-    }
-    if typesize == 0 || typesize > i32::MAX as usize / 2 || dtype.len() > u32::MAX as usize {
-        return Err(unsupported(format!("items of {typesize} bytes")));
-    }
-    let items: usize = shape.iter().product();
-    if data.len() != items * typesize {
-        return Err(unsupported(format!("{} bytes for {items} items of {typesize}", data.len())));
-    }
-    let max_chunk = options.max_chunk_bytes.clamp(typesize, i32::MAX as usize / 2);
-    let (chunkshape, blockshape) = if items == 0 {
-        (shape.to_vec(), shape.to_vec())
-    } else {
-        let mut c = partition(shape, typesize, max_chunk);
-        let b = partition(&c, typesize, options.max_block_bytes.clamp(typesize, max_chunk));
-        // The chunk holds whole blocks along the axis the blocks cut (the axes before
-        // it are 1 in blocks, those after whole), so no chunk is padded inside and, when
-        // the blocks cut the first axis, chunks are runs of whole rows.
-        if let Some(d) = (0..c.len()).find(|&d| b[d] < c[d]) {
-            c[d] -= c[d] % b[d];
-        }
-        (c, b)
-    };
-    let grid: Vec<usize> =
-        shape.iter().zip(&chunkshape).map(|(s, c)| if *c == 0 { 0 } else { s.div_ceil(*c) }).collect();
-    let nchunks = if items == 0 { 0 } else { grid.iter().product() };
-    let chunk_items: usize = match items {
-        0 => 0,
-        _ => chunkshape.iter().zip(&blockshape).map(|(c, b)| c.div_ceil(*b) * b).product(),
-    };
-    let block_items: usize = blockshape.iter().product();
-    let chunk_bytes = chunk_items * typesize;
-    let compressed: Vec<Vec<u8>> = (0..nchunks)
-        .into_par_iter()
-        .map(|i| {
-            let coords = unravel(i, &grid);
-            let mut buf = vec![0u8; chunk_bytes];
-            gather(shape, &chunkshape, &blockshape, typesize, &coords, data, &mut buf);
-            chunk::encode(&buf, typesize, block_items * typesize, options.codec, true)
-        })
-        .collect();
-
-    let meta = meta_bytes(shape, &chunkshape, &blockshape, dtype);
-    let cbytes: usize = compressed.iter().map(Vec::len).sum();
-    let mut out = Vec::with_capacity(HEADER_MIN + 128 + meta.len() + cbytes + 8 * nchunks + 64);
-    // The fixed header (lengths filled in at the end).
-    out.extend_from_slice(MAGIC);
-    out.push(0xd2);
-    out.extend_from_slice(&[0; 4]);
-    out.push(0xcf);
-    out.extend_from_slice(&[0; 8]);
-    out.push(0xa4);
-    let (general, chunksize) = match nchunks {
-        // As python-blosc2 writes an empty array: variable-length chunks, format 3.
-        0 => (0x53, 0),
-        _ => (0x12, chunk_bytes),
-    };
-    // Never split: splitmode NEVER (2), stored minus one.
-    let clevel = if options.codec == BloscCodec::None { 0 } else { 5 };
-    out.extend_from_slice(&[general, 0, options.codec.compcode() | (clevel << 4), 1]);
-    for (marker, v) in [(0xd3, nchunks * chunk_bytes), (0xd3, cbytes)] {
-        out.push(marker);
-        out.extend_from_slice(&(v as i64).to_be_bytes());
-    }
-    let blocksize = if nchunks == 0 { 0 } else { block_items * typesize };
-    for v in [typesize, blocksize, chunksize] {
-        out.push(0xd2);
-        out.extend_from_slice(&(v as i32).to_be_bytes());
-    }
-    out.extend_from_slice(&[0xd1, 0, 1, 0xd1, 0, 1, if vlmeta.is_empty() { 0xc2 } else { 0xc3 }]);
-    let shuffle = if typesize > 1 { 1 } else { 0 };
-    out.extend_from_slice(&[0xd8, 6, 0, 0, 0, 0, 0, shuffle, options.codec.compcode(), 0]);
-    out.extend_from_slice(&[0; 8]);
-    debug_assert_eq!(out.len(), HEADER_MIN);
-    // The metalayers: one, b2nd.
-    out.extend_from_slice(&[0x93, 0xcd, 0, 17, 0xde, 0, 1, 0xa4]);
-    out.extend_from_slice(b"b2nd");
-    out.push(0xd2);
-    let offset_at = out.len();
-    out.extend_from_slice(&[0; 4]);
-    out.extend_from_slice(&[0xdc, 0, 1]);
-    let meta_at = out.len() as i32;
-    out[offset_at..offset_at + 4].copy_from_slice(&meta_at.to_be_bytes());
-    out.push(0xc6);
-    out.extend_from_slice(&(meta.len() as u32).to_be_bytes());
-    out.extend_from_slice(&meta);
-    let header_len = out.len();
-    out[11..15].copy_from_slice(&(header_len as i32).to_be_bytes());
-    // The chunks and their offsets (a memcpyed chunk of i64).
-    let mut offsets = Vec::with_capacity(8 * nchunks);
-    let mut at = 0usize;
-    for c in &compressed {
-        offsets.extend_from_slice(&(at as i64).to_le_bytes());
-        out.extend_from_slice(c);
-        at += c.len();
-    }
-    if nchunks > 0 {
-        out.extend_from_slice(&chunk::encode(&offsets, 8, offsets.len(), BloscCodec::None, false));
-    }
-    // The trailer: version 1, the variable-length metalayers (an index of name to offset
-    // from the trailer's start, whose size counts from its own marker, then the
-    // contents), its length, no fingerprint.
-    let trailer_at = out.len();
-    out.extend_from_slice(&[0x94, 0x01, 0x93, 0xcd, 0, 0, 0xde]);
-    out.extend_from_slice(&(vlmeta.len() as u16).to_be_bytes());
-    let mut slots = Vec::with_capacity(vlmeta.len());
-    for (name, _) in vlmeta {
-        out.push(0xa0 | name.len() as u8);
-        out.extend_from_slice(name.as_bytes());
-        out.push(0xd2);
-        slots.push(out.len());
-        out.extend_from_slice(&[0; 4]);
-    }
-    let index_size = (out.len() - (trailer_at + 3)) as u16;
-    out[trailer_at + 4..trailer_at + 6].copy_from_slice(&index_size.to_be_bytes());
-    out.push(0xdc);
-    out.extend_from_slice(&(vlmeta.len() as u16).to_be_bytes());
-    for ((_, content), slot) in vlmeta.iter().zip(slots) {
-        let rel = (out.len() - trailer_at) as i32;
-        out[slot..slot + 4].copy_from_slice(&rel.to_be_bytes());
-        // Stored as a chunk of bytes, as C-Blosc2 stores them.
-        let stored = chunk::encode(content, 1, content.len(), BloscCodec::Lz4, false);
-        out.push(0xc6);
-        out.extend_from_slice(&(stored.len() as u32).to_be_bytes());
-        out.extend_from_slice(&stored);
-    }
-    out.push(0xce);
-    let trailer_len = (out.len() + 4 + 18 - trailer_at) as u32;
-    out.extend_from_slice(&trailer_len.to_be_bytes());
-    out.extend_from_slice(&[0xd8, 0]);
-    out.extend_from_slice(&[0; 16]);
-    let frame_len = out.len() as u64;
-    out[16..24].copy_from_slice(&frame_len.to_be_bytes());
-    Ok(out)
+    let encoder = Encoder::new(data, shape, typesize, dtype, vlmeta, options)?;
+    let mut out = std::io::Cursor::new(Vec::new());
+    encoder.write_to(&mut out).map_err(|e| unsupported(format!("writing in memory: {e}")))?;
+    Ok(out.into_inner())
 }
 
 #[cfg(test)]
