@@ -25,7 +25,7 @@ import sys
 
 import numpy as np
 
-from make_ra_fixtures import check_asdf, same
+from make_ra_fixtures import asdf_cases, check_asdf, same
 
 BLOSC2_VERSION = "4.14.1"
 
@@ -205,17 +205,9 @@ def make_asdf(d):
     import asdf
 
     os.makedirs(d, exist_ok=True)
-    base = np.arange(60, dtype="<f8").reshape(6, 10) * 1.5
     rec = np.array([(1, 2.5, b"ab"), (-3, 4.5, b"c")], dtype=[("a", ">i4"), ("b", "<f8"), ("c", "S2")])
     cases = {
-        "c_order": np.arange(12, dtype="<i2").reshape(3, 4),
-        "fortran": np.asfortranarray(np.arange(12, dtype="<f4").reshape(3, 4)),
-        "view": base[1:5:2, ::-3],
-        "big_endian": np.arange(6, dtype=">i8").reshape(2, 3) - 3,
-        "complex_be": (np.arange(6) * (1 - 1j)).astype(">c8").reshape(3, 2),
-        "bool": np.array([[True, False, True]]),
-        "f16": np.linspace(-2, 2, 10).astype("<f2").reshape(2, 5),
-        "scalar": np.array(7, dtype="<u4"),
+        **asdf_cases(),
         "empty": np.zeros((3, 0), dtype="<f8"),
         "ascii": np.array([b"one", b"two", b"three"]),
         "ucs4_be": np.array(["\u00e9t\u00e9", "hiver"], dtype=">U5"),

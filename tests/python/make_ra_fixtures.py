@@ -154,14 +154,10 @@ def check_asdf(node, path, npy):
     print(f"{path}: {err}" if err else f"ok {path}")
 
 
-def make_asdf(d):
-    """ASDF inputs for the conversion to .ra, written by the reference, each with the
-    array's values in NAME.npy."""
-    import asdf
-
-    os.makedirs(d, exist_ok=True)
+def asdf_cases():
+    """The arrays of the ASDF inputs (layouts and byte orders a converter must handle)."""
     base = np.arange(60, dtype="<f8").reshape(6, 10) * 1.5
-    cases = {
+    return {
         "c_order": np.arange(12, dtype="<i2").reshape(3, 4),
         "fortran": np.asfortranarray(np.arange(12, dtype="<f4").reshape(3, 4)),
         "view": base[1:5:2, ::-3],
@@ -170,8 +166,16 @@ def make_asdf(d):
         "bool": np.array([[True, False, True]]),
         "f16": np.linspace(-2, 2, 10).astype("<f2").reshape(2, 5),
         "scalar": np.array(7, dtype="<u4"),
-        "lz4": np.arange(1000, dtype="<u4").reshape(10, 100),
     }
+
+
+def make_asdf(d):
+    """ASDF inputs for the conversion to .ra, written by the reference, each with the
+    array's values in NAME.npy."""
+    import asdf
+
+    os.makedirs(d, exist_ok=True)
+    cases = dict(asdf_cases(), lz4=np.arange(1000, dtype="<u4").reshape(10, 100))
     for name, a in cases.items():
         comp = "lz4" if name == "lz4" else None
         asdf.AsdfFile({"x": {"y": a}}).write_to(os.path.join(d, name + ".asdf"), all_array_compression=comp)

@@ -467,7 +467,7 @@ impl<'a> Codec<'a> {
     }
 }
 
-/// How [`encode`] compresses a chunk's blocks.
+/// How a written chunk's blocks are compressed (see [`super::Encoder`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BloscCodec {
     /// No compression: every chunk is stored memcpyed.

@@ -20,45 +20,19 @@
 
 /// Undoes the byte shuffle of `src` (elements of `size` bytes) into `dst`.
 pub(crate) fn unshuffle(size: usize, src: &[u8], dst: &mut [u8]) {
-    debug_assert_eq!(src.len(), dst.len());
-    let n = src.len().checked_div(size).unwrap_or(0);
-    if size <= 1 || n == 0 {
-        dst.copy_from_slice(src);
-        return;
-    }
-    let body = n * size;
-    match size {
-        2 => unshuffle_n::<2>(&src[..body], &mut dst[..body]),
-        4 => unshuffle_n::<4>(&src[..body], &mut dst[..body]),
-        8 => unshuffle_n::<8>(&src[..body], &mut dst[..body]),
-        16 => unshuffle_n::<16>(&src[..body], &mut dst[..body]),
-        _ => {
-            for (j, plane) in src[..body].chunks_exact(n).enumerate() {
-                for (i, &b) in plane.iter().enumerate() {
-                    dst[i * size + j] = b;
-                }
-            }
-        }
-    }
-    dst[body..].copy_from_slice(&src[body..]);
-}
-
-/// [`unshuffle`] for elements of `N` bytes, `src` and `dst` a whole number of them: each
-/// element written in one go from the `N` planes, which the compiler vectorizes (the
-/// general loop stores one byte at a stride of `N`).
-fn unshuffle_n<const N: usize>(src: &[u8], dst: &mut [u8]) {
-    let n = src.len() / N;
-    let planes: [&[u8]; N] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
-    for (i, e) in dst.chunks_exact_mut(N).enumerate() {
-        for j in 0..N {
-            e[j] = planes[j][i];
-        }
-    }
+    on_elements(size, src, dst, |s, d, n| transpose(s, d, size, n));
 }
 
 /// Byte-shuffles `src` (elements of `size` bytes) into `dst`: the inverse of
 /// [`unshuffle`].
 pub(crate) fn shuffle(size: usize, src: &[u8], dst: &mut [u8]) {
+    on_elements(size, src, dst, |s, d, n| transpose(s, d, n, size));
+}
+
+/// Calls `f` with the whole elements of `src` and `dst` (elements of `size` bytes) and
+/// their count, and copies the bytes after them as they are (everything when elements
+/// are of one byte).
+fn on_elements(size: usize, src: &[u8], dst: &mut [u8], f: impl FnOnce(&[u8], &mut [u8], usize)) {
     debug_assert_eq!(src.len(), dst.len());
     let n = src.len().checked_div(size).unwrap_or(0);
     if size <= 1 || n == 0 {
@@ -66,29 +40,52 @@ pub(crate) fn shuffle(size: usize, src: &[u8], dst: &mut [u8]) {
         return;
     }
     let body = n * size;
-    match size {
-        2 => shuffle_n::<2>(&src[..body], &mut dst[..body]),
-        4 => shuffle_n::<4>(&src[..body], &mut dst[..body]),
-        8 => shuffle_n::<8>(&src[..body], &mut dst[..body]),
-        16 => shuffle_n::<16>(&src[..body], &mut dst[..body]),
+    f(&src[..body], &mut dst[..body], n);
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Writes into `dst` the transpose of `src` read as `rows` rows of `cols` bytes. When
+/// either side is 2, 4, 8 or 16 bytes, whole groups of that many bytes are read or
+/// written at once, which the compiler vectorizes (the general loop stores one byte at a
+/// stride).
+fn transpose(src: &[u8], dst: &mut [u8], rows: usize, cols: usize) {
+    match (rows, cols) {
+        (2, _) => gather_rows::<2>(src, dst),
+        (4, _) => gather_rows::<4>(src, dst),
+        (8, _) => gather_rows::<8>(src, dst),
+        (16, _) => gather_rows::<16>(src, dst),
+        (_, 2) => scatter_cols::<2>(src, dst),
+        (_, 4) => scatter_cols::<4>(src, dst),
+        (_, 8) => scatter_cols::<8>(src, dst),
+        (_, 16) => scatter_cols::<16>(src, dst),
         _ => {
-            for (i, element) in src[..body].chunks_exact(size).enumerate() {
-                for (j, &b) in element.iter().enumerate() {
-                    dst[j * n + i] = b;
+            for (r, row) in src.chunks_exact(cols).enumerate() {
+                for (c, &b) in row.iter().enumerate() {
+                    dst[c * rows + r] = b;
                 }
             }
         }
     }
-    dst[body..].copy_from_slice(&src[body..]);
 }
 
-/// [`shuffle`] for elements of `N` bytes (see [`unshuffle_n`]).
-fn shuffle_n<const N: usize>(src: &[u8], dst: &mut [u8]) {
+/// [`transpose`] of `N` rows: each output row of `N` bytes gathered from the rows.
+fn gather_rows<const N: usize>(src: &[u8], dst: &mut [u8]) {
     let n = src.len() / N;
-    let mut planes: Vec<&mut [u8]> = dst.chunks_exact_mut(n).collect();
-    for (i, e) in src.chunks_exact(N).enumerate() {
-        for j in 0..N {
-            planes[j][i] = e[j];
+    let rows: [&[u8]; N] = std::array::from_fn(|r| &src[r * n..(r + 1) * n]);
+    for (c, out) in dst.chunks_exact_mut(N).enumerate() {
+        for r in 0..N {
+            out[r] = rows[r][c];
+        }
+    }
+}
+
+/// [`transpose`] of `N` columns: each input row of `N` bytes scattered to the outputs.
+fn scatter_cols<const N: usize>(src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / N;
+    let mut outs: Vec<&mut [u8]> = dst.chunks_exact_mut(n).collect();
+    for (r, row) in src.chunks_exact(N).enumerate() {
+        for c in 0..N {
+            outs[c][r] = row[c];
         }
     }
 }
@@ -114,41 +111,33 @@ pub(crate) fn bitunshuffle(size: usize, version: u8, src: &[u8], dst: &mut [u8])
         dst.copy_from_slice(src);
         return;
     }
-    let m = n - n % 8;
-    let row = m / 8;
-    for j in 0..size {
-        for g in 0..row {
-            // Bit rows j·8..j·8+8 at column g: bit k of byte j of elements 8g..8g+8.
-            let mut x = 0u64;
-            for k in 0..8 {
-                x |= u64::from(src[(j * 8 + k) * row + g]) << (8 * k);
-            }
-            let y = transpose8(x);
-            for r in 0..8 {
-                dst[(g * 8 + r) * size + j] = y.to_le_bytes()[r];
-            }
-        }
-    }
-    let body = m * size;
-    dst[body..].copy_from_slice(&src[body..]);
+    bit_transpose(size, src, dst, false);
 }
 
 /// Bit-shuffles `src` (elements of `size` bytes) into `dst`, as chunk format 3 and
 /// later do: the inverse of [`bitunshuffle`] for them.
 #[cfg(test)]
 pub(crate) fn bitshuffle(size: usize, src: &[u8], dst: &mut [u8]) {
+    bit_transpose(size, src, dst, true);
+}
+
+/// Moves bit `k` of byte `j` of element `i` (of the first `m` elements, `m` the count
+/// rounded down to 8) to bit `i % 8` of byte `(j·8 + k)·(m/8) + i/8`, `to_planes`, or
+/// back; the bytes after those elements are copied. Each 8 elements' byte `j` and the
+/// 8 bit planes' bytes that hold them form an 8×8 bit matrix and its transpose.
+fn bit_transpose(size: usize, src: &[u8], dst: &mut [u8], to_planes: bool) {
     let n = src.len().checked_div(size).unwrap_or(0);
     let m = n - n % 8;
     let row = m / 8;
     for j in 0..size {
         for g in 0..row {
-            let mut x = 0u64;
-            for r in 0..8 {
-                x |= u64::from(src[(g * 8 + r) * size + j]) << (8 * r);
-            }
-            let y = transpose8(x);
-            for k in 0..8 {
-                dst[(j * 8 + k) * row + g] = y.to_le_bytes()[k];
+            let plane = |k: usize| (j * 8 + k) * row + g;
+            let element = |r: usize| (g * 8 + r) * size + j;
+            let (from, to): (&dyn Fn(usize) -> usize, &dyn Fn(usize) -> usize) =
+                if to_planes { (&element, &plane) } else { (&plane, &element) };
+            let x = (0..8).fold(0u64, |x, i| x | (u64::from(src[from(i)]) << (8 * i)));
+            for (i, b) in transpose8(x).to_le_bytes().into_iter().enumerate() {
+                dst[to(i)] = b;
             }
         }
     }

@@ -340,7 +340,7 @@ impl<'a> B2ndFile<'a> {
             bufs[..end - start].par_iter_mut().zip(start..end).try_for_each(|(buf, i)| self.decode_chunk(i, buf))?;
             for (i, buf) in (start..end).zip(&bufs) {
                 let coords = unravel(i, &grid);
-                scatter(&self.shape, &self.chunkshape, &self.blockshape, self.typesize, &coords, buf, &mut out);
+                scatter([&self.shape, &self.chunkshape, &self.blockshape], self.typesize, &coords, buf, &mut out);
             }
         }
         Ok(out)
@@ -568,43 +568,32 @@ fn for_each_row(
     }
 }
 
-/// Copies the items of one decoded chunk to their places in the C-order array `out`.
-fn scatter(
-    shape: &[usize],
-    chunkshape: &[usize],
-    blockshape: &[usize],
+/// Calls `f(bytes in the decoded chunk, bytes in the C-order array)` for each run of
+/// items along the last axis of the chunk at `coords` that lies inside the array.
+fn chunk_rows(
+    [shape, chunkshape, blockshape]: [&[usize]; 3],
     ts: usize,
     coords: &[usize],
-    chunk: &[u8],
-    out: &mut [u8],
+    mut f: impl FnMut(std::ops::Range<usize>, std::ops::Range<usize>),
 ) {
     for_each_block(shape, chunkshape, blockshape, coords, |block_at, start, count| {
         let row = count.last().copied().unwrap_or(1) * ts;
         for_each_row(shape, blockshape, start, count, |src, dst| {
-            let s = (block_at + src) * ts;
-            out[dst * ts..dst * ts + row].copy_from_slice(&chunk[s..s + row]);
+            let (s, d) = ((block_at + src) * ts, dst * ts);
+            f(s..s + row, d..d + row);
         });
     });
 }
 
+/// Copies the items of one decoded chunk to their places in the C-order array `out`.
+fn scatter(dims: [&[usize]; 3], ts: usize, coords: &[usize], chunk: &[u8], out: &mut [u8]) {
+    chunk_rows(dims, ts, coords, |c, a| out[a].copy_from_slice(&chunk[c]));
+}
+
 /// Copies the items of the chunk at `coords` from the C-order array `data` into a chunk
 /// buffer (padding stays zero): the inverse of [`scatter`].
-fn gather(
-    shape: &[usize],
-    chunkshape: &[usize],
-    blockshape: &[usize],
-    ts: usize,
-    coords: &[usize],
-    data: &[u8],
-    chunk: &mut [u8],
-) {
-    for_each_block(shape, chunkshape, blockshape, coords, |block_at, start, count| {
-        let row = count.last().copied().unwrap_or(1) * ts;
-        for_each_row(shape, blockshape, start, count, |src, dst| {
-            let s = (block_at + src) * ts;
-            chunk[s..s + row].copy_from_slice(&data[dst * ts..dst * ts + row]);
-        });
-    });
+fn gather(dims: [&[usize]; 3], ts: usize, coords: &[usize], data: &[u8], chunk: &mut [u8]) {
+    chunk_rows(dims, ts, coords, |c, a| chunk[c].copy_from_slice(&data[a]));
 }
 
 /// A Python literal of a NumPy dtype description: text, an integer, or a list or tuple.
@@ -1102,9 +1091,7 @@ impl<'d> Encoder<'d> {
                     let coords = unravel(i, &self.grid);
                     let mut buf = vec![0u8; self.chunk_bytes];
                     gather(
-                        &self.shape,
-                        &self.chunkshape,
-                        &self.blockshape,
+                        [&self.shape, &self.chunkshape, &self.blockshape],
                         self.typesize,
                         &coords,
                         self.data,
