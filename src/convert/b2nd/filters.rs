@@ -173,37 +173,32 @@ fn delta_width(typesize: usize) -> usize {
 /// block as decoded so far: for the first block itself pass `None` (each element is
 /// XORed with the decoded one before it).
 pub(crate) fn undelta(typesize: usize, first: Option<&[u8]>, block: &mut [u8]) {
-    let w = delta_width(typesize);
-    let n = block.len() / w;
-    match first {
-        None => {
-            for i in 1..n {
-                for b in 0..w {
-                    block[i * w + b] ^= block[(i - 1) * w + b];
-                }
-            }
-        }
-        Some(reference) => {
-            let len = (n * w).min(reference.len());
-            for (d, r) in block[..len].iter_mut().zip(&reference[..len]) {
-                *d ^= r;
-            }
-        }
-    }
+    xor_delta(typesize, first, block, true);
 }
 
 /// Applies the delta filter to `block` in place (the inverse of [`undelta`]): `first`
 /// is the chunk's first block before filtering, `None` for the first block itself.
 #[cfg(test)]
 pub(crate) fn delta(typesize: usize, first: Option<&[u8]>, block: &mut [u8]) {
+    xor_delta(typesize, first, block, false);
+}
+
+/// XORs each element of `block` with the one before it (`first` `None`: from the start
+/// when `undo`, each with the decoded one; else from the end, each with the original
+/// one) or with the same element of `first`.
+fn xor_delta(typesize: usize, first: Option<&[u8]>, block: &mut [u8], undo: bool) {
     let w = delta_width(typesize);
     let n = block.len() / w;
     match first {
         None => {
-            for i in (1..n).rev() {
+            let mut xor = |i: usize| {
                 for b in 0..w {
                     block[i * w + b] ^= block[(i - 1) * w + b];
                 }
+            };
+            match undo {
+                true => (1..n).for_each(&mut xor),
+                false => (1..n).rev().for_each(&mut xor),
             }
         }
         Some(reference) => {
