@@ -7,16 +7,35 @@
 //! metalayers). Each chunk holds the chunk shape rounded up to whole blocks, the
 //! blocks one after another in C order and the items of each block in C order; edge
 //! chunks are padded. [`B2ndFile::parse`] reads and checks a frame over its bytes;
-//! [`B2ndFile::decode`] gives the array's bytes in C order; [`encode`] writes one.
+//! [`B2ndFile::decode`] gives the array's bytes in C order ([`B2ndFile::decode_rows`]
+//! chunk by chunk); [`Encoder`] writes one to any seekable writer, chunks compressed as
+//! they are written, and [`encode`] in memory. Variable-length metalayers
+//! (python-blosc2's `vlmeta`) are read and written as their bytes; [`msgpack`] reads and
+//! writes the values python-blosc2 keeps in them.
 //!
 //! Read: every codec C-Blosc2 builds in (BloscLZ, LZ4, LZ4HC, zlib, Zstandard, with or
 //! without a dictionary), the shuffle, bit-shuffle, delta and truncate-precision
 //! filters and the bytedelta and int-trunc plugins, split and unsplit blocks, runs,
 //! memcpyed and special chunks (zeros, NaN, a repeated value, uninitialized, read as
 //! zeros). Refused with an error: plugin codecs (ZFP, NDLZ...), the NDCELL and NDMEAN
-//! filters, sparse frames (directories), and variable-length chunks or blocks. Written: chunks of at most 4 MiB in blocks of at
-//! most 256 KiB, shuffled, compressed with Zstandard (python-blosc2's default), LZ4 or
-//! zlib, or stored as they are.
+//! filters, sparse frames (directories), and variable-length chunks or blocks.
+//! Written: chunks of at most 4 MiB in blocks of at most 256 KiB, shuffled, compressed
+//! with Zstandard (python-blosc2's default), LZ4 or zlib, or stored as they are.
+//!
+//! ```
+//! use rasdf::convert::b2nd::{self, B2ndFile, EncodeOptions};
+//!
+//! // A 3 x 4 float32 array, C order, little-endian, with one vlmeta entry (msgpack "hi").
+//! let data: Vec<u8> = (0..12u16).flat_map(|v| f32::from(v).to_le_bytes()).collect();
+//! let vlmeta = [("note".to_string(), vec![0xa2, b'h', b'i'])];
+//! let frame = b2nd::encode(&data, &[3, 4], 4, "<f4", &vlmeta, &EncodeOptions::default())?;
+//!
+//! let f = B2ndFile::parse(&frame, &rasdf::Limits::default())?;
+//! assert_eq!((f.shape.as_slice(), f.dtype.as_deref()), (&[3, 4][..], Some("<f4")));
+//! assert_eq!(f.decode()?, data);
+//! assert_eq!(b2nd::msgpack::decode(&f.vlmeta[0].1)?, b2nd::msgpack::Value::Str("hi".into()));
+//! # Ok::<(), rasdf::convert::ConvertError>(())
+//! ```
 
 mod blosclz;
 pub(crate) mod chunk;
