@@ -191,9 +191,11 @@ impl<'a> B2ndFile<'a> {
             return Err(malformed("typesize 0 at byte 48"));
         }
         let layers = metalayers(&bytes[..header_len], HEADER_MIN, 0)?;
-        let meta = layers
+        // Frames of caterva, b2nd's forerunner, name the same metalayer (without a dtype)
+        // so.
+        let meta = ["b2nd", "caterva"]
             .iter()
-            .find(|(name, _)| name == "b2nd")
+            .find_map(|want| layers.iter().find(|(name, _)| name == want))
             .ok_or_else(|| unsupported("the frame has no b2nd metalayer: a plain Blosc2 frame, not an array"))?
             .1;
         let meta_at = meta.as_ptr() as usize - bytes.as_ptr() as usize;
@@ -1218,6 +1220,38 @@ mod tests {
         assert!(matches!(parse_dtype("<M8[ns]"), Err(ConvertError::Unsupported(_))));
         assert!(matches!(parse_dtype("[('a', '<i4')"), Err(ConvertError::Unsupported(_))));
         assert!(parse_literal(&"[".repeat(100)).is_none());
+    }
+
+    #[test]
+    fn caterva_frames_read_as_bytes_of_the_typesize() {
+        let data: Vec<u8> = (0..24).collect();
+        let mut frame = encode(&data, &[2, 3], 4, "<u4", &[], &EncodeOptions::default()).unwrap();
+        // Rename the metalayer and drop its dtype: [0, 2, shape, chunks, blocks].
+        let at = frame.windows(5).position(|w| w == b"\xa4b2nd").unwrap();
+        frame[at + 1..at + 5].copy_from_slice(b"cate");
+        assert!(B2ndFile::parse(&frame, &Limits::default()).is_err());
+        let mut frame = encode(&data, &[2, 3], 4, "<u4", &[], &EncodeOptions::default()).unwrap();
+        let meta = frame.windows(3).position(|w| w == [0x97, 0x00, 0x02]).unwrap();
+        frame[meta] = 0x95;
+        let name = frame.windows(5).position(|w| w == b"\xa4b2nd").unwrap();
+        let mut renamed = frame[..name].to_vec();
+        renamed.extend_from_slice(b"\xa7caterva");
+        renamed.extend_from_slice(&frame[name + 5..]);
+        // Three bytes more before the metalayer's content and in the header's lengths.
+        let content_at = name + 8 + 1 + 4 + 3;
+        let off = i32::from_be_bytes(renamed[name + 9..name + 13].try_into().unwrap()) + 3;
+        renamed[name + 9..name + 13].copy_from_slice(&off.to_be_bytes());
+        let index = u16::from_be_bytes([renamed[89], renamed[90]]) + 3;
+        renamed[89..91].copy_from_slice(&index.to_be_bytes());
+        let header = i32::from_be_bytes(renamed[11..15].try_into().unwrap()) + 3;
+        renamed[11..15].copy_from_slice(&header.to_be_bytes());
+        let len = u64::from_be_bytes(renamed[16..24].try_into().unwrap()) + 3;
+        renamed[16..24].copy_from_slice(&len.to_be_bytes());
+        assert_eq!(renamed[content_at - 3], 0xdc);
+        let f = B2ndFile::parse(&renamed, &Limits::default()).unwrap();
+        assert_eq!((f.shape.as_slice(), f.dtype.as_deref()), (&[2, 3][..], None));
+        assert_eq!(f.datatype().unwrap().0, Datatype::Ascii(4));
+        assert_eq!(f.decode().unwrap(), data);
     }
 
     #[test]
