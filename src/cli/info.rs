@@ -79,17 +79,18 @@ fn array_text(file: &AsdfFile, node: NodeRef<'_>) -> String {
 /// Cuts `line` as the reference does when it is longer than `max` characters: to its
 /// first `max - 12` (a negative count dropping that many from the end, as a Python
 /// slice does), then ` (truncated)`.
-fn cut(line: String, max: Option<usize>) -> String {
+fn cut(line: &mut String, max: Option<usize>) {
     const MESSAGE: &str = " (truncated)";
-    let Some(max) = max else { return line };
+    // A line of no more bytes than `max` has no more characters either.
+    let Some(max) = max.filter(|&m| line.len() > m) else { return };
     let len = line.chars().count();
     if len <= max {
-        return line;
+        return;
     }
     let keep = if max >= MESSAGE.len() { max - MESSAGE.len() } else { len.saturating_sub(MESSAGE.len() - max) };
-    let mut s: String = line.chars().take(keep).collect();
-    s.push_str(MESSAGE);
-    s
+    let end = line.char_indices().nth(keep).map_or(line.len(), |(at, _)| at);
+    line.truncate(end);
+    line.push_str(MESSAGE);
 }
 
 /// How a node is named in its line.
@@ -198,93 +199,94 @@ fn mark_shown(infos: &mut [Info], max_rows: Option<usize>) -> bool {
     true
 }
 
-/// The line of one node, without its prefix.
+/// Appends the line of one node, without its prefix, to `line`.
 /// `budget`: the bytes of Python reprs still to be shown (an alias bomb's reprs would
 /// otherwise fill any disk).
-fn node_line(file: &AsdfFile, info: &Info, options: &InfoOptions, budget: &mut usize) -> String {
+fn node_line(file: &AsdfFile, info: &Info, options: &InfoOptions, budget: &mut usize, line: &mut String) {
     let tree = file.tree();
     let node = tree.node(info.node);
-    let mut line = String::with_capacity(64);
     match info.name {
-        Name::Root => line += "root",
+        Name::Root => line.push_str("root"),
         Name::Index(i) => {
-            let _ = std::fmt::Write::write_fmt(&mut line, format_args!("[{i}]"));
+            let _ = std::fmt::Write::write_fmt(line, format_args!("[{i}]"));
         }
         // A key is shown as Python's `str()` of it.
-        Name::Key(k) => line += &pyrepr::str_of(file, tree.node(k), pyrepr::REPR_MAX),
+        Name::Key(k) => line.push_str(&pyrepr::str_of(file, tree.node(k), pyrepr::REPR_MAX)),
     }
-    line += " (";
-    line += &pyrepr::type_name(node);
-    line += ")";
+    line.push_str(" (");
+    line.push_str(&pyrepr::type_name(node));
+    line.push(')');
     if info.kind == Kind::Array {
-        line += ": ";
-        line += &array_text(file, node);
+        line.push_str(": ");
+        line.push_str(&array_text(file, node));
     } else if options.show_values && info.len == 0 {
         // Python's `str()` of the node, unless it is empty or more than one line.
         let text = pyrepr::str_of(file, node, (*budget).min(pyrepr::REPR_MAX));
         *budget = budget.saturating_sub(text.len());
         if !text.is_empty() && !pyrepr::is_multiline(&text) {
-            line += ": ";
-            line += &text;
+            line.push_str(": ");
+            line.push_str(&text);
         }
     }
     if info.shown == 0 && info.len > 0 {
-        line += " ...";
+        line.push_str(" ...");
     }
     if info.recursive {
-        line += " (recursive reference)";
+        line.push_str(" (recursive reference)");
     }
-    line
 }
 
 /// The most bytes of Python reprs (of containers shown before) one drawing holds.
 const REPRS_MAX: usize = 64 << 20;
 
-/// A step of [`draw`]: a node to draw, or the line that ends a list cut short.
+/// A step of [`draw`]: a node to draw, or the line that ends a list cut short. `depth`
+/// is how many bytes of the prefix buffer belong to its parent's children.
 enum Step {
-    Node {
-        i: usize,
-        /// The line's prefix, its branch included.
-        prefix: String,
-        /// The prefix of its children's lines, before their branch.
-        child_prefix: String,
-    },
-    NotShown {
-        prefix: String,
-        count: usize,
-    },
+    Node { i: usize, depth: usize, last: bool },
+    NotShown { depth: usize, count: usize },
 }
 
 /// Draws the shown nodes depth first, as the reference's `_TreeRenderer` does (without
 /// its stack: deep trees cannot overflow it); returns whether a node was left out.
+///
+/// One prefix buffer serves every line: depth first, a node's ancestors' part of it is
+/// never changed while the node waits on the stack, so cutting it back to the node's
+/// depth gives the node's prefix.
 fn draw(file: &AsdfFile, infos: &[Info], options: &InfoOptions, out: &mut impl Write) -> io::Result<bool> {
     let mut elided = false;
     let mut budget = REPRS_MAX;
-    let mut steps = vec![Step::Node { i: 0, prefix: String::new(), child_prefix: String::new() }];
+    let mut prefix = String::new();
+    let mut line = String::with_capacity(128);
+    let mut steps = vec![Step::Node { i: 0, depth: 0, last: true }];
     while let Some(step) = steps.pop() {
-        let (i, mut line, child_prefix) = match step {
-            Step::NotShown { prefix, count } => {
-                writeln!(out, "{prefix}└─{count} not shown")?;
+        let (i, depth, last) = match step {
+            Step::NotShown { depth, count } => {
+                writeln!(out, "{}└─{count} not shown", &prefix[..depth])?;
                 continue;
             }
-            Step::Node { i, prefix, child_prefix } => (i, prefix, child_prefix),
+            Step::Node { i, depth, last } => (i, depth, last),
         };
+        prefix.truncate(depth);
+        line.clear();
+        line.push_str(&prefix);
+        if i != 0 {
+            line.push_str(if last { "└─" } else { "├─" });
+            prefix.push_str(if last { "  " } else { "│ " });
+        }
         let info = &infos[i];
-        line += &node_line(file, info, options, &mut budget);
-        writeln!(out, "{}", cut(line, options.max_cols))?;
+        node_line(file, info, options, &mut budget, &mut line);
+        cut(&mut line, options.max_cols);
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
         let (n, shown) = (info.len as usize, info.shown as usize);
         elided |= shown < n;
+        let depth = prefix.len();
         if shown > 0 && shown < n {
-            steps.push(Step::NotShown { prefix: child_prefix.clone(), count: n - shown });
+            steps.push(Step::NotShown { depth, count: n - shown });
         }
         // A child is drawn as the last only when all are shown.
         for j in (0..shown).rev() {
-            let last = j + 1 == n;
-            steps.push(Step::Node {
-                i: info.first as usize + j,
-                prefix: format!("{child_prefix}{}", if last { "└─" } else { "├─" }),
-                child_prefix: format!("{child_prefix}{}", if last { "  " } else { "│ " }),
-            });
+            steps.push(Step::Node { i: info.first as usize + j, depth, last: j + 1 == n });
         }
     }
     Ok(elided)
@@ -360,7 +362,9 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
     } else if options.max_rows.is_none_or(|m| m >= 2) {
         // No tree: the reference's empty `AsdfObject`.
         let line = if options.show_values { "root (AsdfObject): {}" } else { "root (AsdfObject)" };
-        writeln!(out, "{}", cut(line.to_string(), options.max_cols))?;
+        let mut line = line.to_string();
+        cut(&mut line, options.max_cols);
+        writeln!(out, "{line}")?;
         hidden = false;
     }
     if hidden {

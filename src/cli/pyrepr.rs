@@ -2,6 +2,7 @@
 //! nodes, for `info`, which shows values as the reference's `asdftool info` prints them
 //! (`None`, `True`, `1e+16`, `inf`, `b'hi'`, `(1+2j)`, `2001-12-14 21:59:43.100000-05:00`).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use crate::AsdfFile;
@@ -50,7 +51,7 @@ fn is_leaf_object(node: NodeRef<'_>) -> bool {
 
 /// The name of the Python class the reference makes of `node` (for tags it has no class
 /// for, which depend on the extensions installed, the tag itself).
-pub(crate) fn type_name(node: NodeRef<'_>) -> String {
+pub(crate) fn type_name<'t>(node: NodeRef<'t>) -> Cow<'t, str> {
     for (tag, name) in [
         ("core/asdf", "AsdfObject"),
         ("core/software", "Software"),
@@ -68,7 +69,7 @@ pub(crate) fn type_name(node: NodeRef<'_>) -> String {
     match node.tag() {
         Some(OMAP_TAG) => return "OrderedDict".into(),
         Some(SET_TAG) => return "set".into(),
-        Some(t) => return t.to_string(),
+        Some(t) => return t.into(),
         None => {}
     }
     match node.value() {
@@ -93,15 +94,15 @@ pub(crate) fn type_name(node: NodeRef<'_>) -> String {
 
 /// Python's `str()` of `node`, which `info` shows after a leaf's type (arrays are
 /// described by the caller); a container's is its repr, cut at `max` bytes.
-pub(crate) fn str_of(file: &AsdfFile, node: NodeRef<'_>, max: usize) -> String {
+pub(crate) fn str_of<'t>(file: &AsdfFile, node: NodeRef<'t>, max: usize) -> Cow<'t, str> {
     match node.value() {
         Value::Str(s) if node.is_asdf_tag("core/complex") => {
-            crate::ndarray::parse_complex(s).map_or_else(|| s.to_string(), |(re, im)| complex_repr(re, im))
+            crate::ndarray::parse_complex(s).map_or_else(|| s.as_str().into(), |(re, im)| complex_repr(re, im).into())
         }
-        Value::Str(s) => s.to_string(),
-        Value::Timestamp(t) => parse_timestamp(t).map_or_else(|| t.to_string(), |t| datetime_str(&t)),
-        Value::Map(_) | Value::Seq(_) => repr_of(file, node, max),
-        _ => scalar_repr(node.value()),
+        Value::Str(s) => s.as_str().into(),
+        Value::Timestamp(t) => parse_timestamp(t).map_or_else(|| t.as_str().into(), |t| datetime_str(&t).into()),
+        Value::Map(_) | Value::Seq(_) => repr_of(file, node, max).into(),
+        _ => scalar_repr(node.value()).into(),
     }
 }
 
