@@ -105,8 +105,19 @@ def make(d):
     add("empty", np.zeros((0, 4), dtype="<i2"))
     add("one_axis_ragged", np.arange(1001, dtype="<i8"), chunks=(300,), blocks=(70,))
     add("five_axes", np.arange(2 * 3 * 4 * 5 * 6, dtype="<u4").reshape(2, 3, 4, 5, 6), chunks=(1, 2, 3, 4, 5), blocks=(1, 1, 2, 3, 2))
-    # Special chunks: zeros, NaN, a repeated value, uninitialized (read as zeros).
+    # Chunks far larger than the array (python-blosc2 takes any chunk shape): only the
+    # blocks that reach into the array are decoded. A padded last chunk of rows whose
+    # array ends inside its first block and inside a later one, with the delta filter
+    # (which refers to the chunk's first block).
+    add("chunk_past_array_1d", np.arange(5, dtype="<i4"), chunks=(1 << 22,), blocks=(1 << 18,))
+    add("chunk_past_array_2d", np.arange(9, dtype="u1").reshape(3, 3), chunks=(1 << 12, 1 << 12), blocks=(64, 64))
+    for n, blocks in [(700, 512), (1000, 256)]:
+        add(f"delta_last_chunk_{n}", np.arange(n, dtype="<i4") * 3, chunks=(600,), blocks=(blocks,),
+            cparams=dict(codec=C.LZ4, filters=[F.DELTA, F.SHUFFLE], filters_meta=[0, 0]))
+    # Special chunks: zeros, NaN, a repeated value, uninitialized (read as zeros); one
+    # far larger than its array, in a million blocks.
     cases_special = [
+        ("special_zeros_past_array", lambda p: blosc2.zeros((3, 3), dtype="u1", chunks=(1 << 10, 1 << 10), blocks=(1, 1), urlpath=p, mode="w")),
         ("special_zeros", lambda p: blosc2.zeros((20, 30), dtype="<f8", chunks=(10, 10), urlpath=p, mode="w")),
         ("special_nan", lambda p: blosc2.full((20, 30), np.nan, dtype="<f4", chunks=(10, 10), urlpath=p, mode="w")),
         ("special_value", lambda p: blosc2.full((20, 30), 7, dtype="<i2", chunks=(10, 10), urlpath=p, mode="w")),

@@ -175,36 +175,53 @@ impl ChunkHeader {
 /// A damaged chunk (offsets, sizes or codec streams that do not hold), or a codec or
 /// filter rasdf does not decode.
 pub(crate) fn decode(chunk: &[u8], out: &mut [u8]) -> Result<ChunkHeader, ChunkError> {
+    let n = out.len();
+    decode_part(chunk, n, out, std::slice::from_ref(&(0..n)))
+}
+
+/// Decodes the parts of `chunk`, which must decode to `nbytes`, that the byte ranges
+/// `want` (in order, apart, inside `out`) reach into: whole blocks (and the first,
+/// which the delta filter refers to), as far as `out` goes; `out` may be shorter than
+/// `nbytes`. Bytes of `out` outside them are left as they are: a chunk padded far past
+/// its array's end costs what the array holds, not what the chunk would.
+///
+/// # Errors
+/// As [`decode`]; an `out` longer than `nbytes` is an error.
+pub(crate) fn decode_part(
+    chunk: &[u8],
+    nbytes: usize,
+    out: &mut [u8],
+    want: &[std::ops::Range<usize>],
+) -> Result<ChunkHeader, ChunkError> {
     let h = ChunkHeader::parse(chunk)?;
-    if out.len() != h.nbytes {
-        return Err(bad(format!("decodes to {} bytes, not the {} expected", h.nbytes, out.len())));
+    if nbytes != h.nbytes || out.len() > nbytes {
+        return Err(bad(format!("decodes to {} bytes, not the {nbytes} expected", h.nbytes)));
     }
     let chunk = &chunk[..h.cbytes];
     let ts = h.typesize;
+    let len = out.len();
+    let wanted = || want.iter().map(|r| r.start.min(len)..r.end.min(len)).filter(|r| !r.is_empty());
     match h.special() {
         0 => {}
         s => {
             if h.nbytes % ts != 0 {
                 return Err(bad(format!("nbytes {} of a special chunk is not a multiple of typesize {ts}", h.nbytes)));
             }
-            match s {
+            let value: &[u8] = match s {
                 // Uninitialized items are read as zeros.
-                1 | 4 => out.fill(0),
-                2 => {
-                    let nan: &[u8] = match ts {
-                        4 => &f32::NAN.to_le_bytes(),
-                        8 => &f64::NAN.to_le_bytes(),
-                        _ => return Err(bad(format!("a chunk of NaNs with typesize {ts}"))),
-                    };
-                    out.chunks_exact_mut(ts).for_each(|e| e.copy_from_slice(nan));
-                }
-                3 => {
-                    let value = chunk
-                        .get(EXTENDED_HEADER..EXTENDED_HEADER + ts)
-                        .ok_or_else(|| bad("a chunk of one repeated value ends before the value"))?;
-                    out.chunks_exact_mut(ts).for_each(|e| e.copy_from_slice(value));
-                }
+                1 | 4 => &[0; 8][..ts.min(8)],
+                2 => match ts {
+                    4 => &f32::NAN.to_le_bytes(),
+                    8 => &f64::NAN.to_le_bytes(),
+                    _ => return Err(bad(format!("a chunk of NaNs with typesize {ts}"))),
+                },
+                3 => chunk
+                    .get(EXTENDED_HEADER..EXTENDED_HEADER + ts)
+                    .ok_or_else(|| bad("a chunk of one repeated value ends before the value"))?,
                 _ => return Err(bad(format!("unknown special value {s} in the Blosc2 flags at byte 31"))),
+            };
+            for r in wanted() {
+                fill(&mut out[r], value);
             }
             return Ok(h);
         }
@@ -213,10 +230,12 @@ pub(crate) fn decode(chunk: &[u8], out: &mut [u8]) -> Result<ChunkHeader, ChunkE
         if h.cbytes != h.nbytes + h.header_len {
             return Err(bad(format!("a memcpyed chunk of {} bytes holds {} bytes of data", h.cbytes, h.nbytes)));
         }
-        out.copy_from_slice(&chunk[h.header_len..]);
+        for r in wanted() {
+            out[r.clone()].copy_from_slice(&chunk[h.header_len + r.start..h.header_len + r.end]);
+        }
         return Ok(h);
     }
-    if h.nbytes == 0 {
+    if wanted().next().is_none() {
         return Ok(h);
     }
     if h.blosc2_flags2 & 0x01 != 0 {
@@ -239,35 +258,84 @@ pub(crate) fn decode(chunk: &[u8], out: &mut [u8]) -> Result<ChunkHeader, ChunkE
     };
     let format = h.flags >> 5;
     let mut codec = Codec::for_format(format, h.udcodec, dict)?;
-    let dont_split = h.flags & 0x10 != 0;
     let uses_filters = h.filters.iter().any(|&f| !matches!(f, 0 | FILTER_TRUNC_PREC | FILTER_INT_TRUNC));
     let mut block = if uses_filters { vec![0u8; h.blocksize] } else { Vec::new() };
     let mut spare = if uses_filters { vec![0u8; h.blocksize] } else { Vec::new() };
-    for j in 0..nblocks {
-        let offset = j * h.blocksize;
-        let bsize = h.blocksize.min(h.nbytes - offset);
-        let leftover = bsize < h.blocksize;
-        let start = le_i32(chunk, h.header_len + 4 * j)?;
-        let start = usize::try_from(start)
-            .ok()
-            .filter(|&s| s > 0 && s < h.cbytes)
-            .ok_or_else(|| bad(format!("block {j} starts at {start}, outside the chunk's {} bytes", h.cbytes)))?;
-        // C-Blosc2 3.x splits blocks compressed with a dictionary too (2.x did not
-        // while training one; files show split streams).
-        let nstreams = if !dont_split && !leftover { ts } else { 1 };
-        if bsize % nstreams != 0 {
-            return Err(bad(format!("block {j} of {bsize} bytes does not split into {nstreams} streams")));
+    // The first block, then each other block a wanted range reaches into, in order;
+    // one that `out` ends inside is decoded into a buffer of its own (behind a copy of
+    // the first block, which the delta filter refers to).
+    let bs = h.blocksize;
+    let blocks = wanted().flat_map(|r| r.start / bs..r.end.div_ceil(bs));
+    let mut last = None;
+    for j in std::iter::once(0).chain(blocks) {
+        if last.is_some_and(|l| j <= l) {
+            continue;
         }
-        let dst: &mut [u8] = if uses_filters { &mut block[..bsize] } else { &mut out[offset..offset + bsize] };
-        decode_streams(chunk, start, nstreams, &mut codec, dst).map_err(|e| match e {
-            ChunkError::Malformed(m) => bad(format!("block {j}: {m}")),
-            other => other,
-        })?;
-        if uses_filters {
-            undo_filters(&h, &mut block[..bsize], &mut spare[..bsize], out, offset)?;
+        last = Some(j);
+        let offset = j * bs;
+        let bsize = bs.min(h.nbytes - offset);
+        if offset + bsize > len {
+            let first = if j == 0 { 0 } else { bs };
+            let mut whole = Vec::with_capacity(first + bsize);
+            whole.extend_from_slice(&out[..first]);
+            whole.resize(first + bsize, 0);
+            decode_block(&h, chunk, j, first, &mut codec, &mut block, &mut spare, &mut whole)?;
+            out[offset..].copy_from_slice(&whole[first..first + len - offset]);
+            break;
         }
+        decode_block(&h, chunk, j, offset, &mut codec, &mut block, &mut spare, out)?;
     }
     Ok(h)
+}
+
+/// Fills `out` with copies of `value` (as many whole ones as fit).
+pub(crate) fn fill(out: &mut [u8], value: &[u8]) {
+    if value.iter().all(|&b| b == 0) {
+        out.fill(0);
+    } else {
+        out.chunks_exact_mut(value.len()).for_each(|e| e.copy_from_slice(value));
+    }
+}
+
+/// Decodes block `j` of `chunk` into `out` at `offset`, through `block` and `spare`
+/// (each a block long) when the chunk has filters to undo, straight otherwise (both
+/// empty).
+#[allow(clippy::too_many_arguments)]
+fn decode_block(
+    h: &ChunkHeader,
+    chunk: &[u8],
+    j: usize,
+    offset: usize,
+    codec: &mut Codec<'_>,
+    block: &mut [u8],
+    spare: &mut [u8],
+    out: &mut [u8],
+) -> Result<(), ChunkError> {
+    let ts = h.typesize;
+    let dont_split = h.flags & 0x10 != 0;
+    let uses_filters = !block.is_empty();
+    let bsize = h.blocksize.min(h.nbytes - j * h.blocksize);
+    let leftover = bsize < h.blocksize;
+    let start = le_i32(chunk, h.header_len + 4 * j)?;
+    let start = usize::try_from(start)
+        .ok()
+        .filter(|&s| s > 0 && s < h.cbytes)
+        .ok_or_else(|| bad(format!("block {j} starts at {start}, outside the chunk's {} bytes", h.cbytes)))?;
+    // C-Blosc2 3.x splits blocks compressed with a dictionary too (2.x did not while
+    // training one; files show split streams).
+    let nstreams = if !dont_split && !leftover { ts } else { 1 };
+    if !bsize.is_multiple_of(nstreams) {
+        return Err(bad(format!("block {j} of {bsize} bytes does not split into {nstreams} streams")));
+    }
+    let dst: &mut [u8] = if uses_filters { &mut block[..bsize] } else { &mut out[offset..offset + bsize] };
+    decode_streams(chunk, start, nstreams, codec, dst).map_err(|e| match e {
+        ChunkError::Malformed(m) => bad(format!("block {j}: {m}")),
+        other => other,
+    })?;
+    if uses_filters {
+        undo_filters(h, &mut block[..bsize], &mut spare[..bsize], out, offset)?;
+    }
+    Ok(())
 }
 
 /// Decodes the `nstreams` streams of one block, starting at `at` in `chunk`, into `dst`.

@@ -42,6 +42,8 @@ pub(crate) mod chunk;
 mod filters;
 pub mod msgpack;
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 use super::ConvertError;
@@ -336,32 +338,36 @@ impl<'a> B2ndFile<'a> {
             return Ok(out);
         }
         if self.chunks_are_slabs() {
-            // Each chunk decodes straight into its rows (the last, when padded, through
-            // a buffer).
+            // Each chunk decodes straight into its rows (the last, when padded, as far as
+            // the array goes).
             return out
                 .par_chunks_mut(self.chunk_bytes)
                 .enumerate()
-                .try_for_each_init(Vec::new, |spare, (i, dst)| {
-                    if dst.len() == self.chunk_bytes {
-                        return self.decode_chunk(i, dst);
-                    }
-                    spare.resize(self.chunk_bytes, 0);
-                    self.decode_chunk(i, spare)?;
-                    dst.copy_from_slice(&spare[..dst.len()]);
-                    Ok(())
-                })
+                .try_for_each(|(i, dst)| self.decode_chunk(i, dst))
                 .map(|()| out);
         }
         let grid: Vec<usize> = self.shape.iter().zip(&self.chunkshape).map(|(s, c)| s.div_ceil(*c)).collect();
         // A few chunks per thread at a time, decoded into buffers kept for the next few.
         let batch = (4 * rayon::current_num_threads().max(1)).min(self.chunks.len());
-        let mut bufs = vec![vec![0u8; self.chunk_bytes]; batch];
+        // Only the blocks that reach into the array are decoded; the buffers' other pages
+        // are never touched.
+        let dims = [&self.shape[..], &self.chunkshape, &self.blockshape];
+        let mut bufs = Vec::with_capacity(batch);
+        for _ in 0..batch {
+            bufs.push(
+                crate::block::codec::zeroed(self.chunk_bytes)
+                    .ok_or_else(|| unsupported(format!("cannot allocate a chunk of {} bytes", self.chunk_bytes)))?,
+            );
+        }
         for start in (0..self.chunks.len()).step_by(batch) {
             let end = (start + batch).min(self.chunks.len());
-            bufs[..end - start].par_iter_mut().zip(start..end).try_for_each(|(buf, i)| self.decode_chunk(i, buf))?;
+            bufs[..end - start].par_iter_mut().zip(start..end).try_for_each(|(buf, i)| {
+                let want = chunk_ranges(dims, self.typesize, &unravel(i, &grid));
+                self.decode_chunk_part(i, buf, &want)
+            })?;
             for (i, buf) in (start..end).zip(&bufs) {
                 let coords = unravel(i, &grid);
-                scatter([&self.shape, &self.chunkshape, &self.blockshape], self.typesize, &coords, buf, &mut out);
+                scatter(dims, self.typesize, &coords, buf, &mut out);
             }
         }
         Ok(out)
@@ -385,10 +391,10 @@ impl<'a> B2ndFile<'a> {
             let decoded: Vec<Vec<u8>> = (start..end)
                 .into_par_iter()
                 .map(|i| {
-                    let mut buf = crate::block::codec::zeroed(self.chunk_bytes)
-                        .ok_or_else(|| unsupported(format!("cannot allocate a chunk of {} bytes", self.chunk_bytes)))?;
+                    let len = self.chunk_bytes.min(total - i * self.chunk_bytes);
+                    let mut buf = crate::block::codec::zeroed(len)
+                        .ok_or_else(|| unsupported(format!("cannot allocate a chunk of {len} bytes")))?;
                     self.decode_chunk(i, &mut buf)?;
-                    buf.truncate(self.chunk_bytes.min(total - i * self.chunk_bytes));
                     Ok(buf)
                 })
                 .collect::<Result<_, ConvertError>>()?;
@@ -416,24 +422,35 @@ impl<'a> B2ndFile<'a> {
         }
     }
 
-    /// Decodes chunk `i` into `buf` (`chunk_bytes` long).
+    /// Decodes chunk `i`, or as much of it as `buf` holds (at most `chunk_bytes`), into
+    /// `buf`.
     fn decode_chunk(&self, i: usize, buf: &mut [u8]) -> Result<(), ConvertError> {
-        match self.chunks[i] {
-            ChunkAt::Zeros => buf.fill(0),
-            ChunkAt::Nan => {
-                let nan: &[u8] = match self.typesize {
-                    4 => &f32::NAN.to_le_bytes(),
-                    8 => &f64::NAN.to_le_bytes(),
-                    t => return Err(malformed(format!("chunk {i} is all NaN but items have {t} bytes"))),
-                };
-                buf.chunks_exact_mut(self.typesize).for_each(|e| e.copy_from_slice(nan));
-            }
+        let n = buf.len();
+        self.decode_chunk_part(i, buf, std::slice::from_ref(&(0..n)))
+    }
+
+    /// Decodes the parts of chunk `i` that the byte ranges `want` reach into (see
+    /// [`chunk::decode_part`]).
+    fn decode_chunk_part(&self, i: usize, buf: &mut [u8], want: &[Range<usize>]) -> Result<(), ConvertError> {
+        let value: &[u8] = match self.chunks[i] {
+            ChunkAt::Zeros => &[0],
+            ChunkAt::Nan => match self.typesize {
+                4 => &f32::NAN.to_le_bytes(),
+                8 => &f64::NAN.to_le_bytes(),
+                t => return Err(malformed(format!("chunk {i} is all NaN but items have {t} bytes"))),
+            },
             ChunkAt::Data(at) => {
-                chunk::decode(&self.bytes[at..], buf).map_err(|e| match e {
-                    chunk::ChunkError::Malformed(m) => malformed(format!("chunk {i} at byte {at}: {m}")),
-                    chunk::ChunkError::Unsupported(m) => unsupported(format!("chunk {i} at byte {at}: {m}")),
-                })?;
+                return chunk::decode_part(&self.bytes[at..], self.chunk_bytes, buf, want).map(drop).map_err(
+                    |e| match e {
+                        chunk::ChunkError::Malformed(m) => malformed(format!("chunk {i} at byte {at}: {m}")),
+                        chunk::ChunkError::Unsupported(m) => unsupported(format!("chunk {i} at byte {at}: {m}")),
+                    },
+                );
             }
+        };
+        let n = buf.len();
+        for r in want {
+            chunk::fill(&mut buf[r.start.min(n)..r.end.min(n)], value);
         }
         Ok(())
     }
@@ -523,6 +540,9 @@ fn unravel(mut i: usize, grid: &[usize]) -> Vec<usize> {
 /// Visits each block of the chunk at `coords`: its offset in the decoded chunk, the
 /// global index of its first item, and how many of its items along each axis lie inside
 /// both the chunk and the array (blocks wholly in the padding are skipped).
+///
+/// Only those blocks are walked (so a chunk padded far past the array costs what the
+/// array holds), in C order.
 fn for_each_block(
     shape: &[usize],
     chunkshape: &[usize],
@@ -533,22 +553,55 @@ fn for_each_block(
     let ndim = shape.len();
     let bgrid: Vec<usize> = chunkshape.iter().zip(blockshape).map(|(c, b)| c.div_ceil(*b)).collect();
     let block_items: usize = blockshape.iter().product();
-    let nblocks: usize = bgrid.iter().product();
+    // Along each axis, the blocks that reach into the array.
+    let mut reach = vec![0; ndim];
+    for d in 0..ndim {
+        let left = shape[d].saturating_sub(coords[d] * chunkshape[d]);
+        reach[d] = bgrid[d].min(left.div_ceil(blockshape[d]));
+        if reach[d] == 0 {
+            return;
+        }
+    }
+    let mut b = vec![0; ndim];
     let mut start = vec![0; ndim];
     let mut count = vec![0; ndim];
-    'blocks: for nb in 0..nblocks {
-        let b = unravel(nb, &bgrid);
+    loop {
+        let mut nb = 0;
         for d in 0..ndim {
+            nb = nb * bgrid[d] + b[d];
             let local = b[d] * blockshape[d];
             start[d] = coords[d] * chunkshape[d] + local;
-            let n = blockshape[d].min(chunkshape[d] - local).min(shape[d].saturating_sub(start[d]));
-            if n == 0 {
-                continue 'blocks;
-            }
-            count[d] = n;
+            count[d] = blockshape[d].min(chunkshape[d] - local).min(shape[d] - start[d]);
         }
         f(nb * block_items, &start, &count);
+        let mut d = ndim;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            b[d] += 1;
+            if b[d] < reach[d] {
+                break;
+            }
+            b[d] = 0;
+        }
     }
+}
+
+/// The byte ranges of the decoded chunk at `coords` that hold items of the array: its
+/// blocks that reach into it, whole, neighbours joined.
+fn chunk_ranges([shape, chunkshape, blockshape]: [&[usize]; 3], ts: usize, coords: &[usize]) -> Vec<Range<usize>> {
+    let block_bytes = blockshape.iter().product::<usize>() * ts;
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    for_each_block(shape, chunkshape, blockshape, coords, |at, _, _| {
+        let r = at * ts..at * ts + block_bytes;
+        match ranges.last_mut() {
+            Some(last) if last.end == r.start => last.end = r.end,
+            _ => ranges.push(r),
+        }
+    });
+    ranges
 }
 
 /// Calls `f(row offset in the block, row offset in the array)` in items for each row
