@@ -1018,7 +1018,9 @@ impl<'d> Encoder<'d> {
         }
         let max_chunk = options.max_chunk_bytes.clamp(typesize, half);
         let (chunkshape, blockshape) = if items == 0 {
-            (shape.to_vec(), shape.to_vec())
+            // Chunk and block sizes are 32-bit in Blosc2: an empty array's may be any.
+            let c: Vec<usize> = shape.iter().map(|&s| s.min(i32::MAX as usize)).collect();
+            (c.clone(), c)
         } else {
             let mut c = partition(shape, typesize, max_chunk);
             let b = partition(&c, typesize, options.max_block_bytes.clamp(typesize, max_chunk));
