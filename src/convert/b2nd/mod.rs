@@ -574,19 +574,22 @@ fn for_each_block(
             count[d] = blockshape[d].min(chunkshape[d] - local).min(shape[d] - start[d]);
         }
         f(nb * block_items, &start, &count);
-        let mut d = ndim;
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            b[d] += 1;
-            if b[d] < reach[d] {
-                break;
-            }
-            b[d] = 0;
+        if !step_index(&mut b, &reach) {
+            return;
         }
     }
+}
+
+/// Steps the index `idx` to the next below `ends` in C order; `false` after the last.
+fn step_index(idx: &mut [usize], ends: &[usize]) -> bool {
+    for d in (0..idx.len()).rev() {
+        idx[d] += 1;
+        if idx[d] < ends[d] {
+            return true;
+        }
+        idx[d] = 0;
+    }
+    false
 }
 
 /// The byte ranges of the decoded chunk at `coords` that hold items of the array: its
@@ -627,17 +630,8 @@ fn for_each_row(
             dst = dst * shape[d] + start[d] + i;
         }
         f(src, dst);
-        let mut d = ndim - 1;
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            idx[d] += 1;
-            if idx[d] < count[d] {
-                break;
-            }
-            idx[d] = 0;
+        if !step_index(&mut idx, &count[..ndim - 1]) {
+            return;
         }
     }
 }
