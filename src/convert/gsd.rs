@@ -284,79 +284,182 @@ pub struct ChunkOut {
     pub data: Vec<u8>,
 }
 
-/// A GSD 2.1 file of `chunks` (in frame order): header, index, name list, data.
+/// A chunk to write with [`write_to`]: what the index says of it, its data to come.
+#[derive(Debug, Clone)]
+pub struct ChunkPlan {
+    /// The frame.
+    pub frame: u64,
+    /// The name.
+    pub name: String,
+    /// The type id.
+    pub type_id: u8,
+    /// Rows.
+    pub n: u64,
+    /// Columns.
+    pub m: u32,
+    /// The bytes of its data.
+    pub bytes: u64,
+}
+
+/// A GSD 2.1 file of `chunks` (in frame order), in memory: see [`Layout`].
 ///
 /// # Errors
-/// More than 65 535 names, frames out of order, or a name with a NUL.
+/// As [`Layout::new`].
 pub fn encode(
     application: &str,
     schema: &str,
     schema_version: u32,
     chunks: &[ChunkOut],
 ) -> Result<Vec<u8>, ConvertError> {
-    let mut names: Vec<&str> = Vec::new();
-    let mut ids = Vec::with_capacity(chunks.len());
-    for (i, c) in chunks.iter().enumerate() {
-        if c.name.is_empty() || c.name.contains('\0') {
-            return Err(ConvertError::Unsupported(format!("GSD chunk name {:?}: empty or with a NUL", c.name)));
-        }
-        if i > 0 && c.frame < chunks[i - 1].frame {
-            return Err(ConvertError::Unsupported("GSD chunks must come in frame order".into()));
-        }
-        let id = match names.iter().position(|n| *n == c.name) {
-            Some(id) => id,
-            None => {
-                names.push(&c.name);
-                names.len() - 1
-            }
-        };
-        ids.push(u16::try_from(id).map_err(|_| ConvertError::Unsupported("GSD holds at most 65 535 names".into()))?);
-    }
-    let frames = chunks.last().map_or(0, |c| c.frame.saturating_add(1));
-    // The index needs a slot per frame: frames far past the chunks would be mostly
-    // empty index.
-    if frames > (chunks.len() as u64).saturating_mul(2).saturating_add(1 << 20) {
-        return Err(ConvertError::Unsupported(format!("GSD frame {} with only {} chunks", frames - 1, chunks.len())));
-    }
-    let slots = (chunks.len() as u64 + 1).max(frames).max(128);
-    let index_len = usize::try_from(32 * slots).map_err(|_| ConvertError::Unsupported("too many frames".into()))?;
-    let mut namelist: Vec<u8> = names.iter().flat_map(|n| n.bytes().chain([0])).collect();
-    namelist.push(0);
-    namelist.resize(namelist.len().div_ceil(64).max(16) * 64, 0);
-    let index_location = HEADER_LEN as u64;
-    let namelist_location = index_location + 32 * slots;
-    let mut location = namelist_location + namelist.len() as u64;
-    // The index sorted by (frame, id), as gsd sorts it; the data in that order.
-    let mut order: Vec<usize> = (0..chunks.len()).collect();
-    order.sort_by_key(|&i| (chunks[i].frame, ids[i]));
-    let mut index = Vec::with_capacity(index_len);
-    for &i in &order {
-        let c = &chunks[i];
-        index.extend_from_slice(&c.frame.to_le_bytes());
-        index.extend_from_slice(&c.n.to_le_bytes());
-        // An empty chunk still needs a location other than 0 (which ends the index).
-        index.extend_from_slice(&location.to_le_bytes());
-        index.extend_from_slice(&c.m.to_le_bytes());
-        index.extend_from_slice(&ids[i].to_le_bytes());
-        index.extend_from_slice(&[c.type_id, 0]);
-        location += c.data.len() as u64;
-    }
-    index.resize(index_len, 0);
-    let header = GsdHeader {
-        index_location,
-        index_allocated_entries: slots,
-        namelist_location,
-        namelist_allocated_entries: namelist.len() as u64 / 64,
-        schema_version,
-        gsd_version: VERSION_WRITTEN,
-        application: application.into(),
-        schema: schema.into(),
-    };
-    let mut out = header.to_bytes();
-    out.extend_from_slice(&index);
-    out.extend_from_slice(&namelist);
-    for &i in &order {
-        out.extend_from_slice(&chunks[i].data);
-    }
+    let plans: Vec<ChunkPlan> = chunks
+        .iter()
+        .map(|c| ChunkPlan {
+            frame: c.frame,
+            name: c.name.clone(),
+            type_id: c.type_id,
+            n: c.n,
+            m: c.m,
+            bytes: c.data.len() as u64,
+        })
+        .collect();
+    let layout = Layout::new(application, schema, schema_version, &plans)?;
+    let mut out = Vec::new();
+    layout
+        .write_to(&mut out, |i, w| w.write_all(&chunks[i].data))
+        .map_err(|e| ConvertError::Unsupported(e.to_string()))?;
     Ok(out)
+}
+
+/// A GSD 2.1 file laid out before its data: header, index (sorted by frame and name,
+/// as gsd sorts it), name list, then each chunk's data in the index's order.
+#[derive(Debug)]
+pub struct Layout {
+    /// Header, index and name list.
+    head: Vec<u8>,
+    /// The chunks in the order their data comes, with their sizes.
+    order: Vec<(usize, u64)>,
+}
+
+impl Layout {
+    /// Lays out a file of `chunks` (in frame order).
+    ///
+    /// # Errors
+    /// More than 65 535 names, frames out of order, a name that is empty or has a NUL,
+    /// frames far past the chunks.
+    pub fn new(
+        application: &str,
+        schema: &str,
+        schema_version: u32,
+        chunks: &[ChunkPlan],
+    ) -> Result<Layout, ConvertError> {
+        let mut names: Vec<&str> = Vec::new();
+        let mut ids = Vec::with_capacity(chunks.len());
+        for (i, c) in chunks.iter().enumerate() {
+            if c.name.is_empty() || c.name.contains('\0') {
+                return Err(ConvertError::Unsupported(format!("GSD chunk name {:?}: empty or with a NUL", c.name)));
+            }
+            if i > 0 && c.frame < chunks[i - 1].frame {
+                return Err(ConvertError::Unsupported("GSD chunks must come in frame order".into()));
+            }
+            let id = match names.iter().position(|n| *n == c.name) {
+                Some(id) => id,
+                None => {
+                    names.push(&c.name);
+                    names.len() - 1
+                }
+            };
+            ids.push(
+                u16::try_from(id).map_err(|_| ConvertError::Unsupported("GSD holds at most 65 535 names".into()))?,
+            );
+        }
+        let frames = chunks.last().map_or(0, |c| c.frame.saturating_add(1));
+        // The index needs a slot per frame: frames far past the chunks would be mostly
+        // empty index.
+        if frames > (chunks.len() as u64).saturating_mul(2).saturating_add(1 << 20) {
+            return Err(ConvertError::Unsupported(format!(
+                "GSD frame {} with only {} chunks",
+                frames - 1,
+                chunks.len()
+            )));
+        }
+        let slots = (chunks.len() as u64 + 1).max(frames).max(128);
+        let index_len = usize::try_from(32 * slots).map_err(|_| ConvertError::Unsupported("too many frames".into()))?;
+        let mut namelist: Vec<u8> = names.iter().flat_map(|n| n.bytes().chain([0])).collect();
+        namelist.push(0);
+        namelist.resize(namelist.len().div_ceil(64).max(16) * 64, 0);
+        let index_location = HEADER_LEN as u64;
+        let namelist_location = index_location + 32 * slots;
+        let mut location = namelist_location + namelist.len() as u64;
+        let mut order: Vec<usize> = (0..chunks.len()).collect();
+        order.sort_by_key(|&i| (chunks[i].frame, ids[i]));
+        let header = GsdHeader {
+            index_location,
+            index_allocated_entries: slots,
+            namelist_location,
+            namelist_allocated_entries: namelist.len() as u64 / 64,
+            schema_version,
+            gsd_version: VERSION_WRITTEN,
+            application: application.into(),
+            schema: schema.into(),
+        };
+        let mut head = header.to_bytes();
+        head.reserve(index_len + namelist.len());
+        for &i in &order {
+            let c = &chunks[i];
+            head.extend_from_slice(&c.frame.to_le_bytes());
+            head.extend_from_slice(&c.n.to_le_bytes());
+            // An empty chunk still needs a location other than 0 (which ends the index).
+            head.extend_from_slice(&location.to_le_bytes());
+            head.extend_from_slice(&c.m.to_le_bytes());
+            head.extend_from_slice(&ids[i].to_le_bytes());
+            head.extend_from_slice(&[c.type_id, 0]);
+            location = location.saturating_add(c.bytes);
+        }
+        head.resize(HEADER_LEN + index_len, 0);
+        head.extend_from_slice(&namelist);
+        Ok(Layout { head, order: order.into_iter().map(|i| (i, chunks[i].bytes)).collect() })
+    }
+
+    /// Writes the file to `w`: header, index and name list, then `data(i, w)` for each
+    /// chunk `i` in the index's order, which must write its `bytes`; one chunk at a
+    /// time, so the file is never held whole.
+    ///
+    /// # Errors
+    /// Write errors; a chunk whose data is not its `bytes` long (naming it).
+    pub fn write_to<W: std::io::Write>(
+        &self,
+        w: &mut W,
+        mut data: impl FnMut(usize, &mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        w.write_all(&self.head)?;
+        for &(i, bytes) in &self.order {
+            let mut counted = Counted { w: &mut *w, n: 0 };
+            data(i, &mut counted)?;
+            if counted.n != bytes {
+                return Err(std::io::Error::other(format!(
+                    "GSD chunk {i} wrote {} bytes of data, not {bytes}",
+                    counted.n
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A writer that counts the bytes through it.
+struct Counted<'w, W> {
+    w: &'w mut W,
+    n: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for Counted<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let k = self.w.write(buf)?;
+        self.n += k as u64;
+        Ok(k)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush()
+    }
 }

@@ -196,8 +196,18 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
         }
         (Format::Asdf, Format::Gsd) => {
             let f = OpenOptions::new().limits(options.limits).open(input)?;
-            let bytes = asdf_to_gsd(&f).map_err(|e| e.in_file(input))?;
-            crate::cli::write_atomically(output, &bytes).map_err(|e| Error::from(e).in_file(output))
+            // Written a chunk at a time; a tree GSD cannot hold leaves no output.
+            let mut failed = None;
+            crate::cli::write_atomically_with(output, |file| {
+                let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+                write_gsd(&f, &mut w).map_err(|e| {
+                    let io = std::io::Error::other(e.to_string());
+                    failed = Some(e);
+                    io
+                })?;
+                w.flush()
+            })
+            .map_err(|e| failed.take().map_or_else(|| Error::from(e).in_file(output), |e| e.in_file(input)))
         }
         (Format::B2nd, Format::Asdf) => {
             let b = b2nd::B2ndFile::parse(bytes, &options.limits).map_err(|e| convert_error(e, input))?;
@@ -529,6 +539,48 @@ pub fn gsd_to_asdf<'a>(g: &gsd::GsdFile<'a>, compression: Compression) -> crate:
 /// No `frames` list; a frame that is not a mapping; a value that is not text or an
 /// array GSD can hold (with its tree path).
 pub fn asdf_to_gsd(f: &AsdfFile) -> crate::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    write_gsd(f, &mut out)?;
+    Ok(out)
+}
+
+/// Where a GSD chunk's data comes from.
+enum GsdSource<'t> {
+    /// An ndarray node, at its tree path.
+    Array(crate::tree::NodeRef<'t>, String),
+    Text(&'t str),
+}
+
+/// Writes the GSD file of an ASDF file (see [`asdf_to_gsd`]) to `w`, one chunk at a
+/// time: the tree is checked and the file laid out first, then each array is read
+/// (memory-mapped when stored uncompressed) and written.
+///
+/// # Errors
+/// As [`asdf_to_gsd`]; write errors.
+pub fn write_gsd(f: &AsdfFile, w: &mut impl Write) -> crate::Result<()> {
+    let (layout, sources) = gsd_layout(f)?;
+    let mut failed = None;
+    let written = layout.write_to(w, |i, w| match &sources[i] {
+        GsdSource::Text(s) => w.write_all(s.as_bytes()),
+        GsdSource::Array(node, path) => {
+            let a = f.ndarray_at(*node).map_err(|e| {
+                let e = e.at_path(path);
+                let io = std::io::Error::other(e.to_string());
+                failed = Some(e);
+                io
+            })?;
+            write_elements(&a, false, &mut &mut *w)
+        }
+    });
+    match (written, failed) {
+        (_, Some(e)) => Err(e),
+        (Err(e), None) => Err(Error::from(e)),
+        (Ok(()), None) => Ok(()),
+    }
+}
+
+/// The layout of the GSD file of `f`, and where each chunk's data is.
+fn gsd_layout(f: &AsdfFile) -> crate::Result<(gsd::Layout, Vec<GsdSource<'_>>)> {
     let bad = |path: String, why: &str| {
         Error::new(ErrorKind::Convert(ConvertError::Unsupported(why.into())), Location::path(path))
     };
@@ -557,12 +609,13 @@ pub fn asdf_to_gsd(f: &AsdfFile) -> crate::Result<Vec<u8>> {
         None => 0,
     };
     let mut chunks = Vec::new();
+    let mut sources = Vec::new();
     for (frame, node) in frames.enumerate() {
         let pairs = node.pairs().ok_or_else(|| bad(format!("/frames/{frame}"), "a frame must be a mapping"))?;
         for (k, v) in pairs {
             let name = k.key_text();
             let path = format!("/frames/{frame}/{name}");
-            let (type_id, n, m, data) = if v.is_asdf_tag("core/ndarray") {
+            let (type_id, n, m, bytes) = if v.is_asdf_tag("core/ndarray") {
                 let a = f.ndarray_at(v).map_err(|e| e.at_path(&path))?;
                 let t = gsd::type_of(&a.datatype)
                     .ok_or_else(|| bad(path.clone(), &format!("GSD holds no {} arrays", a.datatype)))?;
@@ -572,17 +625,19 @@ pub fn asdf_to_gsd(f: &AsdfFile) -> crate::Result<Vec<u8>> {
                     _ => return Err(bad(path, "GSD holds arrays of 1 or 2 dimensions")),
                 };
                 let m = u32::try_from(m).map_err(|_| bad(path.clone(), "more than 2^32 columns"))?;
-                let mut data = Vec::with_capacity(a.len() * a.datatype.size());
-                write_elements(&a, false, &mut data).map_err(Error::from)?;
-                (t, n as u64, m, data)
+                let bytes = (a.len() * a.datatype.size()) as u64;
+                sources.push(GsdSource::Array(v, path));
+                (t, n as u64, m, bytes)
             } else if let Some(s) = v.as_str() {
-                (gsd::TYPE_CHARACTER, s.len() as u64, 1, s.as_bytes().to_vec())
+                sources.push(GsdSource::Text(s));
+                (gsd::TYPE_CHARACTER, s.len() as u64, 1, s.len() as u64)
             } else {
                 return Err(bad(path, "a chunk must be an array or text"));
             };
-            chunks.push(gsd::ChunkOut { frame: frame as u64, name, type_id, n, m, data });
+            chunks.push(gsd::ChunkPlan { frame: frame as u64, name, type_id, n, m, bytes });
         }
     }
-    gsd::encode(&application, &schema, schema_version, &chunks)
-        .map_err(|e| Error::new(ErrorKind::Convert(e), Location::default()))
+    let layout = gsd::Layout::new(&application, &schema, schema_version, &chunks)
+        .map_err(|e| Error::new(ErrorKind::Convert(e), Location::default()))?;
+    Ok((layout, sources))
 }
