@@ -284,7 +284,7 @@ pub struct ChunkOut {
     pub data: Vec<u8>,
 }
 
-/// A chunk to write with [`write_to`]: what the index says of it, its data to come.
+/// A chunk to lay out with [`Layout::new`]: what the index says of it, its data to come.
 #[derive(Debug, Clone)]
 pub struct ChunkPlan {
     /// The frame.
