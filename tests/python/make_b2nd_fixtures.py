@@ -25,7 +25,7 @@ import sys
 
 import numpy as np
 
-from make_ra_fixtures import asdf_cases, check_asdf, same
+from make_ra_fixtures import asdf_cases, check_asdf, each, same
 
 BLOSC2_VERSION = "4.14.1"
 
@@ -251,18 +251,12 @@ if __name__ == "__main__":
     if cmd == "make":
         make(sys.argv[2])
     elif cmd == "check-asdf":
-        rest = sys.argv[3:]
-        for i in range(0, len(rest), 2):
-            check_asdf(sys.argv[2], rest[i], rest[i + 1])
+        each(sys.argv[3:], 2, lambda out, npy: check_asdf(sys.argv[2], out, npy))
     elif cmd == "make-asdf":
         make_asdf(sys.argv[2])
     elif cmd == "check-vlmeta":
-        rest = sys.argv[2:]
-        for i in range(0, len(rest), 3):
-            check_vlmeta(*rest[i : i + 3])
+        each(sys.argv[2:], 3, check_vlmeta)
     elif cmd == "check-b2nd":
-        rest = sys.argv[2:]
-        for i in range(0, len(rest), 2):
-            check_b2nd(rest[i], rest[i + 1])
+        each(sys.argv[2:], 2, check_b2nd)
     else:
         sys.exit(f"unknown command {cmd}")

@@ -193,17 +193,19 @@ def check_ra(path, npy):
     print(f"{path}: {err}" if err else f"ok {path}")
 
 
+def each(args, n, check):
+    """Calls `check` on each run of `n` arguments (the check commands' pairs)."""
+    for i in range(0, len(args), n):
+        check(*args[i : i + n])
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "check-asdf":
-        rest = sys.argv[3:]
-        for i in range(0, len(rest), 2):
-            check_asdf(sys.argv[2], rest[i], rest[i + 1])
+        each(sys.argv[3:], 2, lambda out, npy: check_asdf(sys.argv[2], out, npy))
     elif cmd == "make-asdf":
         make_asdf(sys.argv[2])
     elif cmd == "check-ra":
-        rest = sys.argv[2:]
-        for i in range(0, len(rest), 2):
-            check_ra(rest[i], rest[i + 1])
+        each(sys.argv[2:], 2, check_ra)
     else:
         make(cmd)
