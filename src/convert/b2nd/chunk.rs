@@ -209,20 +209,14 @@ pub(crate) fn decode_part(
             }
             let value: &[u8] = match s {
                 // Uninitialized items are read as zeros.
-                1 | 4 => &[0; 8][..ts.min(8)],
-                2 => match ts {
-                    4 => &f32::NAN.to_le_bytes(),
-                    8 => &f64::NAN.to_le_bytes(),
-                    _ => return Err(bad(format!("a chunk of NaNs with typesize {ts}"))),
-                },
+                1 | 4 => &[0],
+                2 => nan_bytes(ts).ok_or_else(|| bad(format!("a chunk of NaNs with typesize {ts}")))?,
                 3 => chunk
                     .get(EXTENDED_HEADER..EXTENDED_HEADER + ts)
                     .ok_or_else(|| bad("a chunk of one repeated value ends before the value"))?,
                 _ => return Err(bad(format!("unknown special value {s} in the Blosc2 flags at byte 31"))),
             };
-            for r in wanted() {
-                fill(&mut out[r], value);
-            }
+            fill_wanted(out, want, value);
             return Ok(h);
         }
     }
@@ -288,12 +282,28 @@ pub(crate) fn decode_part(
     Ok(h)
 }
 
-/// Fills `out` with copies of `value` (as many whole ones as fit).
-pub(crate) fn fill(out: &mut [u8], value: &[u8]) {
-    if value.iter().all(|&b| b == 0) {
-        out.fill(0);
-    } else {
-        out.chunks_exact_mut(value.len()).for_each(|e| e.copy_from_slice(value));
+/// The bytes of a NaN item of `ts` bytes (float32 or float64), as special chunks hold.
+pub(crate) fn nan_bytes(ts: usize) -> Option<&'static [u8]> {
+    const F32: [u8; 4] = f32::NAN.to_le_bytes();
+    const F64: [u8; 8] = f64::NAN.to_le_bytes();
+    match ts {
+        4 => Some(&F32),
+        8 => Some(&F64),
+        _ => None,
+    }
+}
+
+/// Fills the byte ranges `want` of `out` (as far as `out` goes) with copies of the
+/// item `value` (a single zero byte for zeros): a special chunk's items.
+pub(crate) fn fill_wanted(out: &mut [u8], want: &[std::ops::Range<usize>], value: &[u8]) {
+    let n = out.len();
+    for r in want {
+        let part = &mut out[r.start.min(n)..r.end.min(n)];
+        if value.iter().all(|&b| b == 0) {
+            part.fill(0);
+        } else {
+            part.chunks_exact_mut(value.len()).for_each(|e| e.copy_from_slice(value));
+        }
     }
 }
 

@@ -434,11 +434,8 @@ impl<'a> B2ndFile<'a> {
     fn decode_chunk_part(&self, i: usize, buf: &mut [u8], want: &[Range<usize>]) -> Result<(), ConvertError> {
         let value: &[u8] = match self.chunks[i] {
             ChunkAt::Zeros => &[0],
-            ChunkAt::Nan => match self.typesize {
-                4 => &f32::NAN.to_le_bytes(),
-                8 => &f64::NAN.to_le_bytes(),
-                t => return Err(malformed(format!("chunk {i} is all NaN but items have {t} bytes"))),
-            },
+            ChunkAt::Nan => chunk::nan_bytes(self.typesize)
+                .ok_or_else(|| malformed(format!("chunk {i} is all NaN but items have {} bytes", self.typesize)))?,
             ChunkAt::Data(at) => {
                 return chunk::decode_part(&self.bytes[at..], self.chunk_bytes, buf, want).map(drop).map_err(
                     |e| match e {
@@ -448,10 +445,7 @@ impl<'a> B2ndFile<'a> {
                 );
             }
         };
-        let n = buf.len();
-        for r in want {
-            chunk::fill(&mut buf[r.start.min(n)..r.end.min(n)], value);
-        }
+        chunk::fill_wanted(buf, want, value);
         Ok(())
     }
 }
