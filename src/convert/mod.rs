@@ -546,37 +546,26 @@ pub fn asdf_to_gsd(f: &AsdfFile) -> crate::Result<Vec<u8>> {
 
 /// Where a GSD chunk's data comes from.
 enum GsdSource<'t> {
-    /// An ndarray node, at its tree path.
-    Array(crate::tree::NodeRef<'t>, String),
+    /// An array: over the mapped file when stored uncompressed, else over its block
+    /// decoded (once, in the file's cache).
+    Array(NdArray<'t>),
     Text(&'t str),
 }
 
 /// Writes the GSD file of an ASDF file (see [`asdf_to_gsd`]) to `w`, one chunk at a
-/// time: the tree is checked and the file laid out first, then each array is read
-/// (memory-mapped when stored uncompressed) and written.
+/// time: the tree is checked and the file laid out first, then each array's elements
+/// are written from where they are.
 ///
 /// # Errors
 /// As [`asdf_to_gsd`]; write errors.
 pub fn write_gsd(f: &AsdfFile, w: &mut impl Write) -> crate::Result<()> {
     let (layout, sources) = gsd_layout(f)?;
-    let mut failed = None;
-    let written = layout.write_to(w, |i, w| match &sources[i] {
-        GsdSource::Text(s) => w.write_all(s.as_bytes()),
-        GsdSource::Array(node, path) => {
-            let a = f.ndarray_at(*node).map_err(|e| {
-                let e = e.at_path(path);
-                let io = std::io::Error::other(e.to_string());
-                failed = Some(e);
-                io
-            })?;
-            write_elements(&a, false, &mut &mut *w)
-        }
-    });
-    match (written, failed) {
-        (_, Some(e)) => Err(e),
-        (Err(e), None) => Err(Error::from(e)),
-        (Ok(()), None) => Ok(()),
-    }
+    layout
+        .write_to(w, |i, w| match &sources[i] {
+            GsdSource::Text(s) => w.write_all(s.as_bytes()),
+            GsdSource::Array(a) => write_elements(a, false, &mut &mut *w),
+        })
+        .map_err(Error::from)
 }
 
 /// The layout of the GSD file of `f`, and where each chunk's data is.
@@ -626,7 +615,7 @@ fn gsd_layout(f: &AsdfFile) -> crate::Result<(gsd::Layout, Vec<GsdSource<'_>>)> 
                 };
                 let m = u32::try_from(m).map_err(|_| bad(path.clone(), "more than 2^32 columns"))?;
                 let bytes = (a.len() * a.datatype.size()) as u64;
-                sources.push(GsdSource::Array(v, path));
+                sources.push(GsdSource::Array(a));
                 (t, n as u64, m, bytes)
             } else if let Some(s) = v.as_str() {
                 sources.push(GsdSource::Text(s));
