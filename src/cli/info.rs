@@ -214,7 +214,7 @@ fn node_line(file: &AsdfFile, info: &Info, options: &InfoOptions, budget: &mut u
         Name::Key(k) => line.push_str(&pyrepr::str_of(file, tree.node(k), pyrepr::REPR_MAX)),
     }
     line.push_str(" (");
-    line.push_str(&pyrepr::type_name(node));
+    line.push_str(pyrepr::type_name(node));
     line.push(')');
     if info.kind == Kind::Array {
         line.push_str(": ");

@@ -51,7 +51,7 @@ fn is_leaf_object(node: NodeRef<'_>) -> bool {
 
 /// The name of the Python class the reference makes of `node` (for tags it has no class
 /// for, which depend on the extensions installed, the tag itself).
-pub(crate) fn type_name<'t>(node: NodeRef<'t>) -> Cow<'t, str> {
+pub(crate) fn type_name<'t>(node: NodeRef<'t>) -> &'t str {
     for (tag, name) in [
         ("core/asdf", "AsdfObject"),
         ("core/software", "Software"),
@@ -63,13 +63,13 @@ pub(crate) fn type_name<'t>(node: NodeRef<'t>) -> Cow<'t, str> {
         ("core/externalarray", "ExternalArrayReference"),
     ] {
         if node.is_asdf_tag(tag) {
-            return name.into();
+            return name;
         }
     }
     match node.tag() {
-        Some(OMAP_TAG) => return "OrderedDict".into(),
-        Some(SET_TAG) => return "set".into(),
-        Some(t) => return t.into(),
+        Some(OMAP_TAG) => return "OrderedDict",
+        Some(SET_TAG) => return "set",
+        Some(t) => return t,
         None => {}
     }
     match node.value() {
@@ -89,7 +89,6 @@ pub(crate) fn type_name<'t>(node: NodeRef<'t>) -> Cow<'t, str> {
         Value::Seq(_) => "list",
         Value::Map(_) => "dict",
     }
-    .into()
 }
 
 /// Python's `str()` of `node`, which `info` shows after a leaf's type (arrays are
