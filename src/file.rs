@@ -16,7 +16,9 @@ use crate::block::{self, BlockHeader, ChecksumStatus, Compression, Trailer};
 use crate::error::{Error, ErrorKind, Location, Result, Warning};
 use crate::index::{self, IndexStatus};
 use crate::ndarray::stats::{self, Stats, StatsStream};
-use crate::ndarray::{ArrayError, ArrayMeta, Datatype, Element, NativeType, NdArray, Source, Storage};
+use crate::ndarray::{
+    ArrayError, ArrayMeta, ByteOrder, Datatype, Element, Layout, NativeType, NdArray, Source, Storage,
+};
 use crate::tree::header::{self, Header};
 use crate::tree::{NodeRef, Tree};
 use ::ndarray::{CowArray, IxDyn};
@@ -49,6 +51,17 @@ pub const STREAM_STATS_BYTES: u64 = 16 << 20;
 /// whole output, inflates about twice as fast as the streaming inflater the piece path
 /// uses. Larger ones are reduced piece by piece, in a few megabytes.
 pub const STREAM_STATS_ZLIB_BYTES: u64 = 512 << 20;
+
+/// An ndarray to be read once (see [`AsdfFile::ndarray_once_at`]).
+pub(crate) enum ReadOnce<'f, T> {
+    /// The array with its data at hand: over the mapped file or the cache, or owned
+    /// when its block was decoded for this read alone.
+    Whole(NdArray<'f>),
+    /// Elements in C order in a large compressed block not decoded yet: `layout.len()`
+    /// items from byte `layout.offset` of the block's data, which the caller decodes
+    /// piece by piece with [`AsdfFile::decode_pieces_of`] into `sink`.
+    Pieces { meta: ArrayMeta, layout: Layout, block: usize, sink: T },
+}
 
 /// What [`AsdfFile::ndarray_stats_at`] tells of an ndarray.
 #[derive(Debug, Clone, PartialEq)]
@@ -359,25 +372,120 @@ impl AsdfFile {
     /// # Errors
     /// As [`AsdfFile::ndarray_at`].
     pub fn ndarray_stats_at(&self, node: NodeRef<'_>) -> Result<ArrayStats> {
-        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
-        let meta = match self.streamed_stats(node, meta)? {
-            Ok(streamed) => return Ok(streamed),
-            Err(meta) => meta,
-        };
-        let alone = match meta.source {
-            Source::Block(i) => self.resolve_block(i).ok().filter(|&n| self.used_once_undecoded(n)),
+        let stream = |meta: &ArrayMeta, layout: &Layout| match meta.datatype {
+            Datatype::Scalar(scalar) => StatsStream::new(scalar, meta.byteorder, layout.offset, layout.len()),
             _ => None,
         };
-        let a = match alone {
-            Some(n) => {
-                let data = self.decode_block(n)?;
-                NdArray::new(&meta, Cow::Owned(data), Storage::Block(n), None, &self.options.limits)
-                    .map_err(|e| self.array_error(node, e))?
+        match self.ndarray_once_at(node, stream)? {
+            ReadOnce::Whole(a) => {
+                let stats = stats::stats(&a);
+                Ok(ArrayStats { datatype: a.datatype, shape: a.shape, storage: a.storage, stats })
             }
-            None => self.ndarray_of(node, &meta)?,
-        };
-        let stats = stats::stats(&a);
-        Ok(ArrayStats { datatype: a.datatype, shape: a.shape, storage: a.storage, stats })
+            ReadOnce::Pieces { meta, layout, block, sink: mut acc } => {
+                self.decode_pieces_of(block, |piece| {
+                    acc.feed(piece);
+                    Ok::<(), Error>(())
+                })?;
+                Ok(ArrayStats {
+                    datatype: meta.datatype,
+                    shape: layout.shape,
+                    storage: Storage::Block(block),
+                    stats: Some(acc.finish()),
+                })
+            }
+        }
+    }
+
+    /// The ndarray at `node`, to be read once, holding as little of its data as it can:
+    /// - [`ReadOnce::Pieces`] for an array in a large compressed block (of
+    ///   [`STREAM_STATS_BYTES`] or more; zlib above [`STREAM_STATS_ZLIB_BYTES`]) that is
+    ///   not decoded already, when its elements lie in C order and `pieces` gives a sink
+    ///   for them: the caller decodes the block piece by piece into it
+    ///   ([`AsdfFile::decode_pieces_of`]).
+    ///   With checksums verified (which needs the block whole), never.
+    /// - [`ReadOnce::Whole`] over a compressed block that no other ndarray of the tree
+    ///   uses, decoded for this read alone and not cached: reading every array of a file
+    ///   this way holds one decoded block at a time per thread, not all of them.
+    /// - [`AsdfFile::ndarray_at`] (and its cache) for anything else.
+    ///
+    /// # Errors
+    /// As [`AsdfFile::ndarray_at`].
+    pub(crate) fn ndarray_once_at<T>(
+        &self,
+        node: NodeRef<'_>,
+        pieces: impl FnOnce(&ArrayMeta, &Layout) -> Option<T>,
+    ) -> Result<ReadOnce<'_, T>> {
+        let arr = |e: ArrayError| self.array_error(node, e);
+        let meta = ArrayMeta::parse(node).map_err(arr)?;
+        let Source::Block(i) = meta.source else { return self.ndarray_of(node, &meta).map(ReadOnce::Whole) };
+        let n = self.resolve_block(i).map_err(arr)?;
+        let h = self.block_header(n)?;
+        let streams = self.in_pieces(h) && !self.options.verify_checksums && self.decoded[n].get().is_none();
+        if let Some(size) = streams.then_some(usize::try_from(h.data_size).ok()).flatten() {
+            let layout = meta.layout(size, &self.options.limits).map_err(arr)?;
+            if let Some(sink) = layout.is_c_contiguous(meta.datatype.size()).then(|| pieces(&meta, &layout)).flatten() {
+                return Ok(ReadOnce::Pieces { meta, layout, block: n, sink });
+            }
+        }
+        if self.used_once_undecoded(n) {
+            let data = self.decode_block(n)?;
+            return NdArray::new(&meta, Cow::Owned(data), Storage::Block(n), None, &self.options.limits)
+                .map(ReadOnce::Whole)
+                .map_err(arr);
+        }
+        self.ndarray_of(node, &meta).map(ReadOnce::Whole)
+    }
+
+    /// The datatype, byte order and shape of the ndarray at `node`, as
+    /// [`AsdfFile::ndarray_at`] finds them, but with no compressed block decoded: the
+    /// layout is checked against the block's `data_size` (the block's own faults come
+    /// out when it is read).
+    ///
+    /// # Errors
+    /// As [`AsdfFile::ndarray_at`], but for a damaged compressed block.
+    pub(crate) fn ndarray_shape_at(&self, node: NodeRef<'_>) -> Result<(Datatype, ByteOrder, Vec<usize>)> {
+        let arr = |e: ArrayError| self.array_error(node, e);
+        let meta = ArrayMeta::parse(node).map_err(arr)?;
+        if let Source::Block(i) = meta.source {
+            let n = self.resolve_block(i).map_err(arr)?;
+            let h = self.block_header(n)?;
+            if h.compression != Compression::None {
+                let size = usize::try_from(h.data_size).unwrap_or(usize::MAX);
+                let layout = meta.layout(size, &self.options.limits).map_err(arr)?;
+                return Ok((meta.datatype, meta.byteorder, layout.shape));
+            }
+        }
+        let a = self.ndarray_of(node, &meta)?;
+        Ok((a.datatype, a.byteorder, a.shape))
+    }
+
+    /// Decodes block `n` piece by piece (see [`BlockHeader::decode_pieces`]) into `sink`,
+    /// caching nothing.
+    ///
+    /// # Errors
+    /// A damaged block (with its number), and those of `sink`.
+    pub(crate) fn decode_pieces_of<E: From<Error>>(
+        &self,
+        n: usize,
+        mut sink: impl FnMut(&[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        // The block's errors are told apart from the sink's, which keep their own place.
+        enum Failure<E> {
+            Block(Error),
+            Sink(E),
+        }
+        impl<E> From<Error> for Failure<E> {
+            fn from(e: Error) -> Self {
+                Failure::Block(e)
+            }
+        }
+        let h = self.block_header(n)?;
+        h.decode_pieces(&self.bytes, &self.options.limits, |piece| sink(piece).map_err(Failure::Sink)).map_err(|f| {
+            match f {
+                Failure::Block(e) => E::from(e.with_block(n)),
+                Failure::Sink(e) => e,
+            }
+        })
     }
 
     /// Whether a block is one to decode piece by piece when only reduced or verified: a
@@ -410,36 +518,6 @@ impl AsdfFile {
             users
         });
         users.get(n) == Some(&1)
-    }
-
-    /// [`AsdfFile::ndarray_stats_at`] of a large compressed block, decoded piece by piece;
-    /// `meta` back when the array is not one to stream.
-    fn streamed_stats(&self, node: NodeRef<'_>, meta: ArrayMeta) -> Result<std::result::Result<ArrayStats, ArrayMeta>> {
-        let arr = |e: ArrayError| self.array_error(node, e);
-        let (Source::Block(i), Datatype::Scalar(scalar)) = (&meta.source, &meta.datatype) else { return Ok(Err(meta)) };
-        let (i, scalar) = (*i, *scalar);
-        let n = self.resolve_block(i).map_err(arr)?;
-        let h = self.block_header(n)?;
-        let streams = self.in_pieces(h) && !self.options.verify_checksums && self.decoded[n].get().is_none();
-        let Some(size) = streams.then_some(usize::try_from(h.data_size).ok()).flatten() else { return Ok(Err(meta)) };
-        let layout = meta.layout(size, &self.options.limits).map_err(arr)?;
-        if !layout.is_c_contiguous(scalar.size()) {
-            return Ok(Err(meta));
-        }
-        let Some(mut acc) = StatsStream::new(scalar, meta.byteorder, layout.offset, layout.len()) else {
-            return Ok(Err(meta));
-        };
-        h.decode_pieces(&self.bytes, &self.options.limits, |piece| {
-            acc.feed(piece);
-            Ok::<(), Error>(())
-        })
-        .map_err(|e| e.with_block(n))?;
-        Ok(Ok(ArrayStats {
-            datatype: meta.datatype,
-            shape: layout.shape,
-            storage: Storage::Block(n),
-            stats: Some(acc.finish()),
-        }))
     }
 
     /// The ndarray at `path` as an `ndarray` array of `T`: a view with no copy when the

@@ -169,13 +169,20 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
         (Format::Asdf, Format::RawArray) => {
             let f = OpenOptions::new().limits(options.limits).open(input)?;
             let path = pick_array(&f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
-            let array = f.ndarray(&path).map_err(|e| e.in_file(input))?;
-            let header = ra::header_for(&array).map_err(|e| convert_error(e, input).at_path(&path))?;
-            // Streamed: the file is never held whole in memory; a large one is written
+            let node = f.get(&path).ok_or_else(|| usage(format!("no node at {path}")).in_file(input))?;
+            let (datatype, order, shape) = f.ndarray_shape_at(node).map_err(|e| e.at_path(&path).in_file(input))?;
+            let header = ra::header_of(&datatype, order, &shape).map_err(|e| convert_error(e, input).at_path(&path))?;
+            // Streamed: neither file is held whole in memory (a large compressed block
+            // is decoded piece by piece as it is written); a large output is written
             // past the page cache, as large ASDF files are.
-            let body = |mut w: &mut dyn Write| {
+            let mut failed = None;
+            let mut body = |mut w: &mut dyn Write| {
                 w.write_all(&header.to_bytes())?;
-                write_elements(&array, true, &mut w)
+                write_ndarray_once(&f, node, true, &mut w).map_err(|e| {
+                    let io = std::io::Error::other(e.to_string());
+                    failed = Some(e);
+                    io
+                })
             };
             crate::cli::write_atomically_with(output, |file| {
                 match (header.size >= DIRECT_MIN).then(|| crate::direct::DirectWriter::new(file)).flatten() {
@@ -186,7 +193,9 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
                     }
                 }
             })
-            .map_err(|e| Error::from(e).in_file(output))
+            .map_err(|e| {
+                failed.take().map_or_else(|| Error::from(e).in_file(output), |e| e.at_path(&path).in_file(input))
+            })
         }
         (Format::Gsd, Format::Asdf) => {
             let g = gsd::GsdFile::parse(bytes).map_err(|e| convert_error(e, input))?;
@@ -216,30 +225,49 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
         (Format::Asdf, Format::B2nd) => {
             let f = OpenOptions::new().limits(options.limits).open(input)?;
             let path = pick_array(&f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
-            let array = f.ndarray(&path).map_err(|e| e.in_file(input))?;
+            let node = f.get(&path).ok_or_else(|| usage(format!("no node at {path}")).in_file(input))?;
+            let (datatype, stored_order, shape) =
+                f.ndarray_shape_at(node).map_err(|e| e.at_path(&path).in_file(input))?;
             // Numbers are written little-endian; text and records keep their bytes.
-            let order = match array.datatype {
+            let order = match datatype {
                 Datatype::Scalar(_) => ByteOrder::Little,
-                _ => array.byteorder,
+                _ => stored_order,
             };
-            let dtype = b2nd::dtype_string(&array.datatype, order);
-            // The stored bytes themselves when they already lie in C order as written.
-            let size = array.datatype.size();
-            let swap = matches!(array.datatype, Datatype::Scalar(_)) && size > 1 && array.byteorder == ByteOrder::Big;
-            let data: std::borrow::Cow<'_, [u8]> = match array.is_c_contiguous() && !swap {
-                true => array.data()[array.offset..array.offset + array.len() * size].into(),
-                false => {
-                    let mut data = Vec::with_capacity(array.len() * size);
-                    write_elements(&array, false, &mut data).map_err(Error::from)?;
-                    data.into()
+            let dtype = b2nd::dtype_string(&datatype, order);
+            // The elements in C order as written, in one buffer: the stored bytes
+            // themselves when they lie so already, else one copy (a large compressed
+            // block decoded into it piece by piece, not held decoded besides).
+            let read = |e: Error| e.at_path(&path).in_file(input);
+            let once = f.ndarray_once_at(node, |meta, layout| {
+                ElementSpan::new(&meta.datatype, meta.byteorder, layout.offset, layout.len())
+            });
+            let mut copy = Vec::new();
+            let held = match once.map_err(read)? {
+                crate::file::ReadOnce::Whole(a) => Some(a),
+                crate::file::ReadOnce::Pieces { block, sink: mut span, layout, .. } => {
+                    copy.reserve_exact(layout.len() * datatype.size());
+                    f.decode_pieces_of(block, |piece| span.feed(piece, &mut copy).map_err(Error::from))
+                        .map_err(read)?;
+                    None
                 }
+            };
+            let data: &[u8] = match &held {
+                Some(a) if a.is_c_contiguous() && swap_part(&a.datatype, a.byteorder).is_none() => {
+                    &a.data()[a.offset..a.offset + a.len() * a.datatype.size()]
+                }
+                Some(a) => {
+                    copy.reserve_exact(a.len() * a.datatype.size());
+                    write_elements(a, false, &mut copy).map_err(Error::from)?;
+                    &copy
+                }
+                None => &copy,
             };
             let vlmeta = match f.get("b2nd/vlmeta") {
                 Some(node) => vlmeta_of(&f, node).map_err(|e| e.in_file(input))?,
                 None => Vec::new(),
             };
             let encode = b2nd::EncodeOptions { codec: options.blosc_codec, ..Default::default() };
-            let encoder = b2nd::Encoder::new(&data, &array.shape, array.datatype.size(), &dtype, &vlmeta, &encode)
+            let encoder = b2nd::Encoder::new(data, &shape, datatype.size(), &dtype, &vlmeta, &encode)
                 .map_err(|e| convert_error(e, input).at_path(&path))?;
             // Written as the chunks are compressed: the frame is never held whole.
             crate::cli::write_atomically_with(output, |file| {
@@ -358,7 +386,7 @@ fn pick_array(f: &AsdfFile, wanted: Option<&str>) -> crate::Result<String> {
 /// Those of `out`.
 pub(crate) fn write_elements(array: &NdArray<'_>, column_major: bool, out: &mut impl Write) -> std::io::Result<()> {
     let n = array.datatype.size();
-    let swap = matches!(array.datatype, Datatype::Scalar(_)) && array.byteorder == ByteOrder::Big;
+    let swap = swap_part(&array.datatype, array.byteorder);
     // Column-major order is C order over the axes reversed.
     let (shape, strides): (Vec<usize>, Vec<isize>) = match column_major {
         true => (array.shape.iter().rev().copied().collect(), array.strides.iter().rev().copied().collect()),
@@ -366,24 +394,16 @@ pub(crate) fn write_elements(array: &NdArray<'_>, column_major: bool, out: &mut 
     };
     let walk = NdArray::from_layout(&array.datatype, array.byteorder, &shape, &strides, array.offset, array.data());
     let data = array.data();
-    if walk.is_c_contiguous() && !swap {
+    if walk.is_c_contiguous() && swap.is_none() {
         return out.write_all(&data[array.offset..array.offset + array.len() * n]);
     }
-    // A complex number swaps each half.
-    let part = match array.datatype {
-        Datatype::Scalar(ScalarType::Complex64 | ScalarType::Complex128) => n / 2,
-        _ => n,
-    };
     const PIECE: usize = 1 << 20;
     let mut buf = Vec::with_capacity(PIECE.min(array.len() * n) + n);
     for at in walk.byte_offsets() {
         let e = &data[at..at + n];
-        if swap {
-            for half in e.chunks(part.max(1)) {
-                buf.extend(half.iter().rev());
-            }
-        } else {
-            buf.extend_from_slice(e);
+        match swap {
+            Some(part) => push_swapped(&mut buf, e, part),
+            None => buf.extend_from_slice(e),
         }
         if buf.len() >= PIECE {
             out.write_all(&buf)?;
@@ -391,6 +411,105 @@ pub(crate) fn write_elements(array: &NdArray<'_>, column_major: bool, out: &mut 
         }
     }
     out.write_all(&buf)
+}
+
+/// The size of the parts to reverse in each element of `datatype` stored in `order`, to
+/// write it little-endian: `None` when nothing is to be swapped (a little-endian number,
+/// one byte, text, a record); half the element for a complex number.
+fn swap_part(datatype: &Datatype, order: ByteOrder) -> Option<usize> {
+    let n = datatype.size();
+    match datatype {
+        Datatype::Scalar(_) if order == ByteOrder::Big && n > 1 => Some(match datatype {
+            Datatype::Scalar(ScalarType::Complex64 | ScalarType::Complex128) => n / 2,
+            _ => n,
+        }),
+        _ => None,
+    }
+}
+
+/// Appends the elements of `bytes` (a whole number of them) with each `part` of every
+/// element reversed.
+fn push_swapped(buf: &mut Vec<u8>, bytes: &[u8], part: usize) {
+    for p in bytes.chunks_exact(part) {
+        buf.extend(p.iter().rev());
+    }
+}
+
+/// [`write_elements`] of the ndarray at `node` of `f`, reading it once
+/// ([`AsdfFile::ndarray_once_at`]): a large compressed block whose elements lie in the
+/// order to write is decoded and written piece by piece, never held whole; another
+/// compressed block that only this array uses is decoded for the write and dropped.
+///
+/// # Errors
+/// Those of reading the array, and of `out`.
+pub(crate) fn write_ndarray_once(
+    f: &AsdfFile,
+    node: crate::tree::NodeRef<'_>,
+    column_major: bool,
+    out: &mut impl Write,
+) -> crate::Result<()> {
+    let span = |meta: &crate::ndarray::ArrayMeta, layout: &crate::ndarray::Layout| {
+        // Column-major order is C order when at most one axis is longer than 1.
+        let in_order = !column_major || layout.shape.iter().filter(|&&d| d > 1).count() <= 1;
+        in_order.then(|| ElementSpan::new(&meta.datatype, meta.byteorder, layout.offset, layout.len())).flatten()
+    };
+    match f.ndarray_once_at(node, span)? {
+        crate::file::ReadOnce::Whole(a) => write_elements(&a, column_major, out).map_err(Error::from),
+        crate::file::ReadOnce::Pieces { block, sink: mut span, .. } => {
+            f.decode_pieces_of(block, |piece| span.feed(piece, out).map_err(Error::from))
+        }
+    }
+}
+
+/// `len` bytes from byte `skip` of data that comes in pieces, written as
+/// [`write_elements`] writes elements in C order (numbers little-endian, the bytes of
+/// others as they are).
+struct ElementSpan {
+    /// Bytes still to pass over before the elements.
+    skip: usize,
+    /// Bytes of elements still to come.
+    left: usize,
+    /// The element's size and the part of it to reverse, for big-endian numbers.
+    swap: Option<(usize, usize)>,
+    /// The start of an element cut where a piece ended.
+    carry: Vec<u8>,
+    /// Swapped bytes to write.
+    buf: Vec<u8>,
+}
+
+impl ElementSpan {
+    /// For `len` elements of `datatype` stored in `order`, from byte `offset`; `None`
+    /// when their bytes overflow.
+    fn new(datatype: &Datatype, order: ByteOrder, offset: usize, len: usize) -> Option<ElementSpan> {
+        let n = datatype.size();
+        let swap = swap_part(datatype, order).map(|part| (n, part));
+        Some(ElementSpan { skip: offset, left: len.checked_mul(n)?, swap, carry: Vec::new(), buf: Vec::new() })
+    }
+
+    /// Writes what of `piece`, the next bytes of the data, belongs to the elements.
+    fn feed(&mut self, piece: &[u8], out: &mut impl Write) -> std::io::Result<()> {
+        let passed = self.skip.min(piece.len());
+        self.skip -= passed;
+        let piece = &piece[passed..];
+        let mut piece = &piece[..self.left.min(piece.len())];
+        self.left -= piece.len();
+        let Some((n, part)) = self.swap else { return out.write_all(piece) };
+        self.buf.clear();
+        if !self.carry.is_empty() {
+            let need = (n - self.carry.len()).min(piece.len());
+            self.carry.extend_from_slice(&piece[..need]);
+            piece = &piece[need..];
+            if self.carry.len() < n {
+                return Ok(());
+            }
+            push_swapped(&mut self.buf, &self.carry, part);
+            self.carry.clear();
+        }
+        let whole = piece.len() - piece.len() % n;
+        push_swapped(&mut self.buf, &piece[..whole], part);
+        self.carry.extend_from_slice(&piece[whole..]);
+        out.write_all(&self.buf)
+    }
 }
 
 fn plain(value: crate::tree::Value) -> crate::tree::Node {
@@ -546,9 +665,9 @@ pub fn asdf_to_gsd(f: &AsdfFile) -> crate::Result<Vec<u8>> {
 
 /// Where a GSD chunk's data comes from.
 enum GsdSource<'t> {
-    /// An array: over the mapped file when stored uncompressed, else over its block
-    /// decoded (once, in the file's cache).
-    Array(NdArray<'t>),
+    /// The node of an array and its tree path, read as its chunk is written
+    /// ([`write_ndarray_once`]).
+    Array(crate::tree::NodeRef<'t>, String),
     Text(&'t str),
 }
 
@@ -560,12 +679,18 @@ enum GsdSource<'t> {
 /// As [`asdf_to_gsd`]; write errors.
 pub fn write_gsd(f: &AsdfFile, w: &mut impl Write) -> crate::Result<()> {
     let (layout, sources) = gsd_layout(f)?;
+    let mut failed = None;
     layout
         .write_to(w, |i, w| match &sources[i] {
             GsdSource::Text(s) => w.write_all(s.as_bytes()),
-            GsdSource::Array(a) => write_elements(a, false, &mut &mut *w),
+            GsdSource::Array(node, path) => write_ndarray_once(f, *node, false, &mut &mut *w).map_err(|e| {
+                let e = e.at_path(path);
+                let io = std::io::Error::other(e.to_string());
+                failed = Some(e);
+                io
+            }),
         })
-        .map_err(Error::from)
+        .map_err(|e| failed.take().unwrap_or_else(|| Error::from(e)))
 }
 
 /// The layout of the GSD file of `f`, and where each chunk's data is.
@@ -605,17 +730,17 @@ fn gsd_layout(f: &AsdfFile) -> crate::Result<(gsd::Layout, Vec<GsdSource<'_>>)> 
             let name = k.key_text();
             let path = format!("/frames/{frame}/{name}");
             let (type_id, n, m, bytes) = if v.is_asdf_tag("core/ndarray") {
-                let a = f.ndarray_at(v).map_err(|e| e.at_path(&path))?;
-                let t = gsd::type_of(&a.datatype)
-                    .ok_or_else(|| bad(path.clone(), &format!("GSD holds no {} arrays", a.datatype)))?;
-                let (n, m) = match a.shape.as_slice() {
+                let (datatype, _, shape) = f.ndarray_shape_at(v).map_err(|e| e.at_path(&path))?;
+                let t = gsd::type_of(&datatype)
+                    .ok_or_else(|| bad(path.clone(), &format!("GSD holds no {datatype} arrays")))?;
+                let (n, m) = match shape.as_slice() {
                     [n] => (*n, 1),
                     [n, m] => (*n, *m),
                     _ => return Err(bad(path, "GSD holds arrays of 1 or 2 dimensions")),
                 };
                 let m = u32::try_from(m).map_err(|_| bad(path.clone(), "more than 2^32 columns"))?;
-                let bytes = (a.len() * a.datatype.size()) as u64;
-                sources.push(GsdSource::Array(a));
+                let bytes = (n * m as usize * datatype.size()) as u64;
+                sources.push(GsdSource::Array(v, path));
                 (t, n as u64, m, bytes)
             } else if let Some(s) = v.as_str() {
                 sources.push(GsdSource::Text(s));
@@ -629,4 +754,133 @@ fn gsd_layout(f: &AsdfFile) -> crate::Result<(gsd::Layout, Vec<GsdSource<'_>>)> 
     let layout = gsd::Layout::new(&application, &schema, schema_version, &chunks)
         .map_err(|e| Error::new(ErrorKind::Convert(e), Location::default()))?;
     Ok((layout, sources))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::{BlockHeader, codec};
+
+    /// What `write_elements` writes of `count` elements of `n` bytes from byte `skip` of
+    /// `data`, each `part` reversed when swapped.
+    fn expected(data: &[u8], skip: usize, count: usize, n: usize, part: Option<usize>) -> Vec<u8> {
+        let mut out = Vec::new();
+        for e in data[skip..skip + count * n].chunks_exact(n) {
+            match part {
+                Some(p) => e.chunks_exact(p).for_each(|h| out.extend(h.iter().rev())),
+                None => out.extend_from_slice(e),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn element_spans_write_the_elements_however_the_pieces_fall() {
+        let data = crate::testutil::noise(5000, 7);
+        let cases = [
+            ("float64", ByteOrder::Big, Some(8)),
+            ("complex128", ByteOrder::Big, Some(8)),
+            ("int16", ByteOrder::Big, Some(2)),
+            ("uint8", ByteOrder::Big, None),
+            ("float32", ByteOrder::Little, None),
+        ];
+        let mut seed = 1u64;
+        for (name, order, part) in cases {
+            let datatype = Datatype::Scalar(*ScalarType::ALL.iter().find(|t| t.name() == name).unwrap());
+            let n = datatype.size();
+            for skip in [0, 1, 5, 12, 13] {
+                let count = (data.len() - skip - 7) / n;
+                let want = expected(&data, skip, count, n, part);
+                // Pieces of 1 byte, of every size to 41, and of random sizes.
+                for cut in 1..42 {
+                    let mut span = ElementSpan::new(&datatype, order, skip, count).unwrap();
+                    let mut got = Vec::new();
+                    let mut at = 0;
+                    while at < data.len() {
+                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        let len = if cut == 41 { 1 + (seed >> 33) as usize % 300 } else { cut };
+                        let end = (at + len).min(data.len());
+                        span.feed(&data[at..end], &mut got).unwrap();
+                        at = end;
+                    }
+                    assert!(got == want, "{name} {order:?}, skip {skip}, pieces of {cut}");
+                    assert_eq!((span.left, span.carry.len()), (0, 0));
+                }
+            }
+        }
+    }
+
+    /// An ASDF file of one zlib block holding `data`, with `arrays` (YAML mappings
+    /// without `source`) over it.
+    fn one_block_file(data: &[u8], arrays: &[(&str, &str)]) -> Vec<u8> {
+        let mut tree = String::from(
+            "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n",
+        );
+        for (name, body) in arrays {
+            tree.push_str(&format!("{name}: !core/ndarray-1.1.0 {{source: 0, {body}}}\n"));
+        }
+        tree.push_str("...\n");
+        let mut out = tree.into_bytes();
+        let stored = codec::encode(Compression::Zlib, data).unwrap();
+        let len = stored.len() as u64;
+        let header = BlockHeader {
+            offset: out.len() as u64,
+            header_size: 48,
+            flags: 0,
+            compression: Compression::Zlib,
+            allocated_size: len,
+            used_size: len,
+            data_size: data.len() as u64,
+            checksum: [0; 16],
+        };
+        out.extend_from_slice(&header.to_bytes());
+        out.extend_from_slice(&stored);
+        out
+    }
+
+    #[test]
+    fn compressed_arrays_are_written_piece_by_piece_as_they_are_written_whole() {
+        // 1 MiB of data: four of the zlib decoder's pieces, cut inside elements when
+        // an array starts at an odd offset.
+        let data = crate::testutil::noise(1 << 20, 3);
+        let arrays = [
+            ("whole", "datatype: float64, byteorder: big, shape: [131072]"),
+            ("odd", "datatype: float64, byteorder: big, shape: [100000], offset: 12"),
+            ("complex", "datatype: complex128, byteorder: big, shape: [1000, 60], offset: 4"),
+            ("little", "datatype: int32, byteorder: little, shape: [5, 50000], offset: 3"),
+            ("text", "datatype: [ascii, 7], byteorder: big, shape: [3000], offset: 1"),
+            ("row", "datatype: uint16, byteorder: big, shape: [1, 1, 70000], offset: 1"),
+            ("strided", "datatype: float32, byteorder: big, shape: [1000, 100], strides: [800, 4]"),
+        ];
+        let bytes = one_block_file(&data, &arrays);
+        // Streamed from any size of zlib block; the other file holds its blocks whole.
+        let pieces = AsdfFile::options().stream_zlib_stats_from(0).from_bytes(bytes.clone()).unwrap();
+        let whole = AsdfFile::options().from_bytes(bytes).unwrap();
+        let written = |name: &str, column_major: bool| {
+            let mut want = Vec::new();
+            write_elements(&whole.ndarray(name).unwrap(), column_major, &mut want).unwrap();
+            let mut got = Vec::new();
+            write_ndarray_once(&pieces, pieces.get(name).unwrap(), column_major, &mut got).unwrap();
+            assert!(got == want, "{name}, column-major {column_major}");
+        };
+        let in_pieces = |name: &str| {
+            let once = pieces.ndarray_once_at(pieces.get(name).unwrap(), |_, _| Some(())).unwrap();
+            matches!(once, crate::file::ReadOnce::Pieces { .. })
+        };
+        for (name, _) in arrays {
+            assert_eq!(in_pieces(name), name != "strided", "{name}");
+            let array = whole.ndarray(name).unwrap();
+            let shape = pieces.ndarray_shape_at(pieces.get(name).unwrap()).unwrap();
+            assert_eq!(shape, (array.datatype.clone(), array.byteorder, array.shape.clone()));
+            written(name, false);
+            // Nothing was left decoded in the file's cache (but by the strided array,
+            // last, which reads the block whole, through the cache).
+            assert_eq!(in_pieces(name), name != "strided", "{name}");
+        }
+        // In column-major order, arrays of one axis longer than 1 are still written in
+        // pieces; others whole.
+        for (name, _) in arrays {
+            written(name, true);
+        }
+    }
 }

@@ -331,14 +331,19 @@ pub fn class_of(datatype: &Datatype) -> (u64, usize) {
 /// # Errors
 /// An element size of zero (a zero-length string type), which `.ra` cannot declare.
 pub fn header_for(array: &NdArray<'_>) -> Result<RaHeader, ConvertError> {
-    let (eltype, elbyte) = class_of(&array.datatype);
+    header_of(&array.datatype, array.byteorder, &array.shape)
+}
+
+/// [`header_for`] an array of `datatype` stored in `order`, of `shape`.
+pub(crate) fn header_of(datatype: &Datatype, order: ByteOrder, shape: &[usize]) -> Result<RaHeader, ConvertError> {
+    let (eltype, elbyte) = class_of(datatype);
     if elbyte == 0 {
         return Err(ConvertError::Unsupported("an element of 0 bytes cannot be written to RawArray".into()));
     }
-    let scalar = matches!(array.datatype, Datatype::Scalar(_));
-    let flags = if !scalar && array.byteorder == ByteOrder::Big { FLAG_BIG_ENDIAN } else { 0 };
-    let size = (array.len() * elbyte) as u64;
-    let dims = array.shape.iter().map(|&d| d as u64).collect();
+    let scalar = matches!(datatype, Datatype::Scalar(_));
+    let flags = if !scalar && order == ByteOrder::Big { FLAG_BIG_ENDIAN } else { 0 };
+    let size = (shape.iter().product::<usize>() * elbyte) as u64;
+    let dims = shape.iter().map(|&d| d as u64).collect();
     Ok(RaHeader { flags, eltype, elbyte: elbyte as u64, size, dims })
 }
 
