@@ -199,6 +199,20 @@ pub fn open_all(data: &[u8]) {
     let _ = crate::cli::info::report(&f, &cut, &mut sink);
     let _ = crate::cli::check::report(&f, "fuzz", &mut sink);
     let _ = crate::cli::to_yaml::to_yaml(&f);
+    // Read once, as the converters read (zlib blocks of any size piece by piece), every
+    // array that reads gives the bytes it gives read whole.
+    let Ok(once) = OpenOptions::new().limits(tight_limits()).stream_zlib_stats_from(0).from_bytes(data.to_vec()) else {
+        panic!("a file that opened does not open again");
+    };
+    for path in f.ndarray_paths() {
+        if let (Ok(a), Some(node)) = (f.ndarray(&path), once.get(&path)) {
+            let mut whole = Vec::new();
+            let mut pieces = Vec::new();
+            let _ = crate::convert::write_elements(&a, false, &mut whole);
+            let read = crate::convert::write_ndarray_once(&once, node, false, &mut pieces);
+            assert!(read.is_ok() && pieces == whole, "{path}: read once, {read:?}, not as read whole");
+        }
+    }
 }
 
 /// Opens a file, writes it again, and reads what was written: it must open, and every
