@@ -470,13 +470,10 @@ impl<'f> Document<'f> {
             .internal
             .par_iter()
             .map(|&(base, comp)| {
-                let data = self.block_bytes(base, &plan);
                 if self.bases.get(base).is_some_and(|b| b.chunks.is_some()) {
                     Ok(Prepared::Chunked)
-                } else if comp == Compression::Lz4 && data.len() > block::codec::LZ4_CHUNK {
-                    Ok(Prepared::Lz4Pipelined)
                 } else {
-                    encode_block(data, comp, options.checksums).map(|(h, stored)| Prepared::Encoded(h, stored))
+                    prepare(self.block_bytes(base, &plan), comp, options)
                 }
             })
             .collect::<std::result::Result<_, _>>()
@@ -486,35 +483,8 @@ impl<'f> Document<'f> {
         for (prepared, &(base, comp)) in blocks.into_iter().zip(&plan.internal) {
             offsets.push(offset);
             let allocated = match prepared {
-                Prepared::Encoded(mut h, stored) => {
-                    let extra = pad(stored.len());
-                    h.allocated_size = h.used_size + extra as u64;
-                    if options.checksums && stored.len() >= OVERLAP_MD5 {
-                        // MD5 off the critical path: hash on another thread while the data
-                        // is written, then patch the checksum into the header.
-                        let start = out.stream_position()?;
-                        let written = std::thread::scope(|scope| {
-                            let md5 = scope.spawn(|| block::md5(&stored));
-                            let w = out
-                                .write_all(&h.to_bytes())
-                                .and_then(|()| out.write_all(&stored))
-                                .and_then(|()| out.write_all(&vec![0u8; extra]));
-                            w.map(|()| md5.join().unwrap_or([0; 16]))
-                        });
-                        h.checksum = written?;
-                        let end = out.stream_position()?;
-                        out.seek(SeekFrom::Start(start))?;
-                        out.write_all(&h.to_bytes())?;
-                        out.seek(SeekFrom::Start(end))?;
-                    } else {
-                        out.write_all(&h.to_bytes())?;
-                        out.write_all(&stored)?;
-                        out.write_all(&vec![0u8; extra])?;
-                    }
-                    h.allocated_size
-                }
                 Prepared::Chunked => self.write_chunked(out, base, comp, options)?,
-                Prepared::Lz4Pipelined => write_lz4_pipelined(out, self.block_bytes(base, &plan), options)?,
+                other => write_prepared(out, other, self.block_bytes(base, &plan), options)?,
             };
             offset += block::HEADER_LEN as u64 + allocated;
         }
@@ -546,7 +516,9 @@ impl<'f> Document<'f> {
                     compression: comp,
                     chunks: None,
                 });
-                let sub_opts = WriteOptions { storage: Some(ArrayStorage::Internal), ..options.clone() };
+                // As the reference writes them: no padding.
+                let sub_opts =
+                    WriteOptions { storage: Some(ArrayStorage::Internal), pad_blocks: false, ..options.clone() };
                 sub.write_raw_block_file(&path, &sub_opts)?;
             }
         }
@@ -661,7 +633,9 @@ impl<'f> Document<'f> {
         self.set_node(path, id)
     }
 
-    /// Writes an external block file: a minimal tree and one block.
+    /// Writes an external block file: a minimal tree and one block, as the main file's
+    /// blocks are written (a large one past the page cache, its MD5 beside the write,
+    /// lz4 record by record).
     fn write_raw_block_file(&self, path: &Path, options: &WriteOptions) -> Result<()> {
         let mut tree = Overlay::new(&self.tree);
         let root = tree.root().ok_or_else(|| usage("no root"))?;
@@ -671,16 +645,16 @@ impl<'f> Document<'f> {
         let mut text = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", self.standard).into_bytes();
         text.extend_from_slice(Emitter::new(&tree).for_standard(&self.standard).document().as_bytes());
         let base = &self.bases[0];
-        let (mut h, stored) = encode_block(&base.data, base.compression, options.checksums)
-            .map_err(|e| Error::new(e, Location::default()))?;
-        h.allocated_size = h.used_size;
-        let offset = text.len() as u64;
-        text.extend_from_slice(&h.to_bytes());
-        text.extend_from_slice(&stored);
-        if options.include_index {
-            text.extend_from_slice(&index::write(&[offset]));
-        }
-        crate::cli::write_atomically(path, &text).map_err(|e| Error::from(e).in_file(path))
+        self.write_path_with(path, options, |out| {
+            out.write_all(&text)?;
+            let prepared =
+                prepare(&base.data, base.compression, options).map_err(|e| Error::new(e, Location::default()))?;
+            write_prepared(out, prepared, &base.data, options)?;
+            if options.include_index {
+                out.write_all(&index::write(&[text.len() as u64]))?;
+            }
+            Ok(())
+        })
     }
 
     /// Writes the document to `path` through a temporary file and a rename.
@@ -692,17 +666,28 @@ impl<'f> Document<'f> {
         if self.stream.is_some() {
             return Err(usage("a document with a stream is written with write_streamed"));
         }
+        self.write_path_with(path, options, |out| self.write(out, Some(path), options))
+    }
+
+    /// Runs `body` on a temporary file beside `path`, then renames it into place; with
+    /// 64 MiB of array data or more, the file is written past the page cache.
+    fn write_path_with(
+        &self,
+        path: &Path,
+        options: &WriteOptions,
+        body: impl FnOnce(&mut &mut dyn WriteSeek) -> Result<()>,
+    ) -> Result<()> {
         let mut failure = None;
         let big = self.bases.iter().map(|b| b.data.len()).sum::<usize>() >= DIRECT_MIN;
         let result = crate::cli::write_atomically_with(path, |f| {
             let written = match big.then(|| crate::direct::DirectWriter::new(f)).flatten() {
                 Some(direct) => {
                     let mut w = CrashTestWriter::new(direct);
-                    self.write(&mut w, Some(path), options).map(|()| w.inner.finish())
+                    body(&mut (&mut w as &mut dyn WriteSeek)).map(|()| w.inner.finish())
                 }
                 None => {
                     let mut w = CrashTestWriter::new(std::io::BufWriter::with_capacity(1 << 20, &*f));
-                    self.write(&mut w, Some(path), options).map(|()| w.flush())
+                    body(&mut (&mut w as &mut dyn WriteSeek)).map(|()| w.flush())
                 }
             };
             match written {
@@ -937,6 +922,64 @@ fn encode_block(
         checksum: if checksums { block::md5(&stored) } else { [0; 16] },
     };
     Ok((h, stored))
+}
+
+/// A writer and seeker, as a trait object.
+trait WriteSeek: Write + Seek {}
+
+impl<T: Write + Seek> WriteSeek for T {}
+
+/// How the block of `data` is to be written with `comp`: lz4 of two records or more
+/// compressed while it is written, anything else compressed (and, when small, hashed)
+/// now.
+fn prepare<'a>(
+    data: &'a [u8],
+    comp: Compression,
+    options: &WriteOptions,
+) -> std::result::Result<Prepared<'a>, block::BlockError> {
+    if comp == Compression::Lz4 && data.len() > block::codec::LZ4_CHUNK {
+        return Ok(Prepared::Lz4Pipelined);
+    }
+    encode_block(data, comp, options.checksums).map(|(h, stored)| Prepared::Encoded(h, stored))
+}
+
+/// Writes a block [`prepare`]d from `data` at the current position; returns its
+/// allocated size. A large block's MD5 is computed on another thread while it is
+/// written, then patched into its header.
+fn write_prepared<W: Write + Seek>(
+    out: &mut W,
+    prepared: Prepared<'_>,
+    data: &[u8],
+    options: &WriteOptions,
+) -> Result<u64> {
+    let (mut h, stored) = match prepared {
+        Prepared::Encoded(h, stored) => (h, stored),
+        Prepared::Lz4Pipelined => return write_lz4_pipelined(out, data, options),
+        Prepared::Chunked => return Err(usage("a chunked block is written by its document")),
+    };
+    let extra = if options.pad_blocks { padding(stored.len()) } else { 0 };
+    h.allocated_size = h.used_size + extra as u64;
+    if options.checksums && stored.len() >= OVERLAP_MD5 {
+        let start = out.stream_position()?;
+        let written = std::thread::scope(|scope| {
+            let md5 = scope.spawn(|| block::md5(&stored));
+            let w = out
+                .write_all(&h.to_bytes())
+                .and_then(|()| out.write_all(&stored))
+                .and_then(|()| out.write_all(&vec![0u8; extra]));
+            w.map(|()| md5.join().unwrap_or([0; 16]))
+        });
+        h.checksum = written?;
+        let end = out.stream_position()?;
+        out.seek(SeekFrom::Start(start))?;
+        out.write_all(&h.to_bytes())?;
+        out.seek(SeekFrom::Start(end))?;
+    } else {
+        out.write_all(&h.to_bytes())?;
+        out.write_all(&stored)?;
+        out.write_all(&vec![0u8; extra])?;
+    }
+    Ok(h.allocated_size)
 }
 
 fn pending(a: &NdArray<'_>, base: usize, storage: ArrayStorage, inline_mask: Option<Vec<bool>>) -> PendingArray {

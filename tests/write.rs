@@ -660,3 +660,41 @@ fn streamed_statistics_equal_the_whole_arrays() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Exploded blocks are written as internal ones are, whatever their size: a block of
+/// 8 MiB or more (its MD5 computed beside the write) and an lz4 block of several records
+/// (compressed record by record) carry their checksums in their own files too, which the
+/// reference verifies. (Before, such external blocks were written with no checksum.)
+#[test]
+fn large_exploded_blocks_carry_their_checksums() {
+    let dir = temp_dir("explode-large");
+    let n = 3 << 20;
+    let data: Vec<f32> = (0..n).map(|i| ((i % 1000) as f32 * 0.37).sin()).collect();
+    let mut doc = Document::new();
+    doc.set_array("plain", ndarray::ArrayView1::from(&data[..]), Compression::None).unwrap();
+    doc.set_array("lz4", ndarray::ArrayView1::from(&data[..]), Compression::Lz4).unwrap();
+    let main = dir.join("big.asdf");
+    let options = WriteOptions { storage: Some(ArrayStorage::External), ..Default::default() };
+    doc.write_to_path(&main, &options).unwrap();
+    for (k, name) in ["plain", "lz4"].iter().enumerate() {
+        let part = AsdfFile::options().verify_checksums(true).open(dir.join(format!("big{k:04}.asdf"))).unwrap();
+        let h = &part.blocks()[0];
+        // 12 MiB: past the size whose MD5 is computed beside the write, and three lz4
+        // records.
+        assert!(h.data_size >= 12 << 20 && (h.used_size >= 8 << 20 || *name == "lz4"), "{name}: {h:?}");
+        assert_ne!(h.checksum, [0; 16], "{name}: no checksum");
+        assert!(matches!(part.verify_blocks()[..], [Ok(rasdf::block::ChecksumStatus::MatchesStored)]), "{name}");
+    }
+    let f = AsdfFile::open(&main).unwrap();
+    assert_eq!(f.array::<f32>("lz4").unwrap().as_slice().unwrap(), &data[..]);
+    assert_eq!(f.array::<f32>("plain").unwrap().as_slice().unwrap(), &data[..]);
+    if let Some(out) = common::run_python_code(&format!(
+        "import asdf, numpy as np\nwith asdf.open({:?}, validate_checksums=True) as af:\n    print(float(np.asarray(af['lz4']).sum()), float(np.asarray(af['plain']).sum()))",
+        main.to_string_lossy()
+    )) {
+        let sum: f64 = data.iter().map(|&x| f64::from(x)).sum();
+        let got: Vec<f64> = out.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        assert!(got.iter().all(|g| (g - sum).abs() < 1e-3 * sum.abs().max(1.0)), "{out}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -72,6 +72,17 @@ pub fn run_python(script: &str, args: &[&Path]) -> Option<String> {
     Some(String::from_utf8(out.stdout).unwrap())
 }
 
+/// Runs `code` (`python -c`) under the venv's Python; returns stdout.
+pub fn run_python_code(code: &str) -> Option<String> {
+    let Some(py) = python() else {
+        eprintln!("skipped: RASDF_PYTHON is not set (run through .ci/run to cross-test with the reference library)");
+        return None;
+    };
+    let out = Command::new(py).arg("-c").arg(code).output().expect("run python");
+    assert!(out.status.success(), "python failed: {}", String::from_utf8_lossy(&out.stderr));
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
 /// MD5 hex.
 pub fn md5_hex(data: &[u8]) -> String {
     rasdf::block::md5(data).iter().map(|b| format!("{b:02x}")).collect()
