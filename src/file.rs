@@ -177,6 +177,8 @@ pub struct AsdfFile {
     tree: Tree,
     /// Lines before the tree, to turn tree lines into file lines.
     tree_first_line: usize,
+    /// The files of external sources, opened once each; entries are never removed
+    /// (see `AsdfFile::external`).
     externals: Mutex<HashMap<PathBuf, Arc<AsdfFile>>>,
 }
 
@@ -344,11 +346,13 @@ impl AsdfFile {
             }
             Source::External(uri) => {
                 let ext = self.external(uri).map_err(|e| e.in_file_opt(self.path.as_deref()))?;
-                let data = match &ext {
-                    Some(f) => Cow::Owned(f.block_data(0)?.to_vec()),
-                    None => Cow::Borrowed(self.block_data(0)?),
+                // The other file's block as it holds it (mapped, or decoded in its cache),
+                // not copied.
+                let data = match ext {
+                    Some(f) => f.block_data(0)?,
+                    None => self.block_data(0)?,
                 };
-                NdArray::new(meta, data, Storage::External(uri.clone()), None, limits).map_err(arr)
+                NdArray::new(meta, Cow::Borrowed(data), Storage::External(uri.clone()), None, limits).map_err(arr)
             }
         }
     }
@@ -639,7 +643,7 @@ impl AsdfFile {
     }
 
     /// Opens (once) the external file `uri` names; `None` when it names this file.
-    fn external(&self, uri: &str) -> Result<Option<Arc<AsdfFile>>> {
+    fn external(&self, uri: &str) -> Result<Option<&AsdfFile>> {
         let base = self
             .path
             .as_deref()
@@ -650,12 +654,19 @@ impl AsdfFile {
             return Ok(None);
         };
         let mut cache = self.externals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(f) = cache.get(&path) {
-            return Ok(Some(f.clone()));
-        }
-        let f = Arc::new(self.options.open(&path)?);
-        cache.insert(path, f.clone());
-        Ok(Some(f))
+        let f = match cache.get(&path) {
+            Some(f) => Arc::clone(f),
+            None => {
+                let f = Arc::new(self.options.open(&path)?);
+                cache.insert(path, Arc::clone(&f));
+                f
+            }
+        };
+        // SAFETY: entries of `externals` are only ever inserted, never removed or
+        // replaced, until `self` is dropped; the file an `Arc` points to never moves. So
+        // the file outlives this borrow of `self`, and its mapped or cached block data
+        // can be lent out for as long, with no copy.
+        Ok(Some(unsafe { &*Arc::as_ptr(&f) }))
     }
 
     /// The limits in force.

@@ -698,3 +698,24 @@ fn large_exploded_blocks_carry_their_checksums() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An exploded array is read where its own file holds it: mapped when stored
+/// uncompressed, decoded once in that file's cache when compressed; not copied per read.
+#[test]
+fn exploded_arrays_are_read_without_a_copy() {
+    let dir = temp_dir("explode-view");
+    let data: Vec<f64> = (0..1000).map(f64::from).collect();
+    let mut doc = Document::new();
+    doc.set_array("plain", ndarray::ArrayView1::from(&data[..]), Compression::None).unwrap();
+    doc.set_array("zlib", ndarray::ArrayView1::from(&data[..]), Compression::Zlib).unwrap();
+    let main = dir.join("x.asdf");
+    doc.write_to_path(&main, &WriteOptions { storage: Some(ArrayStorage::External), ..Default::default() }).unwrap();
+    let f = AsdfFile::open(&main).unwrap();
+    for name in ["plain", "zlib"] {
+        // Two reads lend the same bytes: neither is a copy.
+        let (a, b) = (f.ndarray(name).unwrap(), f.ndarray(name).unwrap());
+        assert!(std::ptr::eq(a.data(), b.data()), "{name}: the exploded array is copied per read");
+        assert_eq!(f.array::<f64>(name).unwrap().iter().copied().collect::<Vec<_>>(), data);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
