@@ -221,11 +221,12 @@ impl<'f> Document<'f> {
     fn mapping_at(&mut self, path: &[&str]) -> Result<NodeId> {
         let mut cur = self.tree.root().map(|r| r.id()).ok_or_else(|| usage("the document has no root"))?;
         for step in path {
-            let found = self.tree.node(cur).key(step).map(|n| n.id());
+            let step = crate::tree::unescape_step(step);
+            let found = self.tree.node(cur).key(&step).map(|n| n.id());
             cur = match found {
                 Some(id) => id,
                 None => {
-                    let k = self.text(step);
+                    let k = self.text(&step);
                     let v = self.tree.to_mut().push(node(Value::Map(Vec::new())));
                     self.attach(cur, k, v)?;
                     v
@@ -255,7 +256,7 @@ impl<'f> Document<'f> {
         let steps: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
         let (last, parents) = steps.split_last().ok_or_else(|| usage("an empty path"))?;
         let map = self.mapping_at(parents)?;
-        let key = self.text(last);
+        let key = self.text(&crate::tree::unescape_step(last));
         self.attach(map, key, value)
     }
 
@@ -271,6 +272,7 @@ impl<'f> Document<'f> {
             return Err(usage(format!("no node at '{path}'")));
         };
         let before = pairs.len();
+        let last = crate::tree::unescape_step(last);
         let kept: Vec<(NodeId, NodeId)> =
             pairs.into_iter().filter(|(k, _)| self.tree.node(*k).key_text() != *last).collect();
         if kept.len() == before {

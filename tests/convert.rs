@@ -636,3 +636,31 @@ fn b2nd_command_line_exit_codes() {
     assert!(!dir.join("bad.asdf").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// GSD names hold `/` (`particles/position`): as ASDF keys they are named in paths with
+/// JSON Pointer's escape (`particles~1position`), in the list `convert` prints and in
+/// `--array`; the library's paths read and write them the same way.
+/// (Before, such a key could be neither chosen nor found.)
+#[test]
+fn keys_holding_slashes_are_named_by_escaped_paths() {
+    let dir = common::temp_dir("convert-slash");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let mut doc = rasdf::write::Document::new();
+    let a = ndarray::Array2::<f32>::from_shape_fn((4, 3), |(i, j)| (i * 3 + j) as f32);
+    doc.set_array("frames~1x/particles~1position", a.view(), rasdf::block::Compression::Zlib).unwrap();
+    doc.set_array("frames~1x/log~0n", a.view(), rasdf::block::Compression::None).unwrap();
+    let asdf = dir.join("slash.asdf");
+    doc.write_to_path(&asdf, &rasdf::write::WriteOptions::default()).unwrap();
+    let f = AsdfFile::open(&asdf).unwrap();
+    let keys: Vec<String> = f.get("frames~1x").unwrap().pairs().unwrap().map(|(k, _)| k.key_text()).collect();
+    assert_eq!(keys, ["particles/position", "log~n"]);
+    assert_eq!(f.ndarray_paths(), ["/frames~1x/particles~1position", "/frames~1x/log~0n"]);
+    let ra = dir.join("p.ra");
+    assert_eq!(cli(&["convert", &s(&asdf), &s(&ra), "--array", "/frames~1x/particles~1position"]), 0);
+    let bytes = std::fs::read(&ra).unwrap();
+    let back = RaFile::parse(&bytes, &Limits::default()).unwrap();
+    assert_eq!(back.shape, vec![4, 3]);
+    assert_eq!(back.ndarray().to_array::<f32>().unwrap(), a.clone().into_dyn());
+    assert_eq!(cli(&["convert", &s(&asdf), &s(&dir.join("q.ra")), "--array", "frames~1x/log~0n"]), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -290,7 +290,11 @@ impl Tree {
     }
 
     /// The node at `path` from the root: keys and sequence indices separated by `/`
-    /// (`sci/data`, `history/entries/0`). A leading `/` is allowed.
+    /// (`sci/data`, `history/entries/0`). A leading `/` is allowed. A key that holds `/`
+    /// or `~` is named with JSON Pointer's escapes, `~1` and `~0` (GSD's
+    /// `particles/position` is `frames/0/particles~1position`), as paths are printed (see
+    /// [`escape_step`]); a step is matched as written first, so a key holding `~1` itself
+    /// is found either way.
     pub fn get(&self, path: &str) -> Option<NodeRef<'_>> {
         self.root()?.get(path)
     }
@@ -381,10 +385,27 @@ impl std::fmt::Display for TreePath<'_> {
             match s {
                 Step::Root => {}
                 Step::Index(i) => write!(f, "/{i}")?,
-                Step::Key(k) => write!(f, "/{}", self.tree.node(*k).key_text())?,
+                Step::Key(k) => write!(f, "/{}", escape_step(&self.tree.node(*k).key_text()))?,
             }
         }
         Ok(())
+    }
+}
+
+/// A key as a step of a tree path: `~` written `~0` and `/` written `~1`, JSON
+/// Pointer's escapes, so that the path names the key (see [`Tree::get`]).
+pub fn escape_step(key: &str) -> Cow<'_, str> {
+    match key.contains(['~', '/']) {
+        true => Cow::Owned(key.replace('~', "~0").replace('/', "~1")),
+        false => Cow::Borrowed(key),
+    }
+}
+
+/// A step of a tree path as the key it names: `~1` read as `/`, `~0` as `~`.
+pub fn unescape_step(step: &str) -> Cow<'_, str> {
+    match step.contains('~') {
+        true => Cow::Owned(step.replace("~1", "/").replace("~0", "~")),
+        false => Cow::Borrowed(step),
     }
 }
 
@@ -538,9 +559,15 @@ impl<'t> NodeRef<'t> {
         let mut cur = *self;
         for step in path.split('/').filter(|s| !s.is_empty()) {
             cur = match cur.value() {
-                Value::Map(pairs) => cur.key(step).or_else(|| {
-                    pairs.iter().find(|(k, _)| self.tree.node(*k).key_text() == step).map(|&(_, v)| self.tree.node(v))
-                })?,
+                Value::Map(pairs) => {
+                    let find = |step: &str| {
+                        cur.key(step).or_else(|| {
+                            let found = pairs.iter().find(|(k, _)| self.tree.node(*k).key_text() == step);
+                            found.map(|&(_, v)| self.tree.node(v))
+                        })
+                    };
+                    find(step).or_else(|| step.contains('~').then(|| find(&unescape_step(step))).flatten())?
+                }
                 Value::Seq(_) => cur.index(step.parse().ok()?)?,
                 _ => return None,
             };
@@ -1521,6 +1548,26 @@ mod tests {
 
     fn parse(s: &str) -> Tree {
         Tree::parse(s, &Limits::default()).unwrap()
+    }
+
+    #[test]
+    fn every_printed_path_names_its_node_whatever_its_keys_hold() {
+        let t = parse(
+            "frames:\n- {particles/position: [1, 2], log/a~b: x, 'x~1y': y, '~': {'/': z}, plain: {a/b/c: [w]}}\n",
+        );
+        let mut paths = Vec::new();
+        t.walk(|p, n| paths.push((p.to_string(), n.id())));
+        let printed: Vec<&str> = paths.iter().map(|(p, _)| p.as_str()).collect();
+        for want in ["/frames/0/particles~1position/1", "/frames/0/log~1a~0b", "/frames/0/x~01y", "/frames/0/~0/~1"] {
+            assert!(printed.contains(&want), "{want} not in {printed:?}");
+        }
+        for (p, id) in &paths {
+            assert_eq!(t.get(p).map(|n| n.id()), Some(*id), "{p}");
+        }
+        // Written as they are, keys are still found when nothing else matches.
+        assert_eq!(t.get("frames/0/x~1y").and_then(|n| n.as_str()), Some("y"));
+        assert_eq!(t.get("frames/0/log~1a~b").and_then(|n| n.as_str()), Some("x"));
+        assert!(t.get("frames/0/particles/position").is_none());
     }
 
     /// A root mapping of `n` entries of many shapes, each `~60-200` bytes.
