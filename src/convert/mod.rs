@@ -582,7 +582,7 @@ fn vlmeta_of(f: &AsdfFile, node: crate::tree::NodeRef<'_>) -> crate::Result<Vec<
     let mut out = Vec::with_capacity(pairs.len());
     for (k, v) in pairs {
         let name = k.key_text();
-        let path = format!("/b2nd/vlmeta/{name}");
+        let path = format!("/b2nd/vlmeta/{}", crate::tree::escape_step(&name));
         let m = value(f, v, 0).map_err(|why| bad(path, why))?;
         let mut bytes = Vec::new();
         b2nd::msgpack::encode(&m, &mut bytes);
@@ -609,7 +609,10 @@ pub fn gsd_to_asdf<'a>(g: &gsd::GsdFile<'a>, compression: Compression) -> crate:
     let mut frames: Vec<Vec<_>> = vec![Vec::new(); frame_count];
     for c in &g.chunks {
         let at = |e: ConvertError| {
-            Error::new(ErrorKind::Convert(e), Location::path(format!("/frames/{}/{}", c.frame, c.name)))
+            Error::new(
+                ErrorKind::Convert(e),
+                Location::path(format!("/frames/{}/{}", c.frame, crate::tree::escape_step(&c.name))),
+            )
         };
         let value = match (c.type_id, c.m) {
             (gsd::TYPE_CHARACTER, 1) => {
@@ -728,7 +731,7 @@ fn gsd_layout(f: &AsdfFile) -> crate::Result<(gsd::Layout, Vec<GsdSource<'_>>)> 
         let pairs = node.pairs().ok_or_else(|| bad(format!("/frames/{frame}"), "a frame must be a mapping"))?;
         for (k, v) in pairs {
             let name = k.key_text();
-            let path = format!("/frames/{frame}/{name}");
+            let path = format!("/frames/{frame}/{}", crate::tree::escape_step(&name));
             let (type_id, n, m, bytes) = if v.is_asdf_tag("core/ndarray") {
                 let (datatype, _, shape) = f.ndarray_shape_at(v).map_err(|e| e.at_path(&path))?;
                 let t = gsd::type_of(&datatype)
