@@ -520,6 +520,25 @@ impl<'f> NdArray<'f> {
         ArrayD::from_shape_vec(IxDyn(&self.shape), values).map_err(|e| ArrayError::Invalid(e.to_string()))
     }
 
+    /// The elements as `f64`, whatever real number or boolean type the file holds
+    /// (numpy's `astype(float64)`: integers beyond 2^53 rounded, booleans 0 and 1), in
+    /// an owned array of the array's shape. For pipelines that take any image type.
+    ///
+    /// ```
+    /// let file = rasdf::AsdfFile::open("testdata/example.asdf")?;
+    /// let data = file.ndarray("sci/data")?.to_array_f64()?; // float32 in the file
+    /// assert_eq!(data.shape(), &[64, 64]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ArrayError::TypeMismatch`] for strings, records and complex numbers.
+    pub fn to_array_f64(&self) -> Result<ArrayD<f64>, ArrayError> {
+        let mut values = Vec::with_capacity(self.len());
+        self.for_each_f64(|x| values.push(x))?;
+        ArrayD::from_shape_vec(IxDyn(&self.shape), values).map_err(|e| ArrayError::Invalid(e.to_string()))
+    }
+
     /// A view when [`NdArray::view`] can make one, an owned copy otherwise.
     ///
     /// # Errors
@@ -833,6 +852,28 @@ mod tests {
         let twice = parse("[{name: f1, datatype: uint8}, int16]").unwrap_err();
         assert!(twice.to_string().contains("'f1' occurs more than once"), "{twice}");
         assert!(parse("[{name: a, datatype: uint8}, {name: a, datatype: uint8}]").is_err());
+    }
+
+    #[test]
+    fn any_real_type_reads_as_f64() {
+        // int16, big-endian, 2 x 3 over 16 bytes from byte 2, read transposed (strides
+        // [2, 6]): elements [[a, d], [b, e], [c, f]].
+        let words: [i16; 7] = [99, -3, 7, 300, -32768, 32767, 1];
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
+        let int16 = Datatype::Scalar(ScalarType::Int16);
+        let a = NdArray::from_layout(&int16, ByteOrder::Big, &[3, 2], &[2, 6], 2, &bytes);
+        let got = a.to_array_f64().unwrap();
+        assert_eq!(got.shape(), &[3, 2]);
+        assert_eq!(got.iter().copied().collect::<Vec<_>>(), [-3.0, -32768.0, 7.0, 32767.0, 300.0, 1.0]);
+        // uint64 beyond 2^53 rounds as numpy's astype does; booleans are 0 and 1.
+        let big = ((1u64 << 53) + 1).to_le_bytes();
+        let u = NdArray::from_layout(&Datatype::Scalar(ScalarType::UInt64), ByteOrder::Little, &[1], &[8], 0, &big);
+        assert_eq!(u.to_array_f64().unwrap()[[0]], 9007199254740992.0);
+        let b = NdArray::from_layout(&Datatype::Scalar(ScalarType::Bool8), ByteOrder::Little, &[2], &[1], 0, &[1, 0]);
+        assert_eq!(b.to_array_f64().unwrap().into_raw_vec_and_offset().0, [1.0, 0.0]);
+        let c =
+            NdArray::from_layout(&Datatype::Scalar(ScalarType::Complex64), ByteOrder::Little, &[1], &[8], 0, &[0; 8]);
+        assert!(matches!(c.to_array_f64(), Err(ArrayError::TypeMismatch { .. })));
     }
 
     #[test]
