@@ -297,7 +297,7 @@ impl AsdfFile {
         (node.node().line as usize + self.tree_first_line, node.node().col as usize)
     }
 
-    fn node_at(&self, path: &str) -> Result<NodeRef<'_>> {
+    pub(crate) fn node_at(&self, path: &str) -> Result<NodeRef<'_>> {
         self.get(path).ok_or_else(|| {
             Error::new(ErrorKind::NotFound(format!("no node at '{path}'")), Location::path(path))
                 .in_file_opt(self.path.as_deref())

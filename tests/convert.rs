@@ -662,5 +662,8 @@ fn keys_holding_slashes_are_named_by_escaped_paths() {
     assert_eq!(back.shape, vec![4, 3]);
     assert_eq!(back.ndarray().to_array::<f32>().unwrap(), a.clone().into_dyn());
     assert_eq!(cli(&["convert", &s(&asdf), &s(&dir.join("q.ra")), "--array", "frames~1x/log~0n"]), 0);
+    // Unescaped, the path leads nowhere: an error (1), as any path to no node.
+    assert_eq!(cli(&["convert", &s(&asdf), &s(&dir.join("r.ra")), "--array", "frames/x/particles/position"]), 1);
+    assert!(!dir.join("r.ra").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -168,8 +168,7 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
         }
         (Format::Asdf, Format::RawArray) => {
             let f = OpenOptions::new().limits(options.limits).open(input)?;
-            let path = pick_array(&f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
-            let node = f.get(&path).ok_or_else(|| usage(format!("no node at {path}")).in_file(input))?;
+            let (path, node) = pick_array(&f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
             let (datatype, order, shape) = f.ndarray_shape_at(node).map_err(|e| e.at_path(&path).in_file(input))?;
             let header = ra::header_of(&datatype, order, &shape).map_err(|e| convert_error(e, input).at_path(&path))?;
             // Streamed: neither file is held whole in memory (a large compressed block
@@ -224,8 +223,7 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
         }
         (Format::Asdf, Format::B2nd) => {
             let f = OpenOptions::new().limits(options.limits).open(input)?;
-            let path = pick_array(&f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
-            let node = f.get(&path).ok_or_else(|| usage(format!("no node at {path}")).in_file(input))?;
+            let (path, node) = pick_array(&f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
             let (datatype, stored_order, shape) =
                 f.ndarray_shape_at(node).map_err(|e| e.at_path(&path).in_file(input))?;
             // Numbers are written little-endian; text and records keep their bytes.
@@ -350,11 +348,11 @@ fn b2nd_to_asdf(b: &b2nd::B2ndFile<'_>, options: &ConvertOptions, output: &Path)
     doc.write_to_path(output, &WriteOptions::default())
 }
 
-/// The array to convert: `wanted`, or the file's only array (a masked array's `mask`
-/// array does not count).
-fn pick_array(f: &AsdfFile, wanted: Option<&str>) -> crate::Result<String> {
+/// The array to convert, its path and node: `wanted`, or the file's only array (a
+/// masked array's `mask` array does not count).
+fn pick_array<'f>(f: &'f AsdfFile, wanted: Option<&str>) -> crate::Result<(String, crate::tree::NodeRef<'f>)> {
     if let Some(p) = wanted {
-        return Ok(p.to_string());
+        return Ok((p.to_string(), f.node_at(p)?));
     }
     let paths = f.ndarray_paths();
     // Neither a masked array's mask nor the words of a big integer (core/integer) count.
@@ -367,7 +365,7 @@ fn pick_array(f: &AsdfFile, wanted: Option<&str>) -> crate::Result<String> {
     let arrays: Vec<&String> =
         paths.iter().filter(|p| !inside(p, "/mask", None) && !inside(p, "/words", Some("core/integer"))).collect();
     match arrays.as_slice() {
-        [one] => Ok(one.to_string()),
+        [one] => Ok((one.to_string(), f.node_at(one)?)),
         [] => Err(usage("the file has no array")),
         many => Err(usage(format!(
             "the file has {} arrays; choose one with --array ({})",
