@@ -527,7 +527,7 @@ impl<'t> Scanner<'t> {
         }
         match self.peek() {
             b'\'' | b'"' => {
-                let v = self.quoted()?;
+                let v = self.quoted(false)?;
                 self.emit(sink, Ev::Scalar { anchor: None, tag: None, value: Cow::Owned(v), plain: false })?;
             }
             b'*' => {
@@ -583,6 +583,20 @@ impl<'t> Scanner<'t> {
         sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>,
     ) -> R<(), E> {
         let props = self.props()?;
+        if matches!(self.peek(), b'|' | b'>') {
+            let at = self.pos();
+            let v = self.block_scalar(parent)?;
+            let ev = Ev::Scalar { anchor: props.anchor, tag: props.tag, value: Cow::Owned(v), plain: false };
+            sink(ev, at).map_err(Stop::Sink)?;
+            // What follows is at most as indented as the collection: deeper, it is left
+            // to libyaml.
+            let save = (self.i, self.line, self.line_start);
+            if self.next_content_line()?.is_some_and(|n| n > parent) {
+                return give_up();
+            }
+            (self.i, self.line, self.line_start) = save;
+            return Ok(());
+        }
         if self.at_eol() {
             self.newline()?;
             let save = (self.i, self.line, self.line_start);
@@ -659,11 +673,10 @@ impl<'t> Scanner<'t> {
             }
             b'[' | b'{' => self.nest(|s| s.flow(props, sink))?,
             b'\'' | b'"' => {
-                let v = self.quoted()?;
-                self.emit(
-                    sink,
-                    Ev::Scalar { anchor: props.anchor, tag: props.tag, value: Cow::Owned(v), plain: false },
-                )?;
+                let at = self.pos();
+                let v = self.quoted(true)?;
+                let ev = Ev::Scalar { anchor: props.anchor, tag: props.tag, value: Cow::Owned(v), plain: false };
+                sink(ev, at).map_err(Stop::Sink)?;
             }
             b'|' | b'>' | b'%' | b'@' | b'`' | b'#' | b'?' | b',' | b']' | b'}' => return give_up(),
             _ => {
@@ -804,11 +817,11 @@ impl<'t> Scanner<'t> {
                 self.nest(|s| s.flow(props, sink))?;
             }
             b'\'' | b'"' => {
-                let v = self.quoted()?;
-                self.emit(
-                    sink,
-                    Ev::Scalar { anchor: props.anchor, tag: props.tag, value: Cow::Owned(v), plain: false },
-                )?;
+                // A key is a simple key: libyaml refuses one over several lines.
+                let at = self.pos();
+                let v = self.quoted(!key)?;
+                let ev = Ev::Scalar { anchor: props.anchor, tag: props.tag, value: Cow::Owned(v), plain: false };
+                sink(ev, at).map_err(Stop::Sink)?;
             }
             // In a flow collection `:` and `?` are indicators even before a non-blank:
             // `?x` is a complex key `x` (libyaml).
@@ -918,8 +931,11 @@ impl<'t> Scanner<'t> {
         }
     }
 
-    /// A quoted scalar that ends on the same line.
-    fn quoted<E>(&mut self) -> R<String, E> {
+    /// A quoted scalar; over several lines only when `multiline` (a key is a simple key,
+    /// on one line), its lines folded as libyaml folds them: the blanks that end a line
+    /// dropped, those that start the next skipped, one line break read as a space and
+    /// each further one kept; in double quotes, `\` before a line break joins the lines.
+    fn quoted<E>(&mut self, multiline: bool) -> R<String, E> {
         let q = self.peek();
         self.i += 1;
         let mut out = String::new();
@@ -928,11 +944,20 @@ impl<'t> Scanner<'t> {
             while !self.at_eol() && self.peek() != q && !(q == b'"' && self.peek() == b'\\') {
                 self.i += 1;
             }
-            out.push_str(&self.text[start..self.i]);
             if self.at_eol() {
-                // Multi-line quoted scalars fold lines: left to libyaml.
-                return give_up();
+                if !multiline || self.eof() {
+                    return give_up();
+                }
+                out.push_str(self.text[start..self.i].trim_end_matches([' ', '\t']));
+                self.newline()?;
+                let breaks = self.quoted_breaks()?;
+                match breaks {
+                    0 => out.push(' '),
+                    n => out.extend(std::iter::repeat_n('\n', n)),
+                }
+                continue;
             }
+            out.push_str(&self.text[start..self.i]);
             let c = self.peek();
             if c == q {
                 if q == b'\'' && self.at(1) == b'\'' {
@@ -942,6 +967,15 @@ impl<'t> Scanner<'t> {
                 }
                 self.i += 1;
                 return Ok(out);
+            }
+            if multiline && matches!(self.at(1), b'\n' | b'\r') {
+                // An escaped line break: the lines joined with nothing between; the
+                // empty lines after it kept.
+                self.i += 1;
+                self.newline()?;
+                let breaks = self.quoted_breaks()?;
+                out.extend(std::iter::repeat_n('\n', breaks));
+                continue;
             }
             // A backslash escape in a double-quoted scalar.
             self.i += 1;
@@ -979,6 +1013,127 @@ impl<'t> Scanner<'t> {
                 _ => return give_up(),
             };
             out.push(ch);
+        }
+    }
+}
+
+impl Scanner<'_> {
+    /// A block scalar (`|` literal or `>` folded, at `i`), the value of a node in a
+    /// block collection indented `parent`, read as libyaml reads it: the header's
+    /// chomping (`-`, `+`) and indentation indicators, the indentation found from the
+    /// first lines when not given, folding, chomping. Leaves `i` at the start of the
+    /// first line after it. Gives up on tabs in the indentation and on what libyaml
+    /// refuses.
+    fn block_scalar<E>(&mut self, parent: usize) -> R<String, E> {
+        let literal = self.peek() == b'|';
+        self.i += 1;
+        let (mut chomp, mut increment) = (0i8, 0usize);
+        for _ in 0..2 {
+            match self.peek() {
+                b'+' | b'-' if chomp == 0 => chomp = if self.peek() == b'+' { 1 } else { -1 },
+                c @ b'1'..=b'9' if increment == 0 => increment = usize::from(c - b'0'),
+                _ => break,
+            }
+            self.i += 1;
+        }
+        // Blanks and a comment to the end of the line.
+        while matches!(self.peek(), b' ' | b'\t') {
+            self.i += 1;
+        }
+        if self.peek() == b'#' {
+            while !self.at_eol() {
+                self.i += 1;
+            }
+        }
+        if !self.at_eol() {
+            return give_up();
+        }
+        self.newline()?;
+        let mut indent = if increment > 0 { parent + increment } else { 0 };
+        let (mut out, mut trailing) = (String::new(), 0usize);
+        let (mut leading_break, mut leading_blank) = (false, false);
+        self.block_breaks(parent, &mut indent, &mut trailing)?;
+        while self.i - self.line_start == indent && !self.eof() {
+            // At the start of a line with content.
+            let trailing_blank = matches!(self.peek(), b' ' | b'\t');
+            if !literal && leading_break && !leading_blank && !trailing_blank {
+                // Folded: one line break is a space, more are kept but the first.
+                if trailing == 0 {
+                    out.push(' ');
+                }
+            } else if leading_break {
+                out.push('\n');
+            }
+            out.extend(std::iter::repeat_n('\n', trailing));
+            trailing = 0;
+            leading_blank = trailing_blank;
+            let start = self.i;
+            while !self.at_eol() {
+                self.i += 1;
+            }
+            out.push_str(&self.text[start..self.i]);
+            if self.eof() {
+                // A last line with no line break: libyaml-safer fails on it.
+                return give_up();
+            }
+            self.newline()?;
+            leading_break = true;
+            self.block_breaks(parent, &mut indent, &mut trailing)?;
+        }
+        if chomp != -1 && leading_break {
+            out.push('\n');
+        }
+        if chomp == 1 {
+            out.extend(std::iter::repeat_n('\n', trailing));
+        }
+        // Back to the start of the line that ended the scalar, for the caller.
+        self.i = self.line_start;
+        Ok(out)
+    }
+
+    /// The indentation and empty lines of a block scalar before a line with content:
+    /// spaces skipped up to `indent` (all of them while it is not known yet, then
+    /// settled as libyaml settles it), line breaks counted into `breaks`.
+    fn block_breaks<E>(&mut self, parent: usize, indent: &mut usize, breaks: &mut usize) -> R<(), E> {
+        let mut max_indent = 0;
+        loop {
+            while (*indent == 0 || self.i - self.line_start < *indent) && self.peek() == b' ' {
+                self.i += 1;
+            }
+            max_indent = max_indent.max(self.i - self.line_start);
+            if (*indent == 0 || self.i - self.line_start < *indent) && self.peek() == b'\t' {
+                return give_up();
+            }
+            if self.eof() || !self.at_eol() {
+                break;
+            }
+            self.newline()?;
+            *breaks += 1;
+        }
+        if *indent == 0 {
+            *indent = max_indent.max(parent + 1);
+        }
+        Ok(())
+    }
+
+    /// After a line break inside a quoted scalar: skips the blanks that start lines and
+    /// the empty lines; returns how many empty lines there were. Gives up where libyaml
+    /// would fail (the text ends; a document marker at the start of a line).
+    fn quoted_breaks<E>(&mut self) -> R<usize, E> {
+        let mut breaks = 0;
+        loop {
+            let line = self.i;
+            while matches!(self.peek(), b' ' | b'\t') {
+                self.i += 1;
+            }
+            if self.eof() || (self.i == line && (self.marker_at(b"---") || self.marker_at(b"..."))) {
+                return give_up();
+            }
+            if !self.at_eol() {
+                return Ok(breaks);
+            }
+            self.newline()?;
+            breaks += 1;
         }
     }
 }
