@@ -10,7 +10,7 @@ use rasdf::tree::emit::Emitter;
 
 fn tree_texts() -> Vec<(String, String)> {
     let mut files = common::reference_files();
-    for sub in ["pyasdf", "pyasdf/arrays", "astro", "scalars", "bad"] {
+    for sub in ["pyasdf", "pyasdf/arrays", "astro", "oldasdf", "scalars", "bad"] {
         for e in std::fs::read_dir(common::testdata(sub)).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "asdf") {
