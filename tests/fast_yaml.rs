@@ -123,7 +123,8 @@ fn fast_scanner_edge_cases() {
 }
 
 /// Quoted scalars over several lines (as the reference writes a string holding line
-/// breaks) and block scalars (as it writes `!!binary`) are read by the fast scanner to
+/// breaks), plain ones (as it wraps a long string) and block scalars (as it writes
+/// `!!binary`) are read by the fast scanner to
 /// libyaml's values, folded and chomped alike; it gives up where libyaml fails or where
 /// a multi-line scalar would be a key. (Before, any of them sent the whole tree to
 /// libyaml, 2.5 times slower.)
@@ -162,6 +163,16 @@ fn multi_line_and_block_scalars_read_as_libyaml_reads_them() {
         "top:\n- a: |\n    in seq map\n  b: 2\n",
         "a: |\n  x\n  \tt\n",
         "k:\n- |\n  x\n- y\n",
+        // Plain scalars over several lines, as the reference wraps long strings.
+        "s: word word word\n  word word\n  word\nb: 1\n",
+        "s: a\n\n  b\n\n\nc: 2\n",
+        "- a b\n  c\n- d\n",
+        "k:\n  - a b\n    c   d  \n  - e\n",
+        "a: x\n - y\n",
+        "a: x\n  'q' [r] {s} *t &u !v |w >x %y @z\n",
+        "a: foo\n  bar\n# c\nb: 1\n",
+        "a: !t foo\n  bar\n",
+        "d: {k: 'lorem ipsum lorem\n    ipsum '}\nl: ['x x x\n    x ']\n",
     ];
     let refused = [
         "'a\n  b': 1\n",
@@ -177,6 +188,11 @@ fn multi_line_and_block_scalars_read_as_libyaml_reads_them() {
         "{'a\n  b': 1}\n",
         // libyaml-safer fails on a block scalar's last line with no line break.
         "a: |\n  x",
+        "a: foo\n  # comment\n  bar\n",
+        "a: foo\n  b: c\n",
+        "a: foo\n  b #c\n",
+        "a: foo\n\tbar\n",
+        "a: foo\n  bar:\n",
     ];
     let doc = |body: &str| format!("%YAML 1.1\n---\n{body}");
     for (n, body) in taken.iter().enumerate() {
@@ -205,6 +221,10 @@ fn multi_line_and_block_scalars_read_as_libyaml_reads_them() {
     assert_eq!(value(taken[14], "a").as_deref(), Some("x\n\n\n"));
     assert_eq!(value(taken[16], "a").as_deref(), Some("folded text\npara\n more\nend\n"));
     assert_eq!(value(taken[25], "a").as_deref(), Some("a\n b\nc\n"));
+    assert_eq!(value(taken[32], "s").as_deref(), Some("word word word word word word"));
+    assert_eq!(value(taken[33], "s").as_deref(), Some("a\nb"));
+    assert_eq!(value(taken[35], "k/0").as_deref(), Some("a b c   d"));
+    assert_eq!(value(taken[36], "a").as_deref(), Some("x - y"));
 }
 
 /// Texts of 128 KB and more are parsed with the node arena's pages made present by a

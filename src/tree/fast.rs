@@ -270,7 +270,7 @@ impl<'t> Scanner<'t> {
                 return give_up();
             }
             // An inline root (`--- {a: 1}`).
-            self.inline_value(props, sink)?;
+            self.inline_value(props, None, sink)?;
             self.end_line()?;
         }
         self.document_end(sink)
@@ -625,9 +625,9 @@ impl<'t> Scanner<'t> {
         if !in_map && self.dash_at(0) {
             return give_up();
         }
-        self.inline_value(props, sink)?;
+        self.inline_value(props, Some(parent), sink)?;
         self.end_line()?;
-        // A plain scalar continued on the next, deeper line is left to libyaml.
+        // Anything else on a deeper line is left to libyaml.
         let save = (self.i, self.line, self.line_start);
         if self.next_content_line()?.is_some_and(|n| n > parent) {
             return give_up();
@@ -658,9 +658,12 @@ impl<'t> Scanner<'t> {
     }
 
     /// A value on the current line: an alias, a flow collection, a quoted or plain scalar.
+    /// A plain scalar of a node in a block collection indented `parent` goes on over
+    /// the lines indented deeper, folded as libyaml folds it.
     fn inline_value<E>(
         &mut self,
         props: Props,
+        parent: Option<usize>,
         sink: &mut impl FnMut(Ev<'t>, (usize, usize)) -> Result<bool, E>,
     ) -> R<(), E> {
         match self.peek() {
@@ -691,11 +694,14 @@ impl<'t> Scanner<'t> {
                 if !starts_plain(self.peek(), self.at(1)) {
                     return give_up();
                 }
+                let at = self.pos();
                 self.i = start + v.len();
-                self.emit(
-                    sink,
-                    Ev::Scalar { anchor: props.anchor, tag: props.tag, value: Cow::Borrowed(v), plain: true },
-                )?;
+                let value = match parent {
+                    Some(p) => self.plain_continued(v, p)?,
+                    None => Cow::Borrowed(v),
+                };
+                let ev = Ev::Scalar { anchor: props.anchor, tag: props.tag, value, plain: true };
+                sink(ev, at).map_err(Stop::Sink)?;
             }
         }
         Ok(())
@@ -1014,6 +1020,66 @@ impl<'t> Scanner<'t> {
             };
             out.push(ch);
         }
+    }
+}
+
+impl<'t> Scanner<'t> {
+    /// A block plain scalar whose first line is `first` (`i` at its end), with the
+    /// lines after it indented deeper than `parent`, as libyaml reads them: each line's
+    /// leading and trailing blanks dropped, one line break read as a space and each
+    /// further one (empty lines) kept. Leaves `i` at the end of the scalar's last line.
+    /// Gives up where libyaml would end the scalar inside a line (`: `, ` #`), at a
+    /// comment line inside it, and on tabs.
+    fn plain_continued<E>(&mut self, first: &'t str, parent: usize) -> R<Cow<'t, str>, E> {
+        let mut value = Cow::Borrowed(first);
+        loop {
+            let end_of_line = (self.i, self.line, self.line_start);
+            self.skip_spaces();
+            if self.eof() || !self.at_eol() {
+                break;
+            }
+            self.newline()?;
+            let mut breaks = 0;
+            let col = loop {
+                let mut k = 0;
+                while self.at(k) == b' ' {
+                    k += 1;
+                }
+                match self.at(k) {
+                    b'\t' => return give_up(),
+                    b'\n' | b'\r' => {
+                        self.i += k;
+                        self.newline()?;
+                        breaks += 1;
+                    }
+                    _ => break k,
+                }
+            };
+            if self.i + col >= self.b.len() || col <= parent {
+                // The scalar ended on the line before.
+                (self.i, self.line, self.line_start) = end_of_line;
+                break;
+            }
+            self.i += col;
+            let start = self.i;
+            let line = trim_spaces(&self.text[start..self.line_end()]);
+            let lb = line.as_bytes();
+            if lb[0] == b'#'
+                || lb.windows(2).any(|w| w == b": " || w == b" #")
+                || lb.ends_with(b":")
+                || lb.contains(&b'\t')
+            {
+                return give_up();
+            }
+            let v = value.to_mut();
+            match breaks {
+                0 => v.push(' '),
+                n => v.extend(std::iter::repeat_n('\n', n)),
+            }
+            v.push_str(line);
+            self.i = start + line.len();
+        }
+        Ok(value)
     }
 }
 
