@@ -51,7 +51,7 @@ fn arrays_fixtures_match_committed_dumps() {
 #[test]
 fn every_fixture_and_reference_file_reads_as_the_reference_library_live() {
     let mut files: Vec<PathBuf> = common::reference_files();
-    for sub in ["pyasdf", "pyasdf/arrays", "astro", "oldasdf"] {
+    for sub in ["pyasdf", "pyasdf/arrays", "astro", "oldasdf", "strings"] {
         for e in std::fs::read_dir(common::testdata(sub)).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "asdf") {

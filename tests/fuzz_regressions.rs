@@ -18,7 +18,7 @@ fn replay_fuzz_inputs() {
         }
     }
     // Every target also runs on every good and bad fixture.
-    for sub in ["pyasdf", "pyasdf/arrays", "bad", "scalars", "astro", "oldasdf", "ra", "gsd", "b2nd"] {
+    for sub in ["pyasdf", "pyasdf/arrays", "bad", "scalars", "astro", "oldasdf", "strings", "ra", "gsd", "b2nd"] {
         for e in std::fs::read_dir(common::testdata(sub)).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "asdf" || x == "ra" || x == "gsd" || x == "b2nd") {

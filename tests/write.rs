@@ -17,7 +17,7 @@ use serde_json::Value;
 fn inputs() -> Vec<PathBuf> {
     let mut files = common::reference_files();
     files.retain(|p| !p.file_name().unwrap().to_string_lossy().starts_with("exploded0"));
-    for sub in ["pyasdf", "pyasdf/arrays", "astro", "oldasdf", "yaml"] {
+    for sub in ["pyasdf", "pyasdf/arrays", "astro", "oldasdf", "strings", "yaml"] {
         for e in std::fs::read_dir(common::testdata(sub)).unwrap() {
             let p = e.unwrap().path();
             let name = p.file_name().unwrap().to_string_lossy().to_string();

@@ -615,15 +615,19 @@ impl<'t> Scanner<'t> {
                 }
             }
         }
+        // `- - x` starts a sequence inside a sequence item (PyYAML's nested lists).
+        if !in_map && self.dash_at(0) {
+            if props.anchor.is_some() || props.tag.is_some() {
+                return give_up();
+            }
+            return self.nest(|s| s.block_seq(col, props, sink));
+        }
         // `- key: value` starts a mapping inside a sequence item.
         if !in_map && self.line_has_key() {
             if props.anchor.is_some() || props.tag.is_some() {
                 return give_up();
             }
             return self.nest(|s| s.block_map(col, props, sink));
-        }
-        if !in_map && self.dash_at(0) {
-            return give_up();
         }
         self.inline_value(props, Some(parent), sink)?;
         self.end_line()?;
@@ -649,8 +653,18 @@ impl<'t> Scanner<'t> {
             Some(b'\'' | b'"' | b'[' | b'{' | b'!' | b'&' | b'*' | b'|' | b'>' | b'#') | None => {
                 // Quoted keys in sequence items are rare; a flow value is not a key.
                 matches!(line.first(), Some(b'\'' | b'"')) && {
+                    // Past the closing quote (escapes and doubled quotes skipped).
                     let q = line[0];
-                    line[1..].iter().position(|&c| c == q).is_some_and(|k| line.get(k + 2) == Some(&b':'))
+                    let mut k = 1;
+                    while k < line.len() {
+                        match line[k] {
+                            b'\\' if q == b'"' => k += 2,
+                            c if c == q && q == b'\'' && line.get(k + 1) == Some(&q) => k += 2,
+                            c if c == q => break,
+                            _ => k += 1,
+                        }
+                    }
+                    line.get(k + 1) == Some(&b':')
                 }
             }
             _ => line.windows(2).any(|w| w == b": ") || line.ends_with(b":"),
