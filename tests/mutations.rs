@@ -171,7 +171,7 @@ fn mutate(rng: &mut Rng, data: &mut Vec<u8>, others: &[Vec<u8>]) {
 
 fn corpus() -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    for sub in ["pyasdf", "pyasdf/arrays", "yaml", "scalars", "bad", "astro"] {
+    for sub in ["pyasdf", "pyasdf/arrays", "yaml", "scalars", "bad", "astro", "oldasdf", "strings"] {
         let mut paths: Vec<PathBuf> =
             std::fs::read_dir(common::testdata(sub)).unwrap().map(|e| e.unwrap().path()).collect();
         paths.sort();
