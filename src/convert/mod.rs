@@ -232,48 +232,75 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
                 _ => stored_order,
             };
             let dtype = b2nd::dtype_string(&datatype, order);
-            // The elements in C order as written, in one buffer: the stored bytes
-            // themselves when they lie so already, else one copy (a large compressed
-            // block decoded into it piece by piece, not held decoded besides).
-            let read = |e: Error| e.at_path(&path).in_file(input);
-            let once = f.ndarray_once_at(node, |meta, layout| {
-                ElementSpan::new(&meta.datatype, meta.byteorder, layout.offset, layout.len())
-            });
-            let mut copy = Vec::new();
-            let held = match once.map_err(read)? {
-                crate::file::ReadOnce::Whole(a) => Some(a),
-                crate::file::ReadOnce::Pieces { block, sink: mut span, layout, .. } => {
-                    copy.reserve_exact(layout.len() * datatype.size());
-                    f.decode_pieces_of(block, |piece| span.feed(piece, &mut copy).map_err(Error::from))
-                        .map_err(read)?;
-                    None
-                }
-            };
-            let data: &[u8] = match &held {
-                Some(a) if a.is_c_contiguous() && swap_part(&a.datatype, a.byteorder).is_none() => {
-                    &a.data()[a.offset..a.offset + a.len() * a.datatype.size()]
-                }
-                Some(a) => {
-                    copy.reserve_exact(a.len() * a.datatype.size());
-                    write_elements(a, false, &mut copy).map_err(Error::from)?;
-                    &copy
-                }
-                None => &copy,
-            };
             let vlmeta = match f.get("b2nd/vlmeta") {
                 Some(node) => vlmeta_of(&f, node).map_err(|e| e.in_file(input))?,
                 None => Vec::new(),
             };
             let encode = b2nd::EncodeOptions { codec: options.blosc_codec, ..Default::default() };
-            let encoder = b2nd::Encoder::new(data, &shape, datatype.size(), &dtype, &vlmeta, &encode)
-                .map_err(|e| convert_error(e, input).at_path(&path))?;
+            let read = |e: Error| e.at_path(&path).in_file(input);
+            let once = f.ndarray_once_at(node, |meta, layout| {
+                ElementSpan::new(&meta.datatype, meta.byteorder, layout.offset, layout.len())
+            });
+            let (size, shape) = (datatype.size(), &shape);
+            let bad = |e| convert_error(e, input).at_path(&path);
             // Written as the chunks are compressed: the frame is never held whole.
-            crate::cli::write_atomically_with(output, |file| {
-                let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-                encoder.write_to(&mut w)?;
-                w.flush()
-            })
-            .map_err(|e| Error::from(e).in_file(output))
+            let mut failed = None;
+            let written = match once.map_err(read)? {
+                // The stored bytes themselves, when they lie in C order as written.
+                crate::file::ReadOnce::Whole(a)
+                    if a.is_c_contiguous() && swap_part(&a.datatype, a.byteorder).is_none() =>
+                {
+                    let data = &a.data()[a.offset..a.offset + a.len() * size];
+                    let encoder = b2nd::Encoder::new(data, shape, size, &dtype, &vlmeta, &encode).map_err(bad)?;
+                    crate::cli::write_atomically_with(output, |file| {
+                        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+                        encoder.write_to(&mut w)?;
+                        w.flush()
+                    })
+                }
+                // Else made in C order on a thread of their own (a large compressed
+                // block decoded piece by piece, another layout walked, numbers swapped)
+                // and compressed as they come, a few chunks' rows at a time: the array
+                // is never held whole.
+                once => {
+                    let encoder = b2nd::Encoder::streamed(shape, size, &dtype, &vlmeta, &encode).map_err(bad)?;
+                    crate::cli::write_atomically_with(output, |file| {
+                        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+                        let (written, produced) = std::thread::scope(|scope| {
+                            let (tx, rx) = std::sync::mpsc::sync_channel(16);
+                            let f = &f;
+                            let producer = scope.spawn(move || {
+                                let mut out = PieceSender(tx);
+                                match once {
+                                    crate::file::ReadOnce::Whole(a) => {
+                                        write_elements(&a, false, &mut out).map_err(Error::from)
+                                    }
+                                    crate::file::ReadOnce::Pieces { block, sink: mut span, .. } => f
+                                        .decode_pieces_of(block, |piece| {
+                                            span.feed(piece, &mut out).map_err(Error::from)
+                                        }),
+                                }
+                            });
+                            let written = encoder.write_from(PieceReceiver::new(rx), &mut w).and_then(|()| w.flush());
+                            (written, producer.join())
+                        });
+                        let mut blame = |e: Error| {
+                            let io = std::io::Error::other(e.to_string());
+                            failed = Some(e);
+                            io
+                        };
+                        match (written, produced) {
+                            (Ok(()), Ok(Ok(()))) => Ok(()),
+                            // The items ended early, or after: the reading thread says why.
+                            (Ok(()), Ok(Err(e))) => Err(blame(e)),
+                            (Err(w), Ok(Err(e))) if w.kind() == std::io::ErrorKind::UnexpectedEof => Err(blame(e)),
+                            (Err(w), _) => Err(w),
+                            (Ok(()), Err(_)) => Err(std::io::Error::other("the thread reading the array panicked")),
+                        }
+                    })
+                }
+            };
+            written.map_err(|e| failed.take().map_or_else(|| Error::from(e).in_file(output), read))
         }
         (from, to) => Err(usage(format!(
             "{} to {}: convert reads or writes ASDF on one side, RawArray, GSD or b2nd on the other",
@@ -456,6 +483,51 @@ pub(crate) fn write_ndarray_once(
         crate::file::ReadOnce::Pieces { block, sink: mut span, .. } => {
             f.decode_pieces_of(block, |piece| span.feed(piece, out).map_err(Error::from))
         }
+    }
+}
+
+/// A writer that sends what is written, in pieces of at most 1 MiB, to a
+/// [`PieceReceiver`] on another thread.
+struct PieceSender(std::sync::mpsc::SyncSender<Vec<u8>>);
+
+impl Write for PieceSender {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(1 << 20);
+        let gone = |_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the b2nd writer stopped");
+        self.0.send(buf[..n].to_vec()).map_err(gone)?;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A reader of what a [`PieceSender`] sends; its end is where the sender is dropped.
+struct PieceReceiver {
+    rx: std::sync::mpsc::Receiver<Vec<u8>>,
+    piece: Vec<u8>,
+    at: usize,
+}
+
+impl PieceReceiver {
+    fn new(rx: std::sync::mpsc::Receiver<Vec<u8>>) -> Self {
+        PieceReceiver { rx, piece: Vec::new(), at: 0 }
+    }
+}
+
+impl std::io::Read for PieceReceiver {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.piece.len() {
+            match self.rx.recv() {
+                Ok(p) => (self.piece, self.at) = (p, 0),
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.piece.len() - self.at);
+        buf[..n].copy_from_slice(&self.piece[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
     }
 }
 

@@ -958,7 +958,8 @@ fn meta_bytes(shape: &[usize], chunkshape: &[usize], blockshape: &[usize], dtype
 /// chunks and blocks as [`EncodeOptions`] bound them.
 #[derive(Debug)]
 pub struct Encoder<'d> {
-    data: &'d [u8],
+    /// The items, or `None` when they come with [`Encoder::write_from`].
+    data: Option<&'d [u8]>,
     shape: Vec<usize>,
     typesize: usize,
     chunkshape: Vec<usize>,
@@ -987,6 +988,35 @@ impl<'d> Encoder<'d> {
         vlmeta: &'d [(String, Vec<u8>)],
         options: &EncodeOptions,
     ) -> Result<Self, ConvertError> {
+        let items: usize = shape.iter().product();
+        if Some(data.len()) != items.checked_mul(typesize) {
+            return Err(unsupported(format!("{} bytes for {items} items of {typesize}", data.len())));
+        }
+        Self::lay_out(Some(data), shape, typesize, dtype, vlmeta, options)
+    }
+
+    /// An encoder whose items come with [`Encoder::write_from`], as they are read.
+    ///
+    /// # Errors
+    /// As [`Encoder::new`].
+    pub fn streamed(
+        shape: &[usize],
+        typesize: usize,
+        dtype: &str,
+        vlmeta: &'d [(String, Vec<u8>)],
+        options: &EncodeOptions,
+    ) -> Result<Self, ConvertError> {
+        Self::lay_out(None, shape, typesize, dtype, vlmeta, options)
+    }
+
+    fn lay_out(
+        data: Option<&'d [u8]>,
+        shape: &[usize],
+        typesize: usize,
+        dtype: &str,
+        vlmeta: &'d [(String, Vec<u8>)],
+        options: &EncodeOptions,
+    ) -> Result<Self, ConvertError> {
         let half = i32::MAX as usize / 2;
         if let Some((name, _)) = vlmeta.iter().find(|(n, c)| n.len() >= 32 || c.len() > half) {
             return Err(unsupported(format!("the metalayer {name:?}: names are under 32 bytes, contents under 1 GiB")));
@@ -1001,9 +1031,6 @@ impl<'d> Encoder<'d> {
             return Err(unsupported(format!("items of {typesize} bytes")));
         }
         let items: usize = shape.iter().product();
-        if data.len() != items * typesize {
-            return Err(unsupported(format!("{} bytes for {items} items of {typesize}", data.len())));
-        }
         let max_chunk = options.max_chunk_bytes.clamp(typesize, half);
         let (chunkshape, blockshape) = if items == 0 {
             // Chunk and block sizes are 32-bit in Blosc2: an empty array's may be any.
@@ -1138,38 +1165,107 @@ impl<'d> Encoder<'d> {
     ///
     /// # Errors
     /// Those of `w`.
-    #[allow(clippy::cast_possible_wrap)]
     pub fn write_to<W: std::io::Write + std::io::Seek>(&self, w: &mut W) -> std::io::Result<()> {
+        let Some(data) = self.data else {
+            return Err(std::io::Error::other("a streamed b2nd encoder writes with write_from"));
+        };
+        let batch = 4 * rayon::current_num_threads().max(1);
+        self.write_frame(w, |emit| {
+            for first in (0..self.nchunks).step_by(batch) {
+                let last = (first + batch).min(self.nchunks);
+                for c in self.compress_chunks(first..last, data, None) {
+                    emit(&c)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// [`Encoder::write_to`] with the array's items read from `data` in C order as they
+    /// are needed (of an encoder made by [`Encoder::new`], its items are not used): only
+    /// the rows of a few chunks along the first axis are held at a time, so an array
+    /// larger than memory streams through.
+    ///
+    /// # Errors
+    /// Those of `data` (one that ends early is an [`std::io::ErrorKind::UnexpectedEof`])
+    /// and of `w`.
+    pub fn write_from<R: std::io::Read, W: std::io::Write + std::io::Seek>(
+        &self,
+        mut data: R,
+        w: &mut W,
+    ) -> std::io::Result<()> {
+        let batch = 4 * rayon::current_num_threads().max(1);
+        let (Some(&rows), Some(&chunk_rows), Some(&slabs)) =
+            (self.shape.first(), self.chunkshape.first(), self.grid.first())
+        else {
+            // A 0-d array: one item.
+            let mut item = vec![0u8; self.typesize];
+            data.read_exact(&mut item)?;
+            return self.write_frame(w, |emit| {
+                for c in self.compress_chunks(0..self.nchunks, &item, None) {
+                    emit(&c)?;
+                }
+                Ok(())
+            });
+        };
+        let row_bytes = self.shape[1..].iter().product::<usize>() * self.typesize;
+        let per_slab = self.nchunks.checked_div(slabs).unwrap_or(0);
+        let slabs_per_batch = (batch / per_slab.max(1)).max(1);
+        self.write_frame(w, |emit| {
+            let mut buf = Vec::new();
+            for first in (0..slabs).step_by(slabs_per_batch) {
+                let last = (first + slabs_per_batch).min(slabs);
+                let held = (last * chunk_rows).min(rows) - first * chunk_rows;
+                buf.resize(held * row_bytes, 0);
+                data.read_exact(&mut buf)?;
+                for c in self.compress_chunks(first * per_slab..last * per_slab, &buf, Some((first, held))) {
+                    emit(&c)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// The chunks numbered `range`, compressed in parallel, from `data`: the whole array,
+    /// or with `slab` `(first, rows)` the `rows` rows from chunk row `first` on.
+    fn compress_chunks(&self, range: Range<usize>, data: &[u8], slab: Option<(usize, usize)>) -> Vec<Vec<u8>> {
+        let mut shape = self.shape.clone();
+        if let (Some((_, rows)), Some(s)) = (slab, shape.first_mut()) {
+            *s = rows;
+        }
+        range
+            .into_par_iter()
+            .map(|i| {
+                let mut coords = unravel(i, &self.grid);
+                if let (Some((first, _)), Some(c)) = (slab, coords.first_mut()) {
+                    *c -= first;
+                }
+                let mut buf = vec![0u8; self.chunk_bytes];
+                gather([&shape, &self.chunkshape, &self.blockshape], self.typesize, &coords, data, &mut buf);
+                chunk::encode(&buf, self.typesize, self.block_bytes, self.codec, true)
+            })
+            .collect()
+    }
+
+    /// The frame: header, the chunks `chunks` hands to its writer in order, their
+    /// offsets, the trailer; then the header's sizes patched.
+    #[allow(clippy::cast_possible_wrap)]
+    fn write_frame<W: std::io::Write + std::io::Seek>(
+        &self,
+        w: &mut W,
+        chunks: impl FnOnce(&mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
         use std::io::SeekFrom;
         let start = w.stream_position()?;
         let header = self.header();
         w.write_all(&header)?;
         let mut offsets = Vec::with_capacity(8 * self.nchunks);
         let mut cbytes = 0u64;
-        let batch = 4 * rayon::current_num_threads().max(1);
-        for first in (0..self.nchunks).step_by(batch) {
-            let last = (first + batch).min(self.nchunks);
-            let compressed: Vec<Vec<u8>> = (first..last)
-                .into_par_iter()
-                .map(|i| {
-                    let coords = unravel(i, &self.grid);
-                    let mut buf = vec![0u8; self.chunk_bytes];
-                    gather(
-                        [&self.shape, &self.chunkshape, &self.blockshape],
-                        self.typesize,
-                        &coords,
-                        self.data,
-                        &mut buf,
-                    );
-                    chunk::encode(&buf, self.typesize, self.block_bytes, self.codec, true)
-                })
-                .collect();
-            for c in compressed {
-                offsets.extend_from_slice(&(cbytes as i64).to_le_bytes());
-                w.write_all(&c)?;
-                cbytes += c.len() as u64;
-            }
-        }
+        chunks(&mut |c: &[u8]| {
+            offsets.extend_from_slice(&(cbytes as i64).to_le_bytes());
+            cbytes += c.len() as u64;
+            w.write_all(c)
+        })?;
         if self.nchunks > 0 {
             w.write_all(&chunk::encode(&offsets, 8, offsets.len(), BloscCodec::None, false))?;
         }
@@ -1215,6 +1311,48 @@ mod tests {
         assert_eq!(f.shape, shape);
         assert_eq!(f.vlmeta, vlmeta);
         assert_eq!(f.decode().unwrap(), data, "shape {shape:?} chunks {:?} blocks {:?}", f.chunkshape, f.blockshape);
+    }
+
+    /// A reader that hands out at most 7 bytes a call.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(7).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn frames_written_from_a_reader_are_the_frames_written_from_memory() {
+        let small = EncodeOptions { codec: BloscCodec::Lz4, max_chunk_bytes: 600, max_block_bytes: 96 };
+        let tiny = EncodeOptions { codec: BloscCodec::Zstd, max_chunk_bytes: 64, max_block_bytes: 16 };
+        let shapes = [&[37, 23, 5][..], &[1000], &[3, 1, 4, 1, 5], &[], &[0, 3], &[7, 0], &[2, 300], &[301]];
+        for shape in shapes {
+            for ts in [1, 3, 8] {
+                for options in [&small, &tiny, &EncodeOptions::default()] {
+                    let items: usize = shape.iter().product();
+                    let data: Vec<u8> = (0..items * ts).map(|i| u8::try_from(i * 7 % 251).unwrap()).collect();
+                    let vlmeta = [("a".to_string(), vec![0xc0])];
+                    let dtype = format!("|V{ts}");
+                    let whole = encode(&data, shape, ts, &dtype, &vlmeta, options).unwrap();
+                    let e = Encoder::streamed(shape, ts, &dtype, &vlmeta, options).unwrap();
+                    let mut out = std::io::Cursor::new(Vec::new());
+                    e.write_from(Trickle(&data), &mut out).unwrap();
+                    assert!(out.into_inner() == whole, "shape {shape:?}, {ts} bytes, {options:?}");
+                    // Items that end early are an error, not a frame.
+                    if !data.is_empty() {
+                        let mut out = std::io::Cursor::new(Vec::new());
+                        let short = e.write_from(&data[..data.len() - 1], &mut out).unwrap_err();
+                        assert_eq!(short.kind(), std::io::ErrorKind::UnexpectedEof);
+                    }
+                    // A streamed encoder has no items of its own to write from.
+                    assert!(e.write_to(&mut std::io::Cursor::new(Vec::new())).is_err());
+                }
+            }
+        }
     }
 
     #[test]
