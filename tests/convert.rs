@@ -667,3 +667,40 @@ fn keys_holding_slashes_are_named_by_escaped_paths() {
     assert!(!dir.join("r.ra").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A large compressed array streams to b2nd (decoded piece by piece on a thread of its
+/// own, compressed as it comes) to the items it holds; a block that fails to decode
+/// part-way is an error naming it, exit 1, and leaves no output.
+#[test]
+fn a_large_compressed_array_streams_to_b2nd_and_a_damaged_one_leaves_nothing() {
+    let dir = common::temp_dir("b2nd-stream");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    // 17 MiB of float32 in lz4: past the size decoded piece by piece.
+    let n = 17 << 18;
+    let data: Vec<f32> = (0..n).map(|i| (i % 1000) as f32).collect();
+    let mut doc = rasdf::write::Document::new();
+    doc.set_array("data", ndarray::ArrayView1::from(&data[..]), rasdf::block::Compression::Lz4).unwrap();
+    let asdf = dir.join("big.asdf");
+    doc.write_to_path(&asdf, &rasdf::write::WriteOptions::default()).unwrap();
+    let out = dir.join("big.b2nd");
+    assert_eq!(cli(&["convert", &s(&asdf), &s(&out)]), 0);
+    let bytes = std::fs::read(&out).unwrap();
+    let b = rasdf::convert::b2nd::B2ndFile::parse(&bytes, &Limits::default()).unwrap();
+    let items: Vec<f32> =
+        b.decode().unwrap().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert!(items == data);
+    // The second lz4 record's stated length made wrong: the file opens, the block
+    // fails half-way through.
+    let mut damaged = std::fs::read(&asdf).unwrap();
+    let h = AsdfFile::open(&asdf).unwrap().blocks()[0].clone();
+    let data_at = (h.offset + 6 + u64::from(h.header_size)) as usize;
+    let first = u32::from_be_bytes(damaged[data_at..data_at + 4].try_into().unwrap()) as usize;
+    damaged[data_at + 4 + first + 4] ^= 0x40;
+    let bad = dir.join("bad.asdf");
+    std::fs::write(&bad, &damaged).unwrap();
+    let bad_out = dir.join("bad.b2nd");
+    assert_eq!(cli(&["convert", &s(&bad), &s(&bad_out)]), 1);
+    assert!(!bad_out.exists());
+    assert!(std::fs::read_dir(&dir).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().contains("tmp")));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
