@@ -693,7 +693,7 @@ fn a_large_compressed_array_streams_to_b2nd_and_a_damaged_one_leaves_nothing() {
     // fails half-way through.
     let mut damaged = std::fs::read(&asdf).unwrap();
     let h = AsdfFile::open(&asdf).unwrap().blocks()[0].clone();
-    let data_at = (h.offset + 6 + u64::from(h.header_size)) as usize;
+    let data_at = usize::try_from(h.offset + 6 + u64::from(h.header_size)).unwrap();
     let first = u32::from_be_bytes(damaged[data_at..data_at + 4].try_into().unwrap()) as usize;
     damaged[data_at + 4 + first + 4] ^= 0x40;
     let bad = dir.join("bad.asdf");
