@@ -183,6 +183,28 @@ impl<'t> Scanner<'t> {
         Ok(())
     }
 
+    /// Skips the lines that hold only spaces, from the start of a line; returns how many
+    /// there were and the indentation of the line after them, leaving `i` at its start.
+    /// Gives up on a tab in the indentation.
+    fn skip_blank_lines<E>(&mut self) -> R<(usize, usize), E> {
+        let mut lines = 0;
+        loop {
+            let mut k = 0;
+            while self.at(k) == b' ' {
+                k += 1;
+            }
+            match self.at(k) {
+                b'\t' => return give_up(),
+                b'\n' | b'\r' => {
+                    self.i += k;
+                    self.newline()?;
+                    lines += 1;
+                }
+                _ => return Ok((lines, k)),
+            }
+        }
+    }
+
     fn at_eol(&self) -> bool {
         self.eof() || matches!(self.peek(), b'\n' | b'\r')
     }
@@ -209,17 +231,8 @@ impl<'t> Scanner<'t> {
             if self.eof() {
                 return Ok(None);
             }
-            let start = self.i;
-            let mut k = 0;
-            while self.at(k) == b' ' {
-                k += 1;
-            }
+            let (_, k) = self.skip_blank_lines()?;
             match self.at(k) {
-                b'\t' => return give_up(),
-                b'\n' | b'\r' => {
-                    self.i += k;
-                    self.newline()?;
-                }
                 0 if self.i + k >= self.b.len() => {
                     self.i += k;
                     return Ok(None);
@@ -231,7 +244,6 @@ impl<'t> Scanner<'t> {
                     self.newline()?;
                 }
                 _ => {
-                    self.i = start;
                     // A document marker: `---` starts another document and `... x` ends
                     // this one with more after it; libyaml decides what follows.
                     if k == 0
@@ -1053,22 +1065,7 @@ impl<'t> Scanner<'t> {
                 break;
             }
             self.newline()?;
-            let mut breaks = 0;
-            let col = loop {
-                let mut k = 0;
-                while self.at(k) == b' ' {
-                    k += 1;
-                }
-                match self.at(k) {
-                    b'\t' => return give_up(),
-                    b'\n' | b'\r' => {
-                        self.i += k;
-                        self.newline()?;
-                        breaks += 1;
-                    }
-                    _ => break k,
-                }
-            };
+            let (breaks, col) = self.skip_blank_lines()?;
             if self.i + col >= self.b.len() || col <= parent {
                 // The scalar ended on the line before.
                 (self.i, self.line, self.line_start) = end_of_line;

@@ -992,7 +992,7 @@ impl<'d> Encoder<'d> {
         if Some(data.len()) != items.checked_mul(typesize) {
             return Err(unsupported(format!("{} bytes for {items} items of {typesize}", data.len())));
         }
-        Self::lay_out(Some(data), shape, typesize, dtype, vlmeta, options)
+        Ok(Encoder { data: Some(data), ..Self::streamed(shape, typesize, dtype, vlmeta, options)? })
     }
 
     /// An encoder whose items come with [`Encoder::write_from`], as they are read.
@@ -1006,17 +1006,7 @@ impl<'d> Encoder<'d> {
         vlmeta: &'d [(String, Vec<u8>)],
         options: &EncodeOptions,
     ) -> Result<Self, ConvertError> {
-        Self::lay_out(None, shape, typesize, dtype, vlmeta, options)
-    }
-
-    fn lay_out(
-        data: Option<&'d [u8]>,
-        shape: &[usize],
-        typesize: usize,
-        dtype: &str,
-        vlmeta: &'d [(String, Vec<u8>)],
-        options: &EncodeOptions,
-    ) -> Result<Self, ConvertError> {
+        let data = None;
         let half = i32::MAX as usize / 2;
         if let Some((name, _)) = vlmeta.iter().find(|(n, c)| n.len() >= 32 || c.len() > half) {
             return Err(unsupported(format!("the metalayer {name:?}: names are under 32 bytes, contents under 1 GiB")));
