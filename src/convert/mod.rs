@@ -251,7 +251,9 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
                     if a.is_c_contiguous() && swap_part(&a.datatype, a.byteorder).is_none() =>
                 {
                     let data = &a.data()[a.offset..a.offset + a.len() * size];
-                    let encoder = b2nd::Encoder::new(data, shape, size, &dtype, &vlmeta, &encode).map_err(bad)?;
+                    let encoder = b2nd::Encoder::new(shape, size, &dtype, &vlmeta, &encode)
+                        .and_then(|e| e.with_items(data))
+                        .map_err(bad)?;
                     crate::cli::write_atomically_with(output, |file| {
                         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
                         encoder.write_to(&mut w)?;
@@ -263,7 +265,7 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
                 // and compressed as they come, a few chunks' rows at a time: the array
                 // is never held whole.
                 once => {
-                    let encoder = b2nd::Encoder::streamed(shape, size, &dtype, &vlmeta, &encode).map_err(bad)?;
+                    let encoder = b2nd::Encoder::new(shape, size, &dtype, &vlmeta, &encode).map_err(bad)?;
                     crate::cli::write_atomically_with(output, |file| {
                         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
                         let (written, produced) = std::thread::scope(|scope| {

@@ -974,32 +974,15 @@ pub struct Encoder<'d> {
 }
 
 impl<'d> Encoder<'d> {
-    /// Checks what is to be written and lays it out.
+    /// Checks what is to be written and lays it out. Its items come with
+    /// [`Encoder::with_items`] (then [`Encoder::write_to`]) or, as they are read, with
+    /// [`Encoder::write_from`].
     ///
     /// # Errors
     /// [`ConvertError::Unsupported`] for more than [`MAX_DIM`] dimensions, items over
-    /// 2^30 bytes, `data` not `shape`'s size, a metalayer name of 32 bytes or more, or
-    /// more than [`MAX_VLMETALAYERS`] of them.
+    /// 2^30 bytes, a metalayer name of 32 bytes or more, or more than
+    /// [`MAX_VLMETALAYERS`] of them.
     pub fn new(
-        data: &'d [u8],
-        shape: &[usize],
-        typesize: usize,
-        dtype: &str,
-        vlmeta: &'d [(String, Vec<u8>)],
-        options: &EncodeOptions,
-    ) -> Result<Self, ConvertError> {
-        let items: usize = shape.iter().product();
-        if Some(data.len()) != items.checked_mul(typesize) {
-            return Err(unsupported(format!("{} bytes for {items} items of {typesize}", data.len())));
-        }
-        Ok(Encoder { data: Some(data), ..Self::streamed(shape, typesize, dtype, vlmeta, options)? })
-    }
-
-    /// An encoder whose items come with [`Encoder::write_from`], as they are read.
-    ///
-    /// # Errors
-    /// As [`Encoder::new`].
-    pub fn streamed(
         shape: &[usize],
         typesize: usize,
         dtype: &str,
@@ -1062,6 +1045,18 @@ impl<'d> Encoder<'d> {
             vlmeta,
             codec: options.codec,
         })
+    }
+
+    /// The encoder with its items: `data`, C order.
+    ///
+    /// # Errors
+    /// [`ConvertError::Unsupported`] when `data` is not the shape's size.
+    pub fn with_items(self, data: &'d [u8]) -> Result<Self, ConvertError> {
+        let items: usize = self.shape.iter().product();
+        if Some(data.len()) != items.checked_mul(self.typesize) {
+            return Err(unsupported(format!("{} bytes for {items} items of {}", data.len(), self.typesize)));
+        }
+        Ok(Encoder { data: Some(data), ..self })
     }
 
     /// The frame's header, with its frame length and compressed size left 0 (patched at
@@ -1157,7 +1152,7 @@ impl<'d> Encoder<'d> {
     /// Those of `w`.
     pub fn write_to<W: std::io::Write + std::io::Seek>(&self, w: &mut W) -> std::io::Result<()> {
         let Some(data) = self.data else {
-            return Err(std::io::Error::other("a streamed b2nd encoder writes with write_from"));
+            return Err(std::io::Error::other("a b2nd encoder with no items writes with write_from"));
         };
         let batch = 4 * rayon::current_num_threads().max(1);
         self.write_frame(w, |emit| {
@@ -1172,7 +1167,7 @@ impl<'d> Encoder<'d> {
     }
 
     /// [`Encoder::write_to`] with the array's items read from `data` in C order as they
-    /// are needed (of an encoder made by [`Encoder::new`], its items are not used): only
+    /// are needed (items given with [`Encoder::with_items`] are not used): only
     /// the rows of a few chunks along the first axis are held at a time, so an array
     /// larger than memory streams through.
     ///
@@ -1273,7 +1268,7 @@ impl<'d> Encoder<'d> {
 /// The bytes of a b2nd frame (see [`Encoder`]), made in memory.
 ///
 /// # Errors
-/// As [`Encoder::new`].
+/// As [`Encoder::new`] and [`Encoder::with_items`].
 pub fn encode(
     data: &[u8],
     shape: &[usize],
@@ -1282,7 +1277,7 @@ pub fn encode(
     vlmeta: &[(String, Vec<u8>)],
     options: &EncodeOptions,
 ) -> Result<Vec<u8>, ConvertError> {
-    let encoder = Encoder::new(data, shape, typesize, dtype, vlmeta, options)?;
+    let encoder = Encoder::new(shape, typesize, dtype, vlmeta, options)?.with_items(data)?;
     let mut out = std::io::Cursor::new(Vec::new());
     encoder.write_to(&mut out).map_err(|e| unsupported(format!("writing in memory: {e}")))?;
     Ok(out.into_inner())
@@ -1328,7 +1323,7 @@ mod tests {
                     let vlmeta = [("a".to_string(), vec![0xc0])];
                     let dtype = format!("|V{ts}");
                     let whole = encode(&data, shape, ts, &dtype, &vlmeta, options).unwrap();
-                    let e = Encoder::streamed(shape, ts, &dtype, &vlmeta, options).unwrap();
+                    let e = Encoder::new(shape, ts, &dtype, &vlmeta, options).unwrap();
                     let mut out = std::io::Cursor::new(Vec::new());
                     e.write_from(Trickle(&data), &mut out).unwrap();
                     assert!(out.into_inner() == whole, "shape {shape:?}, {ts} bytes, {options:?}");
@@ -1338,7 +1333,7 @@ mod tests {
                         let short = e.write_from(&data[..data.len() - 1], &mut out).unwrap_err();
                         assert_eq!(short.kind(), std::io::ErrorKind::UnexpectedEof);
                     }
-                    // A streamed encoder has no items of its own to write from.
+                    // An encoder given no items has none to write from.
                     assert!(e.write_to(&mut std::io::Cursor::new(Vec::new())).is_err());
                 }
             }
