@@ -238,9 +238,7 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
             };
             let encode = b2nd::EncodeOptions { codec: options.blosc_codec, ..Default::default() };
             let read = |e: Error| e.at_path(&path).in_file(input);
-            let once = f.ndarray_once_at(node, |meta, layout| {
-                ElementSpan::new(&meta.datatype, meta.byteorder, layout.offset, layout.len())
-            });
+            let once = f.ndarray_once_at(node, element_span(false));
             let (size, shape) = (datatype.size(), &shape);
             let bad = |e| convert_error(e, input).at_path(&path);
             // Written as the chunks are compressed: the frame is never held whole.
@@ -271,18 +269,7 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
                         let (written, produced) = std::thread::scope(|scope| {
                             let (tx, rx) = std::sync::mpsc::sync_channel(16);
                             let f = &f;
-                            let producer = scope.spawn(move || {
-                                let mut out = PieceSender(tx);
-                                match once {
-                                    crate::file::ReadOnce::Whole(a) => {
-                                        write_elements(&a, false, &mut out).map_err(Error::from)
-                                    }
-                                    crate::file::ReadOnce::Pieces { block, sink: mut span, .. } => f
-                                        .decode_pieces_of(block, |piece| {
-                                            span.feed(piece, &mut out).map_err(Error::from)
-                                        }),
-                                }
-                            });
+                            let producer = scope.spawn(move || write_once(f, once, false, &mut PieceSender(tx)));
                             let written = encoder.write_from(PieceReceiver::new(rx), &mut w).and_then(|()| w.flush());
                             (written, producer.join())
                         });
@@ -475,12 +462,31 @@ pub(crate) fn write_ndarray_once(
     column_major: bool,
     out: &mut impl Write,
 ) -> crate::Result<()> {
-    let span = |meta: &crate::ndarray::ArrayMeta, layout: &crate::ndarray::Layout| {
-        // Column-major order is C order when at most one axis is longer than 1.
+    write_once(f, f.ndarray_once_at(node, element_span(column_major))?, column_major, out)
+}
+
+/// What [`AsdfFile::ndarray_once_at`] is given to write elements in C order, or in
+/// column-major order when `column_major`: a span over the block's pieces when the
+/// elements lie in that order (column-major is C order when at most one axis is longer
+/// than 1), else nothing, and the array is read whole.
+fn element_span(
+    column_major: bool,
+) -> impl FnOnce(&crate::ndarray::ArrayMeta, &crate::ndarray::Layout) -> Option<ElementSpan> {
+    move |meta, layout| {
         let in_order = !column_major || layout.shape.iter().filter(|&&d| d > 1).count() <= 1;
         in_order.then(|| ElementSpan::new(&meta.datatype, meta.byteorder, layout.offset, layout.len())).flatten()
-    };
-    match f.ndarray_once_at(node, span)? {
+    }
+}
+
+/// [`write_elements`] of an array read once: whole, or its block decoded piece by piece
+/// through its span.
+fn write_once(
+    f: &AsdfFile,
+    once: crate::file::ReadOnce<'_, ElementSpan>,
+    column_major: bool,
+    out: &mut impl Write,
+) -> crate::Result<()> {
+    match once {
         crate::file::ReadOnce::Whole(a) => write_elements(&a, column_major, out).map_err(Error::from),
         crate::file::ReadOnce::Pieces { block, sink: mut span, .. } => {
             f.decode_pieces_of(block, |piece| span.feed(piece, out).map_err(Error::from))
