@@ -448,19 +448,32 @@ impl AsdfFile {
     /// # Errors
     /// As [`AsdfFile::ndarray_at`], but for a damaged compressed block.
     pub(crate) fn ndarray_shape_at(&self, node: NodeRef<'_>) -> Result<(Datatype, ByteOrder, Vec<usize>)> {
-        let arr = |e: ArrayError| self.array_error(node, e);
-        let meta = ArrayMeta::parse(node).map_err(arr)?;
-        if let Source::Block(i) = meta.source {
-            let n = self.resolve_block(i).map_err(arr)?;
-            let h = self.block_header(n)?;
-            if h.compression != Compression::None {
-                let size = usize::try_from(h.data_size).unwrap_or(usize::MAX);
-                let layout = meta.layout(size, &self.options.limits).map_err(arr)?;
-                return Ok((meta.datatype, meta.byteorder, layout.shape));
-            }
+        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
+        if let Some(layout) = self.compressed_layout(node, &meta, |_| true)? {
+            return Ok((meta.datatype, meta.byteorder, layout.shape));
         }
         let a = self.ndarray_of(node, &meta)?;
         Ok((a.datatype, a.byteorder, a.shape))
+    }
+
+    /// The layout of `meta` (`node`'s declarations) checked against its block's
+    /// `data_size` without decoding the block, when its data is in a compressed block
+    /// `n` for which `skip_decode(n)` holds; `None` otherwise.
+    fn compressed_layout(
+        &self,
+        node: NodeRef<'_>,
+        meta: &ArrayMeta,
+        skip_decode: impl Fn(usize) -> bool,
+    ) -> Result<Option<Layout>> {
+        let arr = |e: ArrayError| self.array_error(node, e);
+        let Source::Block(i) = meta.source else { return Ok(None) };
+        let n = self.resolve_block(i).map_err(arr)?;
+        let h = self.block_header(n)?;
+        if h.compression == Compression::None || !skip_decode(n) {
+            return Ok(None);
+        }
+        let size = usize::try_from(h.data_size).unwrap_or(usize::MAX);
+        meta.layout(size, &self.options.limits).map(Some).map_err(arr)
     }
 
     /// Decodes block `n` piece by piece (see [`BlockHeader::decode_pieces`]) into `sink`,
@@ -792,13 +805,8 @@ impl AsdfFile {
     /// the block's `data_size`, without decoding the block again.
     pub(crate) fn check_ndarray_at(&self, node: NodeRef<'_>, sound: impl Fn(usize) -> bool) -> Result<()> {
         let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
-        if let Source::Block(i) = meta.source {
-            let n = self.resolve_block(i).map_err(|e| self.array_error(node, e))?;
-            let h = self.block_header(n)?;
-            if h.compression != Compression::None && sound(n) {
-                let size = usize::try_from(h.data_size).unwrap_or(usize::MAX);
-                return meta.layout(size, &self.options.limits).map(drop).map_err(|e| self.array_error(node, e));
-            }
+        if self.compressed_layout(node, &meta, sound)?.is_some() {
+            return Ok(());
         }
         self.ndarray_of(node, &meta).map(drop)
     }
