@@ -19,6 +19,7 @@ pub fn tight_limits() -> Limits {
         max_blocks: 1_000,
         max_block_bytes: 1 << 24,
         max_array_elements: 1 << 20,
+        max_overlap_bytes: 1 << 24,
         max_index_bytes: 1 << 20,
     }
 }

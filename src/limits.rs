@@ -14,6 +14,7 @@
 /// | `max_blocks` | 10 000 000 |
 /// | `max_block_bytes` | 64 GiB |
 /// | `max_array_elements` | 2^40 |
+/// | `max_overlap_bytes` | 1 GiB |
 /// | `max_index_bytes` | 256 MiB |
 ///
 /// ```
@@ -36,6 +37,11 @@ pub struct Limits {
     pub max_block_bytes: u64,
     /// Most elements in one array.
     pub max_array_elements: u64,
+    /// Largest array, in bytes of its elements, whose strides overlap so that it stands
+    /// for more bytes than its data holds (a stride of 0, a sliding window; numpy and
+    /// the reference read such views). Without overlap an array is never larger than
+    /// its data; with it, a few bytes could stand for terabytes.
+    pub max_overlap_bytes: u64,
     /// How far from the end of the file the block index is looked for.
     pub max_index_bytes: u64,
 }
@@ -50,6 +56,7 @@ impl Default for Limits {
             max_blocks: 10_000_000,
             max_block_bytes: 64 << 30,
             max_array_elements: 1 << 40,
+            max_overlap_bytes: 1 << 30,
             max_index_bytes: 256 << 20,
         }
     }
@@ -66,6 +73,7 @@ impl Limits {
             max_blocks: usize::MAX,
             max_block_bytes: u64::MAX,
             max_array_elements: u64::MAX,
+            max_overlap_bytes: u64::MAX,
             max_index_bytes: u64::MAX,
         }
     }

@@ -417,7 +417,10 @@ impl<'f> Document<'f> {
             if !o.is_asdf_tag("core/ndarray") {
                 return Ok(Children::All);
             }
-            let a = file.ndarray_at(o)?;
+            let a = file.ndarray_at(o).map_err(|e| match path_of(file.tree(), id) {
+                Some(path) => e.at_path(&path),
+                None => e,
+            })?;
             let storage = match a.storage {
                 InputStorage::Inline => ArrayStorage::Inline,
                 InputStorage::External(_) => ArrayStorage::External,
@@ -982,6 +985,17 @@ fn write_prepared<W: Write + Seek>(
         out.write_all(&vec![0u8; extra])?;
     }
     Ok(h.allocated_size)
+}
+
+/// The path of node `id` from the root, found by a walk (for error messages).
+fn path_of(tree: &Tree, id: NodeId) -> Option<String> {
+    let mut found = None;
+    tree.walk(|path, node| {
+        if found.is_none() && node.id() == id {
+            found = Some(path.to_string());
+        }
+    });
+    found
 }
 
 fn pending(a: &NdArray<'_>, base: usize, storage: ArrayStorage, inline_mask: Option<Vec<bool>>) -> PendingArray {

@@ -150,6 +150,42 @@ fn integer_words_as_a_plain_list() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Strides that overlap read as numpy reads them for the reference: a stride of 0
+/// repeats a row (a broadcast), a stride smaller than the item slides a window.
+#[test]
+fn overlapping_strides_read_as_the_reference_reads_them() {
+    let dir = common::temp_dir("overlap");
+    let data: Vec<u8> = (0..24u8).collect();
+    let h = rasdf::block::BlockHeader {
+        offset: 0,
+        header_size: 48,
+        flags: 0,
+        compression: rasdf::block::Compression::None,
+        allocated_size: 24,
+        used_size: 24,
+        data_size: 24,
+        checksum: [0; 16],
+    };
+    let path = dir.join("overlap.asdf");
+    let tree = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+        rows: !core/ndarray-1.1.0 {source: 0, datatype: int32, byteorder: little, shape: [4, 3], strides: [0, 4]}\n\
+        cols: !core/ndarray-1.1.0 {source: 0, datatype: uint16, byteorder: big, shape: [3, 5], strides: [4, 0], offset: 2}\n\
+        window: !core/ndarray-1.1.0 {source: 0, datatype: uint32, byteorder: little, shape: [5, 2], strides: [1, 4]}\n\
+        all: !core/ndarray-1.1.0 {source: 0, datatype: uint8, byteorder: little, shape: [2, 2, 2], strides: [0, 0, 0], offset: 23}\n...\n";
+    std::fs::write(&path, [tree.as_bytes(), &h.to_bytes(), &data].concat()).unwrap();
+    let f = AsdfFile::open(&path).unwrap();
+    let rows = f.array::<i32>("rows").unwrap();
+    let first: Vec<i32> = (0..3).map(|i| i32::from_le_bytes([4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3])).collect();
+    for row in rows.rows() {
+        assert_eq!(row.to_vec(), first);
+    }
+    let window = f.array::<u32>("window").unwrap();
+    assert_eq!(window[[3, 1]], u32::from_le_bytes([7, 8, 9, 10]));
+    assert!(f.array::<u8>("all").unwrap().iter().all(|&x| x == 23));
+    assert_reads_as_the_reference(&path);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Every `.asdf` file in the folder `RASDF_CROSS_DIR` reads as the reference reads it
 /// (run live), and a file the reference cannot read fails in rasdf too (at least in one
 /// array: rasdf opens lazily). For files from

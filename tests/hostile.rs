@@ -166,7 +166,10 @@ fn layouts_that_overflow_or_escape_the_block() {
         "{source: 0, datatype: float64, byteorder: little, shape: [4], offset: 9223372036854775807}",
         "{source: 0, datatype: float64, byteorder: little, shape: [4], strides: [-8]}",
         "{source: 0, datatype: float64, byteorder: little, shape: [4, 4], strides: [9223372036854775807, 8]}",
-        "{source: 0, datatype: float64, byteorder: little, shape: [2], strides: [0]}",
+        // Strides of 0 are read (as the reference reads them), but not when they make the
+        // 32 bytes stand for a terabyte (`max_overlap_bytes`).
+        "{source: 0, datatype: uint8, byteorder: little, shape: [1048576, 1048576], strides: [0, 0]}",
+        "{source: 0, datatype: float64, byteorder: little, shape: [4, 1000000000], strides: [8, 0]}",
         "{source: 5, datatype: float64, byteorder: little, shape: [2]}",
         "{source: -9, datatype: float64, byteorder: little, shape: [2]}",
         "{source: 0, datatype: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[float64]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]], byteorder: little, shape: [1]}",

@@ -187,11 +187,7 @@ impl ArrayMeta {
         let strides = match node.key("strides") {
             Some(s) => {
                 let items = s.items().ok_or_else(|| ArrayError::Invalid("strides must be a list".into()))?;
-                let v = items.map(|d| int(d, "a stride")).collect::<Result<Vec<i64>, _>>()?;
-                if v.contains(&0) {
-                    return Err(ArrayError::Invalid("strides may not be 0".into()));
-                }
-                Some(v)
+                Some(items.map(|d| int(d, "a stride")).collect::<Result<Vec<i64>, _>>()?)
             }
             None => None,
         };
@@ -336,6 +332,12 @@ impl ArrayMeta {
             }
             if lo < 0 || hi > data_len as i128 {
                 return Err(ArrayError::OutOfBounds { lo, hi, len: data_len });
+            }
+            // Elements in more bytes than the data has: strides that overlap.
+            let bytes = n.saturating_mul(itemsize as u64);
+            if bytes > data_len as u64 {
+                Limits::check("max_overlap_bytes", bytes, limits.max_overlap_bytes)
+                    .map_err(|e| ArrayError::Invalid(format!("overlapping strides: {e}")))?;
             }
         }
         Ok(Layout { shape, strides, offset })
