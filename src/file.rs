@@ -236,6 +236,7 @@ impl AsdfFile {
                     loc.line = pos.map(|(l, c)| (l + first_line, c));
                     Error::new(err, loc)
                 })?;
+                tree.settle_asdf_objects();
                 if options.fill_defaults {
                     crate::schema::fill_defaults(&mut tree, header.standard());
                 }

@@ -186,6 +186,35 @@ fn overlapping_strides_read_as_the_reference_reads_them() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// An empty document is the reference's empty `AsdfObject`, and so is a core/asdf node
+/// that is an empty scalar or an empty list; a list of pairs is their mapping (its
+/// converter calls Python's `dict` on the node).
+#[test]
+fn empty_documents_read_as_the_reference_reads_them() {
+    let dir = common::temp_dir("empty-documents");
+    let head = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n";
+    let cases = [
+        ("bare", "---\n...\n", "{}"),
+        ("tilde", "--- ~\n...\n", "{}"),
+        ("null", "--- !!null null\n...\n", "{}"),
+        ("tagged", "--- !core/asdf-1.1.0\n...\n", "{}"),
+        ("tagged_quoted", "--- !core/asdf-1.1.0 ''\n...\n", "{}"),
+        ("tagged_list", "--- !core/asdf-1.1.0 []\n...\n", "{}"),
+        ("pairs", "--- !core/asdf-1.1.0 [[a, 1], [b, 2], [a, 3]]\n...\n", "{a: 3, b: 2}"),
+        ("nested", "--- !core/asdf-1.1.0\nx: !core/asdf-1.1.0\ny: 1\n...\n", "{x: {}, y: 1}"),
+    ];
+    for (name, doc, shown) in cases {
+        let path = dir.join(format!("{name}.asdf"));
+        std::fs::write(&path, format!("{head}{doc}")).unwrap();
+        let f = AsdfFile::open(&path).unwrap();
+        let expected = rasdf::OpenOptions::new().from_bytes(format!("{head}--- {shown}\n...\n").into_bytes()).unwrap();
+        assert_eq!(rasdf_dump(&path), common::dump::dump_file(&expected), "{name}");
+        assert!(f.tree().root().is_none_or(|r| r.pairs().is_some()), "{name}");
+        assert_reads_as_the_reference(&path);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Every `.asdf` file in the folder `RASDF_CROSS_DIR` reads as the reference reads it
 /// (run live), and a file the reference cannot read fails in rasdf too (at least in one
 /// array: rasdf opens lazily). For files from

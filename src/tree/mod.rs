@@ -356,6 +356,50 @@ impl Tree {
         }
     }
 
+    /// Makes of the tree what the reference makes of an ASDF file's tree: an empty
+    /// document (`---` alone, `~`, `null`) is no tree at all, that is an empty
+    /// `AsdfObject`; and a core/asdf node (whose converter calls Python's `dict` on it)
+    /// that is an empty scalar or an empty sequence is an empty mapping, a sequence of
+    /// `[key, value]` pairs the mapping of those pairs. Other core/asdf nodes that are not
+    /// mappings stay as written, as the reference leaves a node it fails to convert.
+    pub(crate) fn settle_asdf_objects(&mut self) {
+        if let Some(root) = self.root
+            && let node = &self.nodes[root.0 as usize]
+            && node.value == Value::Null
+            && node.tag.as_deref().is_none_or(|t| t == "tag:yaml.org,2002:null")
+        {
+            self.root = None;
+            return;
+        }
+        for i in 0..self.nodes.len() {
+            let node = &self.nodes[i];
+            let is_asdf_object = node
+                .tag
+                .as_deref()
+                .is_some_and(|t| matches!(t, "tag:stsci.edu:asdf/core/asdf-1.0.0" | "tag:stsci.edu:asdf/core/asdf-1.1.0"));
+            if !is_asdf_object {
+                continue;
+            }
+            let pairs = match &node.value {
+                Value::Null => Some(Vec::new()),
+                Value::Str(s) if s.is_empty() => Some(Vec::new()),
+                Value::Seq(items) => items
+                    .iter()
+                    .map(|item| match &self.nodes[item.0 as usize].value {
+                        Value::Seq(kv) if kv.len() == 2 => Some((kv[0], kv[1])),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => None,
+            };
+            if let Some(pairs) = pairs
+                && let Ok(pairs) = dedupe(self, pairs)
+            {
+                self.nodes[i].value = Value::Map(pairs);
+            }
+        }
+    }
+
     /// Adds a node (not yet attached anywhere) and returns its handle.
     pub fn push(&mut self, node: Node) -> NodeId {
         let id = NodeId(u32::try_from(self.nodes.len()).unwrap_or(u32::MAX));
