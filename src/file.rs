@@ -583,19 +583,28 @@ impl AsdfFile {
                 return Err(Error::new(e, Location { line: Some(self.line_of(mask)), ..Location::default() }));
             }
             v
-        } else if let Some(value) = mask.as_f64() {
-            let float = matches!(array.datatype, crate::ndarray::Datatype::Scalar(t) if t.name().starts_with("float"));
-            let mut v = Vec::with_capacity(n);
-            let test = |x: f64| {
-                if value.is_nan() {
-                    x.is_nan()
+        } else if let Some((re, im)) = mask_value(mask) {
+            // numpy's `masked_values`: `isclose` for float arrays, `==` for others; a
+            // NaN value masks the NaN elements.
+            let nan = re.is_nan() || im.is_nan();
+            let float = matches!(array.datatype, Datatype::Scalar(t) if t.name().starts_with("float"));
+            let finite = re.is_finite() && im.is_finite();
+            let test = |x: f64, y: f64| {
+                if nan {
+                    x.is_nan() || y.is_nan()
                 } else if float {
-                    (x - value).abs() <= 1e-8 + 1e-5 * value.abs()
+                    (x == re && y == im) || (finite && (x - re).hypot(y - im) <= 1e-8 + 1e-5 * re.hypot(im))
                 } else {
-                    x == value
+                    x == re && y == im
                 }
             };
-            if array.for_each_f64(|x| v.push(test(x))).is_err() {
+            let mut v = Vec::with_capacity(n);
+            if matches!(array.datatype, Datatype::Scalar(t) if t.name().starts_with("complex")) {
+                for e in array.elements() {
+                    let Element::Complex(x, y) = e else { return Ok(None) };
+                    v.push(test(x, y));
+                }
+            } else if array.for_each_f64(|x| v.push(test(x, 0.0))).is_err() {
                 return Ok(None);
             }
             v
@@ -879,6 +888,18 @@ fn note_trailer(trailer: &Trailer, index_at: Option<u64>, warnings: &mut Vec<War
             message: "unexpected bytes after the last block; the file may be damaged".into(),
             location: Location::at(*at),
         });
+    }
+}
+
+/// A scalar `mask` as the complex number numpy compares the elements with: a number, a
+/// boolean (1 or 0) or a core/complex.
+fn mask_value(mask: NodeRef<'_>) -> Option<(f64, f64)> {
+    if mask.is_asdf_tag("core/complex") {
+        return mask.as_str().and_then(crate::ndarray::parse_complex);
+    }
+    match mask.as_bool() {
+        Some(b) => Some((f64::from(u8::from(b)), 0.0)),
+        None => mask.as_f64().map(|x| (x, 0.0)),
     }
 }
 

@@ -215,6 +215,66 @@ fn empty_documents_read_as_the_reference_reads_them() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Inline values convert as numpy converts them for the reference (`np.asarray(data,
+/// dtype)`): text read as Python's `int()` and `float()` read it, floats cut toward zero,
+/// text cut to the string type's length, any non-empty text true; Python ints typed
+/// int64, else uint64, the two meeting in float64. Scalar masks of any kind (a boolean,
+/// a complex) mask the elements equal to them.
+#[test]
+fn inline_values_and_scalar_masks_read_as_the_reference_reads_them() {
+    let dir = common::temp_dir("inline-values");
+    let head = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n";
+    let body = "\
+        ints_from_text: !core/ndarray-1.1.0 {data: ['12', ' -3 ', '+1_000'], datatype: int16}\n\
+        cut: !core/ndarray-1.1.0 {data: [2.7, -2.7, true], datatype: int8}\n\
+        floats_from_text: !core/ndarray-1.1.0 {data: ['1.5', ' 2 ', 1e5, '-Infinity', '1_0.5'], datatype: float32}\n\
+        truth: !core/ndarray-1.1.0 {data: [abc, '', 'False', 0, 2, 0.0], datatype: bool8}\n\
+        u64: !core/ndarray-1.1.0 {data: [18446744073709551615, 0], datatype: uint64}\n\
+        u64_inferred: !core/ndarray-1.1.0 [9223372036854775808, true]\n\
+        mixed_inferred: !core/ndarray-1.1.0 [1, 9223372036854775808]\n\
+        text_room: !core/ndarray-1.1.0 [1, 9223372036854775808, abc]\n\
+        ascii_cut: !core/ndarray-1.1.0 {data: [abcdef, 123456, 1.5], datatype: [ascii, 3]}\n\
+        ucs4_cut: !core/ndarray-1.1.0 {data: [abcdef, true], datatype: [ucs4, 3]}\n\
+        mask_true: !core/ndarray-1.1.0 {data: [0, 1, 2], datatype: int32, mask: true}\n\
+        mask_complex: !core/ndarray-1.1.0 {data: [!core/complex-1.0.0 1+2j, !core/complex-1.0.0 3j], datatype: complex64, mask: !core/complex-1.0.0 1+2j}\n\
+        mask_inf: !core/ndarray-1.1.0 {data: [.inf, 1.0, -.inf], datatype: float64, mask: .inf}\n...\n";
+    let path = dir.join("values.asdf");
+    std::fs::write(&path, format!("{head}{body}")).unwrap();
+    let f = AsdfFile::open(&path).unwrap();
+    assert_eq!(f.array::<i16>("ints_from_text").unwrap().as_slice().unwrap(), [12, -3, 1000]);
+    assert_eq!(f.array::<i8>("cut").unwrap().as_slice().unwrap(), [2, -2, 1]);
+    assert_eq!(f.ndarray("truth").unwrap().data(), [1, 0, 1, 0, 1, 0]);
+    assert_eq!(f.array::<u64>("u64_inferred").unwrap().as_slice().unwrap(), [1 << 63, 1]);
+    assert_eq!(f.array::<f64>("mixed_inferred").unwrap().as_slice().unwrap(), [1.0, 9.223372036854775808e18]);
+    assert_eq!(f.ndarray("text_room").unwrap().datatype.to_string(), "[ucs4, 32]");
+    assert_eq!(f.ndarray("ascii_cut").unwrap().data(), b"abc1231.5");
+    let mask = |p: &str| f.mask_at(f.get(p).unwrap(), &f.ndarray(p).unwrap()).unwrap();
+    assert_eq!(mask("mask_true"), Some(vec![false, true, false]));
+    assert_eq!(mask("mask_complex"), Some(vec![true, false]));
+    assert_eq!(mask("mask_inf"), Some(vec![true, false, false]));
+    assert_reads_as_the_reference(&path);
+
+    // Values numpy refuses (the reference leaves the node unconverted, with an
+    // `AsdfConversionWarning`): an error, never a wrapped-around value.
+    for (case, message) in [
+        ("{data: [300], datatype: int8}", "300 out of bounds for int8"),
+        ("{data: [-2.7], datatype: uint8}", "-2 out of bounds for uint8"),
+        ("{data: [9223372036854775808], datatype: int64}", "out of bounds for int64"),
+        ("{data: [.nan], datatype: int32}", "NaN"),
+        ("{data: [.inf], datatype: int32}", "infinity"),
+        ("{data: ['1.5'], datatype: int32}", "invalid literal for int()"),
+        ("{data: [abc], datatype: float64}", "could not convert string to float"),
+        ("[18446744073709551616]", "object array"),
+        ("[-1, 18446744073709551616]", "object array"),
+        ("{data: [é], datatype: [ascii, 3]}", "not ASCII"),
+    ] {
+        let f = rasdf::OpenOptions::new().from_bytes(format!("{head}a: !core/ndarray-1.1.0 {case}\n...\n").into_bytes()).unwrap();
+        let e = f.ndarray("a").expect_err(case).to_string();
+        assert!(e.contains(message), "{case}: {e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Every `.asdf` file in the folder `RASDF_CROSS_DIR` reads as the reference reads it
 /// (run live), and a file the reference cannot read fails in rasdf too (at least in one
 /// array: rasdf opens lazily). For files from

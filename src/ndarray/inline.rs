@@ -45,47 +45,87 @@ pub(super) fn infer(
         Some(d) => d.clone(),
         None => {
             let leaves = leaves(data, &dims)?;
-            infer_type(&leaves)
+            infer_type(&leaves)?
         }
     };
     Ok((datatype, dims))
 }
 
-fn infer_type(leaves: &[NodeRef<'_>]) -> Datatype {
-    let (mut any_float, mut any_int, mut any_complex, mut max_str, mut any_str) = (false, false, false, 0, false);
-    let mut any_bool = false;
+/// The numpy type of one inline leaf when no datatype is given: Python ints are int64
+/// when they fit, else uint64 when they fit that.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Bool,
+    Int64,
+    UInt64,
+    Float,
+    Complex,
+}
+
+impl Kind {
+    /// numpy's promotion of two kinds: int64 and uint64 meet in float64.
+    fn promote(self, other: Kind) -> Kind {
+        match (self.max(other), self.min(other)) {
+            (Kind::UInt64, Kind::Int64) => Kind::Float,
+            (hi, _) => hi,
+        }
+    }
+
+    /// The characters numpy gives a string array for a value of this kind.
+    fn text_room(self) -> usize {
+        match self {
+            Kind::Bool => 5,
+            Kind::Int64 => 21,
+            Kind::UInt64 => 20,
+            Kind::Float => 32,
+            Kind::Complex => 64,
+        }
+    }
+}
+
+fn infer_type(leaves: &[NodeRef<'_>]) -> Result<Datatype, ArrayError> {
+    let mut kind: Option<Kind> = None;
+    let (mut any_str, mut max_str) = (false, 0);
     for l in leaves {
-        match l.value() {
-            Value::Null => {}
-            Value::Bool(_) => any_bool = true,
-            Value::Int(_) | Value::BigInt(_) => any_int = true,
-            Value::Float(_) => any_float = true,
-            Value::Str(s) if l.is_asdf_tag("core/complex") => {
-                let _ = s;
-                any_complex = true;
+        let k = match l.value() {
+            Value::Null => continue,
+            Value::Bool(_) => Kind::Bool,
+            Value::Int(_) => Kind::Int64,
+            Value::BigInt(b) => {
+                if u64::try_from(&**b).is_err() {
+                    return Err(err(format!(
+                        "the integer {b} fits no numpy integer type (the reference makes an object array of it)"
+                    )));
+                }
+                Kind::UInt64
             }
+            Value::Float(_) => Kind::Float,
+            Value::Str(_) if l.is_asdf_tag("core/complex") => Kind::Complex,
             Value::Str(s) => {
                 any_str = true;
                 max_str = max_str.max(s.chars().count());
+                continue;
             }
-            _ => any_str = true,
-        }
+            _ => {
+                any_str = true;
+                continue;
+            }
+        };
+        kind = Some(kind.map_or(k, |prev| prev.promote(k)));
     }
-    if any_str {
-        // numpy makes room for the longest text any of the other kinds can take: 5 for
-        // a bool (`False`), 21 for an int, 32 for a float, 64 for a complex.
-        let room = [(any_bool, 5), (any_int, 21), (any_float, 32), (any_complex, 64)];
-        let others = room.iter().filter(|(any, _)| *any).map(|&(_, n)| n).max().unwrap_or(0);
-        Datatype::Ucs4(max_str.max(others).max(1))
-    } else if any_complex {
-        Datatype::Scalar(ScalarType::Complex128)
-    } else if any_float || (leaves.iter().all(|l| l.is_null()) && !leaves.is_empty()) {
-        Datatype::Scalar(ScalarType::Float64)
-    } else if any_int || leaves.is_empty() {
-        Datatype::Scalar(if leaves.is_empty() { ScalarType::Float64 } else { ScalarType::Int64 })
+    Ok(if any_str {
+        // numpy makes room for the longest text the other values' common type can take.
+        Datatype::Ucs4(max_str.max(kind.map_or(0, Kind::text_room)).max(1))
     } else {
-        Datatype::Scalar(ScalarType::Bool8)
-    }
+        Datatype::Scalar(match kind {
+            None => ScalarType::Float64,
+            Some(Kind::Bool) => ScalarType::Bool8,
+            Some(Kind::Int64) => ScalarType::Int64,
+            Some(Kind::UInt64) => ScalarType::UInt64,
+            Some(Kind::Float) => ScalarType::Float64,
+            Some(Kind::Complex) => ScalarType::Complex128,
+        })
+    })
 }
 
 /// The leaf nodes of nested lists `dims` deep, in C order; checks the nesting is
@@ -179,6 +219,8 @@ fn python_str(leaf: NodeRef<'_>) -> String {
     }
 }
 
+/// A leaf as numpy takes it into a float array: numbers and booleans, and text as
+/// Python's `float()` reads it (`' 2 '`, `1e5`, `inf`, `1_0.5`).
 fn number(leaf: NodeRef<'_>) -> Result<f64, ArrayError> {
     match leaf.value() {
         #[allow(clippy::cast_precision_loss)]
@@ -186,19 +228,73 @@ fn number(leaf: NodeRef<'_>) -> Result<f64, ArrayError> {
         Value::Float(f) => Ok(*f),
         Value::Bool(b) => Ok(if *b { 1.0 } else { 0.0 }),
         Value::BigInt(b) => Ok(b.to_string().parse().unwrap_or(f64::NAN)),
+        Value::Str(s) if !leaf.is_asdf_tag("core/complex") => {
+            python_float(s).ok_or_else(|| err(format!("could not convert string to float: '{s}'")))
+        }
         _ => Err(err(format!("expected a number, found {}", leaf.key_text()))),
     }
 }
 
+/// Python's `float()` of a text: surrounding whitespace, `_` between digits, `inf`,
+/// `infinity` and `nan` in any case.
+fn python_float(s: &str) -> Option<f64> {
+    let t = s.trim();
+    let b = t.as_bytes();
+    let underscores_ok = b
+        .iter()
+        .enumerate()
+        .all(|(i, &c)| c != b'_' || (i > 0 && i + 1 < b.len() && b[i - 1].is_ascii_digit() && b[i + 1].is_ascii_digit()));
+    if !underscores_ok {
+        return None;
+    }
+    let t = t.replace('_', "");
+    let body = t.trim_start_matches(['+', '-']);
+    if body.len() + 1 < t.len() {
+        return None;
+    }
+    let lower = body.to_ascii_lowercase();
+    if matches!(lower.as_str(), "inf" | "infinity" | "nan") || body.bytes().all(|c| c.is_ascii_digit() || b".eE+-".contains(&c)) {
+        t.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// A leaf as the Python int numpy takes into an integer array: ints, booleans, floats
+/// cut toward zero, and text as Python's `int()` reads it (`' 12 '`, `+5`, `1_000`).
 fn integer(leaf: NodeRef<'_>) -> Result<i128, ArrayError> {
+    let too_large = |what: String| err(format!("Python integer {what} is out of bounds for any 64-bit type"));
     match leaf.value() {
         Value::Int(i) => Ok(i128::from(*i)),
         Value::Bool(b) => Ok(i128::from(*b)),
-        Value::BigInt(b) => i128::try_from(&**b).map_err(|_| err("integer too large")),
+        Value::BigInt(b) => i128::try_from(&**b).map_err(|_| too_large(b.to_string())),
+        Value::Float(f) if f.is_nan() => Err(err("cannot convert float NaN to integer")),
+        Value::Float(f) if f.is_infinite() => Err(err("cannot convert float infinity to integer")),
         #[allow(clippy::cast_possible_truncation)]
-        Value::Float(f) => Ok(*f as i128),
+        Value::Float(f) if f.abs() < 1e38 => Ok(f.trunc() as i128),
+        Value::Float(f) => Err(too_large(format!("{f:e}"))),
+        Value::Str(s) if !leaf.is_asdf_tag("core/complex") => {
+            let t = s.trim();
+            let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
+            let b = digits.as_bytes();
+            let ok = !b.is_empty()
+                && b.iter().enumerate().all(|(i, &c)| {
+                    c.is_ascii_digit() || (c == b'_' && i > 0 && i + 1 < b.len() && b[i - 1] != b'_' && b[i + 1].is_ascii_digit())
+                });
+            if !ok {
+                return Err(err(format!("invalid literal for int() with base 10: '{s}'")));
+            }
+            let v: num_bigint::BigInt = t.replace('_', "").parse().map_err(|_| err(format!("invalid literal for int(): '{s}'")))?;
+            i128::try_from(&v).map_err(|_| too_large(v.to_string()))
+        }
         _ => Err(err(format!("expected an integer, found {}", leaf.key_text()))),
     }
+}
+
+/// [`integer`], checked to fit `T` as numpy checks it.
+fn integer_as<T: TryFrom<i128>>(leaf: NodeRef<'_>, name: &str) -> Result<T, ArrayError> {
+    let v = integer(leaf)?;
+    T::try_from(v).map_err(|_| err(format!("Python integer {v} out of bounds for {name}")))
 }
 
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -221,14 +317,14 @@ fn encode_value(
     }
     match dt {
         Datatype::Scalar(t) => match t {
-            ScalarType::Int8 => put!(integer(leaf)? as i8),
-            ScalarType::Int16 => put!(integer(leaf)? as i16),
-            ScalarType::Int32 => put!(integer(leaf)? as i32),
-            ScalarType::Int64 => put!(integer(leaf)? as i64),
-            ScalarType::UInt8 => put!(integer(leaf)? as u8),
-            ScalarType::UInt16 => put!(integer(leaf)? as u16),
-            ScalarType::UInt32 => put!(integer(leaf)? as u32),
-            ScalarType::UInt64 => put!(integer(leaf)? as u64),
+            ScalarType::Int8 => put!(integer_as::<i8>(leaf, "int8")?),
+            ScalarType::Int16 => put!(integer_as::<i16>(leaf, "int16")?),
+            ScalarType::Int32 => put!(integer_as::<i32>(leaf, "int32")?),
+            ScalarType::Int64 => put!(integer_as::<i64>(leaf, "int64")?),
+            ScalarType::UInt8 => put!(integer_as::<u8>(leaf, "uint8")?),
+            ScalarType::UInt16 => put!(integer_as::<u16>(leaf, "uint16")?),
+            ScalarType::UInt32 => put!(integer_as::<u32>(leaf, "uint32")?),
+            ScalarType::UInt64 => put!(integer_as::<u64>(leaf, "uint64")?),
             ScalarType::Float16 => put!(half::f16::from_f64(number(leaf)?).to_bits()),
             ScalarType::Float32 => put!(number(leaf)? as f32),
             ScalarType::Float64 => put!(number(leaf)?),
@@ -245,30 +341,34 @@ fn encode_value(
                     put!(im);
                 }
             }
+            // numpy's truth of a value: text is true unless empty (`'False'` too).
             ScalarType::Bool8 => out.push(u8::from(match leaf.value() {
                 Value::Bool(b) => *b,
+                Value::Str(s) if leaf.is_asdf_tag("core/complex") => {
+                    parse_complex(s).is_some_and(|(re, im)| re != 0.0 || im != 0.0)
+                }
+                Value::Str(s) => !s.is_empty(),
                 _ => number(leaf)? != 0.0,
             })),
         },
+        // Text longer than the datatype is cut to it, as numpy cuts it.
         Datatype::Ascii(n) => {
             let s = python_str(leaf);
-            let b = s.as_bytes();
-            if b.len() > *n {
-                return Err(err(format!("'{s}' is longer than [ascii, {n}]")));
+            if !s.is_ascii() {
+                return Err(err(format!("'{s}' is not ASCII text")));
             }
+            let b = &s.as_bytes()[..s.len().min(*n)];
             out.extend_from_slice(b);
             out.resize(out.len() + n - b.len(), 0);
         }
         Datatype::Ucs4(n) => {
             let s = python_str(leaf);
-            let chars: Vec<char> = s.chars().collect();
-            if chars.len() > *n {
-                return Err(err(format!("'{s}' is longer than [ucs4, {n}]")));
+            let mut used = 0;
+            for c in s.chars().take(*n) {
+                put!(c as u32);
+                used += 1;
             }
-            for c in &chars {
-                put!(*c as u32);
-            }
-            out.resize(out.len() + 4 * (n - chars.len()), 0);
+            out.resize(out.len() + 4 * (n - used), 0);
         }
         Datatype::Record(fields) => {
             let items: Vec<NodeRef<'_>> =
