@@ -237,7 +237,9 @@ fn inline_values_and_scalar_masks_read_as_the_reference_reads_them() {
         ucs4_cut: !core/ndarray-1.1.0 {data: [abcdef, true], datatype: [ucs4, 3]}\n\
         mask_true: !core/ndarray-1.1.0 {data: [0, 1, 2], datatype: int32, mask: true}\n\
         mask_complex: !core/ndarray-1.1.0 {data: [!core/complex-1.0.0 1+2j, !core/complex-1.0.0 3j], datatype: complex64, mask: !core/complex-1.0.0 1+2j}\n\
-        mask_inf: !core/ndarray-1.1.0 {data: [.inf, 1.0, -.inf], datatype: float64, mask: .inf}\n...\n";
+        mask_inf: !core/ndarray-1.1.0 {data: [.inf, 1.0, -.inf], datatype: float64, mask: .inf}\n\
+        mask_one: !core/ndarray-1.1.0 {data: [[1, 2], [3, 4]], datatype: int8, mask: !core/ndarray-1.1.0 {data: [true], datatype: bool8}}\n\
+        mask_exact: !core/ndarray-1.1.0 {data: [18446744073709551615, 18446744073709551614], datatype: uint64, mask: 18446744073709551615}\n...\n";
     let path = dir.join("values.asdf");
     std::fs::write(&path, format!("{head}{body}")).unwrap();
     let f = AsdfFile::open(&path).unwrap();
@@ -245,13 +247,15 @@ fn inline_values_and_scalar_masks_read_as_the_reference_reads_them() {
     assert_eq!(f.array::<i8>("cut").unwrap().as_slice().unwrap(), [2, -2, 1]);
     assert_eq!(f.ndarray("truth").unwrap().data(), [1, 0, 1, 0, 1, 0]);
     assert_eq!(f.array::<u64>("u64_inferred").unwrap().as_slice().unwrap(), [1 << 63, 1]);
-    assert_eq!(f.array::<f64>("mixed_inferred").unwrap().as_slice().unwrap(), [1.0, 9.223372036854775808e18]);
+    assert_eq!(f.array::<f64>("mixed_inferred").unwrap().as_slice().unwrap(), [1.0, 2f64.powi(63)]);
     assert_eq!(f.ndarray("text_room").unwrap().datatype.to_string(), "[ucs4, 32]");
     assert_eq!(f.ndarray("ascii_cut").unwrap().data(), b"abc1231.5");
     let mask = |p: &str| f.mask_at(f.get(p).unwrap(), &f.ndarray(p).unwrap()).unwrap();
     assert_eq!(mask("mask_true"), Some(vec![false, true, false]));
     assert_eq!(mask("mask_complex"), Some(vec![true, false]));
     assert_eq!(mask("mask_inf"), Some(vec![true, false, false]));
+    assert_eq!(mask("mask_one"), Some(vec![true; 4]));
+    assert_eq!(mask("mask_exact"), Some(vec![true, false]));
     assert_reads_as_the_reference(&path);
 
     // Values numpy refuses (the reference leaves the node unconverted, with an
@@ -268,9 +272,30 @@ fn inline_values_and_scalar_masks_read_as_the_reference_reads_them() {
         ("[-1, 18446744073709551616]", "object array"),
         ("{data: [é], datatype: [ascii, 3]}", "not ASCII"),
     ] {
-        let f = rasdf::OpenOptions::new().from_bytes(format!("{head}a: !core/ndarray-1.1.0 {case}\n...\n").into_bytes()).unwrap();
+        let f = rasdf::OpenOptions::new()
+            .from_bytes(format!("{head}a: !core/ndarray-1.1.0 {case}\n...\n").into_bytes())
+            .unwrap();
         let e = f.ndarray("a").expect_err(case).to_string();
         assert!(e.contains(message), "{case}: {e}");
+    }
+    // Masks the reference fails on; inline nulls stay masked under a scalar mask.
+    for (case, expected) in [
+        ("{data: [1, 2], datatype: int8, mask: abc}", Err("neither an ndarray nor a number")),
+        ("{data: [a, b], datatype: [ucs4, 1], mask: 3}", Err("cannot be compared")),
+        ("{data: [1, 2, 3], datatype: int8, mask: !core/ndarray-1.1.0 [true, false]}", Err("mask has 2 elements")),
+        ("{data: [1, null, 3], datatype: int8, mask: 3}", Ok(Some(vec![false, true, true]))),
+        ("{data: [1, 2], datatype: int8, mask: [true, false]}", Ok(None)),
+        ("{data: [1, 2], datatype: int8, mask: null}", Ok(None)),
+    ] {
+        let f = rasdf::OpenOptions::new()
+            .from_bytes(format!("{head}a: !core/ndarray-1.1.0 {case}\n...\n").into_bytes())
+            .unwrap();
+        let got = f.mask_at(f.get("a").unwrap(), &f.ndarray("a").unwrap()).map_err(|e| e.to_string());
+        match (got, expected) {
+            (Ok(m), Ok(want)) => assert_eq!(m, want, "{case}"),
+            (Err(e), Err(message)) => assert!(e.contains(message), "{case}: {e}"),
+            (got, _) => panic!("{case}: {got:?}"),
+        }
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

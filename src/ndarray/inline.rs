@@ -240,10 +240,9 @@ fn number(leaf: NodeRef<'_>) -> Result<f64, ArrayError> {
 fn python_float(s: &str) -> Option<f64> {
     let t = s.trim();
     let b = t.as_bytes();
-    let underscores_ok = b
-        .iter()
-        .enumerate()
-        .all(|(i, &c)| c != b'_' || (i > 0 && i + 1 < b.len() && b[i - 1].is_ascii_digit() && b[i + 1].is_ascii_digit()));
+    let underscores_ok = b.iter().enumerate().all(|(i, &c)| {
+        c != b'_' || (i > 0 && i + 1 < b.len() && b[i - 1].is_ascii_digit() && b[i + 1].is_ascii_digit())
+    });
     if !underscores_ok {
         return None;
     }
@@ -253,7 +252,9 @@ fn python_float(s: &str) -> Option<f64> {
         return None;
     }
     let lower = body.to_ascii_lowercase();
-    if matches!(lower.as_str(), "inf" | "infinity" | "nan") || body.bytes().all(|c| c.is_ascii_digit() || b".eE+-".contains(&c)) {
+    if matches!(lower.as_str(), "inf" | "infinity" | "nan")
+        || body.bytes().all(|c| c.is_ascii_digit() || b".eE+-".contains(&c))
+    {
         t.parse().ok()
     } else {
         None
@@ -279,12 +280,14 @@ fn integer(leaf: NodeRef<'_>) -> Result<i128, ArrayError> {
             let b = digits.as_bytes();
             let ok = !b.is_empty()
                 && b.iter().enumerate().all(|(i, &c)| {
-                    c.is_ascii_digit() || (c == b'_' && i > 0 && i + 1 < b.len() && b[i - 1] != b'_' && b[i + 1].is_ascii_digit())
+                    c.is_ascii_digit()
+                        || (c == b'_' && i > 0 && i + 1 < b.len() && b[i - 1] != b'_' && b[i + 1].is_ascii_digit())
                 });
             if !ok {
                 return Err(err(format!("invalid literal for int() with base 10: '{s}'")));
             }
-            let v: num_bigint::BigInt = t.replace('_', "").parse().map_err(|_| err(format!("invalid literal for int(): '{s}'")))?;
+            let v: num_bigint::BigInt =
+                t.replace('_', "").parse().map_err(|_| err(format!("invalid literal for int(): '{s}'")))?;
             i128::try_from(&v).map_err(|_| too_large(v.to_string()))
         }
         _ => Err(err(format!("expected an integer, found {}", leaf.key_text()))),

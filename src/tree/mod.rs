@@ -373,10 +373,9 @@ impl Tree {
         }
         for i in 0..self.nodes.len() {
             let node = &self.nodes[i];
-            let is_asdf_object = node
-                .tag
-                .as_deref()
-                .is_some_and(|t| matches!(t, "tag:stsci.edu:asdf/core/asdf-1.0.0" | "tag:stsci.edu:asdf/core/asdf-1.1.0"));
+            let is_asdf_object = node.tag.as_deref().is_some_and(|t| {
+                matches!(t, "tag:stsci.edu:asdf/core/asdf-1.0.0" | "tag:stsci.edu:asdf/core/asdf-1.1.0")
+            });
             if !is_asdf_object {
                 continue;
             }
