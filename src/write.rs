@@ -90,6 +90,10 @@ struct PendingArray {
     storage: ArrayStorage,
     /// `null`s of inline data, kept when written inline again.
     inline_mask: Option<Vec<bool>>,
+    /// What masks the array when it goes to a block, where nulls cannot be written: its
+    /// inline nulls, with what a scalar `mask` masks; written as a bool8 array of its
+    /// own under `mask`, as the reference writes a masked array.
+    block_mask: Option<Vec<bool>>,
 }
 
 #[derive(Debug, Clone)]
@@ -338,6 +342,7 @@ impl<'f> Document<'f> {
                 offset: 0,
                 storage: ArrayStorage::Internal,
                 inline_mask: None,
+                block_mask: None,
             },
         );
         self.set_node(path, id)
@@ -381,6 +386,7 @@ impl<'f> Document<'f> {
                 offset: 0,
                 storage: ArrayStorage::Internal,
                 inline_mask: None,
+                block_mask: None,
             },
         );
         Ok(id)
@@ -446,7 +452,12 @@ impl<'f> Document<'f> {
                 }
             };
             let inline_mask = a.inline_mask().map(<[bool]>::to_vec);
-            doc.arrays.insert(id, pending(&a, base, storage, inline_mask));
+            // (A `mask` array of its own stays as it is, written beside.)
+            let mask_array = o.key("mask").is_some_and(|m| m.is_asdf_tag("core/ndarray"));
+            let block_mask = if inline_mask.is_some() && !mask_array { file.mask_at(o, &a)? } else { None };
+            let mut p = pending(&a, base, storage, inline_mask);
+            p.block_mask = block_mask;
+            doc.arrays.insert(id, p);
             // Keys other than the layout's (a mask, unknown extras) may hold arrays.
             Ok(Children::ValuesExcept(&LAYOUT_KEYS))
         })?;
@@ -633,6 +644,7 @@ impl<'f> Document<'f> {
                 offset: 0,
                 storage: ArrayStorage::Internal,
                 inline_mask: None,
+                block_mask: None,
             },
         );
         self.set_node(path, id)
@@ -998,6 +1010,29 @@ fn path_of(tree: &Tree, id: NodeId) -> Option<String> {
     found
 }
 
+/// The `source` of an array in block `slot` (or external file `slot`, named after `main`).
+fn source_node(tree: &mut Overlay<'_>, storage: ArrayStorage, slot: usize, main: Option<&Path>) -> Result<NodeId> {
+    Ok(if storage == ArrayStorage::External {
+        let main = main.ok_or_else(|| usage("external arrays need the main file's path to name their files"))?;
+        let p = external_path(main, slot);
+        let name = p.file_name().map(crate::external::percent_encode).unwrap_or_default();
+        tree.push(node(Value::Str(name.into())))
+    } else {
+        tree.push(node(Value::Int(i64::try_from(slot).unwrap_or(i64::MAX))))
+    })
+}
+
+/// A bool8 ndarray node of `shape`, C order, at `source`, tagged `tag` (its array's).
+fn mask_node(tree: &mut Overlay<'_>, tag: Option<String>, source: NodeId, shape: &[usize]) -> NodeId {
+    let mut pairs = vec![(tree.push(node(Value::Str("source".into()))), source)];
+    for (k, v) in [("datatype", "bool8"), ("byteorder", "big")] {
+        pairs.push((tree.push(node(Value::Str(k.into()))), tree.push(node(Value::Str(v.into())))));
+    }
+    let dims = shape.iter().map(|&d| tree.push(node(Value::Int(i64::try_from(d).unwrap_or(i64::MAX))))).collect();
+    pairs.push((tree.push(node(Value::Str("shape".into()))), tree.push(node(Value::Seq(dims)))));
+    tree.push(Node { tag, value: Value::Map(pairs), line: 0, col: 0 })
+}
+
 fn pending(a: &NdArray<'_>, base: usize, storage: ArrayStorage, inline_mask: Option<Vec<bool>>) -> PendingArray {
     PendingArray {
         base,
@@ -1008,6 +1043,7 @@ fn pending(a: &NdArray<'_>, base: usize, storage: ArrayStorage, inline_mask: Opt
         offset: a.offset,
         storage,
         inline_mask,
+        block_mask: None,
     }
 }
 
@@ -1039,6 +1075,8 @@ struct Plan {
     view_data: Vec<Option<Vec<u8>>>,
     /// Per array node: (storage, base, layout) after overrides.
     arrays: HashMap<NodeId, PendingArray>,
+    /// Per array node whose inline nulls go to a block: the base of its mask array.
+    masks: HashMap<NodeId, usize>,
 }
 
 impl Document<'_> {
@@ -1049,6 +1087,7 @@ impl Document<'_> {
             slot: HashMap::new(),
             view_data: vec![None; self.bases.len()],
             arrays: HashMap::new(),
+            masks: HashMap::new(),
         };
         // Array nodes in tree order (preorder, as the reference numbers blocks).
         let mut order = Vec::new();
@@ -1085,11 +1124,21 @@ impl Document<'_> {
                 a.offset = 0;
                 a.base = self.bases.len() + extra_bases.len() - 1;
             }
-            if a.storage != ArrayStorage::Inline && !plan.slot.contains_key(&a.base) {
+            if a.storage != ArrayStorage::Inline {
                 let comp = options.compression.unwrap_or_else(|| self.base_compression(a.base));
                 let list = if a.storage == ArrayStorage::External { &mut plan.external } else { &mut plan.internal };
-                plan.slot.insert(a.base, list.len());
-                list.push((a.base, comp));
+                if let std::collections::hash_map::Entry::Vacant(e) = plan.slot.entry(a.base) {
+                    e.insert(list.len());
+                    list.push((a.base, comp));
+                }
+                if let Some(mask) = &a.block_mask {
+                    // The mask's block follows the array's, as the reference numbers them.
+                    extra_bases.push(mask.iter().map(|&m| u8::from(m)).collect());
+                    let base = self.bases.len() + extra_bases.len() - 1;
+                    plan.slot.insert(base, list.len());
+                    list.push((base, comp));
+                    plan.masks.insert(id, base);
+                }
             }
             plan.arrays.insert(id, a);
         }
@@ -1135,7 +1184,7 @@ impl Document<'_> {
                 .copied()
                 .filter(|(k, _)| !tree.as_str(*k).is_some_and(|k| k == "mask" || LAYOUT_KEYS.contains(&k)))
                 .collect();
-            let mask = old_pairs.iter().copied().find(|(k, _)| tree.as_str(*k) == Some("mask"));
+            let mut mask = old_pairs.iter().copied().find(|(k, _)| tree.as_str(*k) == Some("mask")).map(|(_, m)| m);
             let data_bytes = self.block_or_base(a, plan);
             match a.storage {
                 ArrayStorage::Inline => {
@@ -1147,20 +1196,16 @@ impl Document<'_> {
                     put(&mut tree, "data", data);
                 }
                 ArrayStorage::Internal | ArrayStorage::External => {
-                    let slot = plan.slot[&a.base];
-                    let source = if a.storage == ArrayStorage::External {
-                        let main =
-                            main.ok_or_else(|| usage("external arrays need the main file's path to name their files"))?;
-                        let p = external_path(main, slot);
-                        let name = p.file_name().map(crate::external::percent_encode).unwrap_or_default();
-                        tree.push(node(Value::Str(name.into())))
-                    } else {
-                        tree.push(node(Value::Int(i64::try_from(slot).unwrap_or(i64::MAX))))
-                    };
+                    let source = source_node(&mut tree, a.storage, plan.slot[&a.base], main)?;
                     put(&mut tree, "source", source);
+                    if let Some(&base) = plan.masks.get(&id) {
+                        let source = source_node(&mut tree, a.storage, plan.slot[&base], main)?;
+                        let tag = tree.node(id).tag.clone();
+                        mask = Some(mask_node(&mut tree, tag, source, &a.shape));
+                    }
                 }
             }
-            if let Some((_, m)) = mask {
+            if let Some(m) = mask {
                 put(&mut tree, "mask", m);
             }
             let dt = datatype_node(&mut tree, &a.datatype);

@@ -93,6 +93,51 @@ fn rewrites_read_back_the_same_in_rasdf_and_the_reference() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Inline `null`s cannot be written into a block: an array that had them goes there with
+/// a bool8 `mask` array of its own (in the block after its own), as the reference writes
+/// a masked array; a scalar `mask` beside them is folded in.
+#[test]
+fn inline_nulls_written_to_blocks_keep_their_mask() {
+    let dir = temp_dir("inline-nulls");
+    let input = dir.join("nulls.asdf");
+    std::fs::write(
+        &input,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         a: !core/ndarray-1.1.0 {data: [[1, null], [3, 4]], datatype: int16}\n\
+         b: !core/ndarray-1.1.0 {data: [1, null, 3], datatype: float32, mask: 3}\n\
+         c: !core/ndarray-1.1.0 {data: [x, null], datatype: [ucs4, 1]}\n...\n",
+    )
+    .unwrap();
+    let before = dump(&input);
+    let mut outputs = Vec::new();
+    for (mode, storage) in [("blocks", ArrayStorage::Internal), ("exploded", ArrayStorage::External)] {
+        let sub = dir.join(mode);
+        std::fs::create_dir_all(&sub).unwrap();
+        let out = sub.join("nulls.asdf");
+        rewrite(&input, &out, storage, Some(Compression::Zlib), false).unwrap();
+        let f = AsdfFile::open(&out).unwrap();
+        assert!(f.get("a/data").is_none(), "{mode}: not inline");
+        assert_eq!(f.get("a/mask/datatype").and_then(|n| n.as_str()), Some("bool8"), "{mode}");
+        let mask = f.mask_at(f.get("b").unwrap(), &f.ndarray("b").unwrap()).unwrap();
+        assert_eq!(mask, Some(vec![false, true, true]), "{mode}");
+        assert_eq!(dump(&out), before, "{mode}");
+        outputs.push(out);
+    }
+    // The block numbers: each array's, then its mask's.
+    let f = AsdfFile::open(&outputs[0]).unwrap();
+    let source = |p: &str| f.get(p).and_then(|n| n.as_i64());
+    assert_eq!([source("a/source"), source("a/mask/source"), source("b/source")], [Some(0), Some(1), Some(2)]);
+    let args: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
+    if let Some(json) = common::run_python("dump_tree.py", &args) {
+        let reference: std::collections::BTreeMap<String, Value> = serde_json::from_str(&json).unwrap();
+        for out in &outputs {
+            let got = common::dump::without_library(reference[&out.to_string_lossy().to_string()].clone());
+            assert_eq!(got, before, "the reference reads {} differently", out.display());
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn views_only_writes_less() {
     let dir = temp_dir("views");
