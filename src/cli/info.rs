@@ -62,7 +62,12 @@ fn array_text(file: &AsdfFile, node: NodeRef<'_>) -> String {
         .collect();
     let shape = if shape.len() == 1 { format!("({},)", shape[0]) } else { format!("({})", shape.join(", ")) };
     let storage = match &meta.source {
-        Source::Inline => "inline".to_string(),
+        // Inline values are in the tree already: converted here, so that one numpy
+        // refuses shows as the array being invalid, as a failed conversion does.
+        Source::Inline => match file.ndarray_at(node) {
+            Ok(_) => "inline".to_string(),
+            Err(e) => return format!("invalid: {}", e.kind()),
+        },
         Source::External(uri) => format!("external {uri}"),
         Source::Block(i) => {
             let n = if *i < 0 { file.blocks().len() as i64 + i } else { *i };
@@ -434,6 +439,24 @@ mod tests {
         let mut out = Vec::new();
         report(&file, options, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    /// An array is one line; one whose declarations or inline values do not convert
+    /// (numpy refuses 300 as an int8) says why.
+    #[test]
+    fn arrays_are_one_line_or_invalid() {
+        let yaml = "a: !core/ndarray-1.1.0 {data: [1, 2], datatype: int8}\n\
+                    b: !core/ndarray-1.1.0 {data: [300], datatype: int8}\n\
+                    c: !core/ndarray-1.1.0 {source: 0, datatype: '<f8', byteorder: little, shape: [2]}\n\
+                    d: !core/complex-1.0.0 inf-nanj\n";
+        let expected = "\
+root (AsdfObject)
+├─a (NDArrayType): shape=(2,), dtype=int8, inline
+├─b (NDArrayType): invalid: inline data: Python integer 300 out of bounds for int8
+├─c (NDArrayType): invalid: invalid ndarray: unknown datatype '<f8'
+└─d (complex): (inf+nanj)
+";
+        assert_eq!(shown(yaml, &InfoOptions::default()), expected);
     }
 
     /// Names, types, values and the tree's drawing; a node inside itself is shown once

@@ -16,7 +16,8 @@ fn complex_part(x: f64) -> String {
 /// Python's `str(complex)`: `(1+2j)`, `2j`, `(-0+0j)`, `(nan+infj)`.
 pub fn complex_repr(re: f64, im: f64) -> String {
     let imag = complex_part(im);
-    let imag_signed = if im.is_sign_negative() && !imag.starts_with('-') {
+    // Python shows no sign on a NaN: `(1+nanj)` whatever its sign bit.
+    let imag_signed = if im.is_sign_negative() && !im.is_nan() && !imag.starts_with('-') {
         format!("-{imag}")
     } else if imag.starts_with('-') {
         imag
@@ -62,6 +63,9 @@ mod tests {
         assert_eq!(complex_repr(-0.0, 0.0), "(-0+0j)");
         assert_eq!(complex_repr(f64::NAN, f64::INFINITY), "(nan+infj)");
         assert_eq!(complex_repr(f64::NAN, f64::NEG_INFINITY), "(nan-infj)");
+        assert_eq!(complex_repr(1.0, -f64::NAN), "(1+nanj)");
+        assert_eq!(complex_repr(-f64::NAN, 1.0), "(nan+1j)");
+        assert_eq!(complex_repr(0.0, -f64::NAN), "nanj");
         assert_eq!(complex_repr(0.0, -f64::MAX), "-1.7976931348623157e+308j");
         assert_eq!(complex_repr(1.5, -1e-20), "(1.5-1e-20j)");
     }
