@@ -1105,7 +1105,10 @@ impl Document<'_> {
             let whole = self.bases[a.base].data.len();
             let contiguous = a.strides == c_strides(&a.shape, a.datatype.size()) && a.offset == 0;
             let covers = contiguous && a.shape.iter().product::<usize>() * a.datatype.size() == whole;
-            if options.views_only && !covers && a.storage != ArrayStorage::Inline {
+            // A stride of 0 is read but not written (the schema forbids it): the view is
+            // materialised, as the reference's writer does.
+            let zero_stride = a.strides.contains(&0) && a.shape.iter().all(|&d| d > 0);
+            if (options.views_only && !covers || zero_stride) && a.storage != ArrayStorage::Inline {
                 // Copy just what the view shows into a base of its own.
                 let view = NdArray::from_layout(
                     &a.datatype,

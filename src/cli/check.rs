@@ -87,6 +87,16 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
             writeln!(out, "error: {}", e.at_path(path))?;
             errors += 1;
             bad_arrays += 1;
+        } else if let Some(strides) = node.key("strides")
+            && let Some(mut items) = strides.items()
+            && items.any(|d| d.as_i64() == Some(0))
+        {
+            // The schema allows no stride of 0; numpy, and so the reference, read one.
+            writeln!(
+                out,
+                "warning: tree path {path}: a stride of 0, which the ndarray schema does not allow (read as numpy reads it)"
+            )?;
+            warnings += 1;
         }
     }
     if !paths.is_empty() {
