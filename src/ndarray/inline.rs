@@ -238,15 +238,7 @@ fn number(leaf: NodeRef<'_>) -> Result<f64, ArrayError> {
 /// Python's `float()` of a text: surrounding whitespace, `_` between digits, `inf`,
 /// `infinity` and `nan` in any case.
 fn python_float(s: &str) -> Option<f64> {
-    let t = s.trim();
-    let b = t.as_bytes();
-    let underscores_ok = b.iter().enumerate().all(|(i, &c)| {
-        c != b'_' || (i > 0 && i + 1 < b.len() && b[i - 1].is_ascii_digit() && b[i + 1].is_ascii_digit())
-    });
-    if !underscores_ok {
-        return None;
-    }
-    let t = t.replace('_', "");
+    let t = without_digit_underscores(s.trim())?;
     let body = t.trim_start_matches(['+', '-']);
     if body.len() + 1 < t.len() {
         return None;
@@ -259,6 +251,16 @@ fn python_float(s: &str) -> Option<f64> {
     } else {
         None
     }
+}
+
+/// `t` without its underscores, each of which must stand between two digits, as in
+/// Python's `int()` and `float()` (`1_000`); `None` when one does not.
+fn without_digit_underscores(t: &str) -> Option<String> {
+    let b = t.as_bytes();
+    let ok = b.iter().enumerate().all(|(i, &c)| {
+        c != b'_' || (i > 0 && i + 1 < b.len() && b[i - 1].is_ascii_digit() && b[i + 1].is_ascii_digit())
+    });
+    ok.then(|| t.replace('_', ""))
 }
 
 /// A leaf as the Python int numpy takes into an integer array: ints, booleans, floats
@@ -275,19 +277,13 @@ fn integer(leaf: NodeRef<'_>) -> Result<i128, ArrayError> {
         Value::Float(f) if f.abs() < 1e38 => Ok(f.trunc() as i128),
         Value::Float(f) => Err(too_large(format!("{f:e}"))),
         Value::Str(s) if !leaf.is_asdf_tag("core/complex") => {
-            let t = s.trim();
-            let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
-            let b = digits.as_bytes();
-            let ok = !b.is_empty()
-                && b.iter().enumerate().all(|(i, &c)| {
-                    c.is_ascii_digit()
-                        || (c == b'_' && i > 0 && i + 1 < b.len() && b[i - 1] != b'_' && b[i + 1].is_ascii_digit())
-                });
-            if !ok {
-                return Err(err(format!("invalid literal for int() with base 10: '{s}'")));
+            let invalid = || err(format!("invalid literal for int() with base 10: '{s}'"));
+            let t = without_digit_underscores(s.trim()).ok_or_else(invalid)?;
+            let digits = t.strip_prefix(['+', '-']).unwrap_or(&t);
+            if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+                return Err(invalid());
             }
-            let v: num_bigint::BigInt =
-                t.replace('_', "").parse().map_err(|_| err(format!("invalid literal for int(): '{s}'")))?;
+            let v: num_bigint::BigInt = t.parse().map_err(|_| invalid())?;
             i128::try_from(&v).map_err(|_| too_large(v.to_string()))
         }
         _ => Err(err(format!("expected an integer, found {}", leaf.key_text()))),
@@ -391,4 +387,23 @@ fn encode_value(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::python_float;
+
+    /// Text as Python's `float()` reads it, and what it refuses.
+    #[test]
+    fn floats_from_text_as_python_reads_them() {
+        for (text, value) in
+            [("1e5", 1e5), (" 2 ", 2.0), ("1_0.5", 10.5), ("-Infinity", f64::NEG_INFINITY), (".5", 0.5)]
+        {
+            assert_eq!(python_float(text), Some(value), "{text}");
+        }
+        assert!(python_float(" NaN ").is_some_and(f64::is_nan));
+        for text in ["1__0", "_1", "1_", "+-1", "0x10", "abc", "", "1e", "inf inity"] {
+            assert_eq!(python_float(text), None, "{text}");
+        }
+    }
 }
