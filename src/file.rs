@@ -596,16 +596,26 @@ impl AsdfFile {
                 return Err(bad(format!("a scalar mask cannot be compared with elements of {}", array.datatype)));
             };
             let mut v = Vec::with_capacity(n);
-            let data = array.data();
-            for at in array.byte_offsets() {
-                v.push(value.masks(
-                    &crate::ndarray::datatype::decode_element(&array.datatype, &data[at..], array.byteorder),
-                    t,
-                ));
+            let float = t.name().starts_with("float");
+            let exact = matches!(value, MaskValue::Int(_)) && t.name().contains("int");
+            if exact || t.name().starts_with("complex") {
+                let data = array.data();
+                for at in array.byte_offsets() {
+                    let e = crate::ndarray::datatype::decode_element(&array.datatype, &data[at..], array.byteorder);
+                    v.push(value.masks(&e, float));
+                }
+            } else {
+                // Reals as floats, in one pass over the data.
+                array
+                    .for_each_f64(|x| v.push(value.masks(&Element::Float(x), float)))
+                    .map_err(|e| bad(e.to_string()))?;
             }
             v
-        } else if mask.items().is_some() || mask.pairs().is_some() {
-            // The reference applies only arrays and scalars.
+        } else if mask.items().is_some()
+            || mask.pairs().is_some()
+            || matches!(mask.value(), crate::tree::Value::Timestamp(_))
+        {
+            // The reference applies only arrays and numpy scalars (a datetime is not one).
             return Ok(inline.map(<[bool]>::to_vec));
         } else {
             return Err(bad(format!("mask {} is neither an ndarray nor a number", mask.key_text())));
@@ -905,10 +915,10 @@ enum MaskValue {
 }
 
 impl MaskValue {
-    /// Whether the mask masks element `e` of an array of `t`, as numpy's
+    /// Whether the mask masks element `e` (of a float array when `float`), as numpy's
     /// `masked_values` decides: `isclose` for float arrays, `==` for others; a NaN value
     /// masks the NaN elements.
-    fn masks(self, e: &Element, t: crate::ndarray::ScalarType) -> bool {
+    fn masks(self, e: &Element, float: bool) -> bool {
         #[allow(clippy::cast_precision_loss)]
         let (x, y) = match *e {
             Element::Int(i) => {
@@ -935,7 +945,7 @@ impl MaskValue {
         };
         if re.is_nan() || im.is_nan() {
             x.is_nan() || y.is_nan()
-        } else if t.name().starts_with("float") {
+        } else if float {
             (x == re && y == im)
                 || (re.is_finite() && im.is_finite() && (x - re).hypot(y - im) <= 1e-8 + 1e-5 * re.hypot(im))
         } else {
