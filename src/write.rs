@@ -454,7 +454,11 @@ impl<'f> Document<'f> {
             let inline_mask = a.inline_mask().map(<[bool]>::to_vec);
             // (A `mask` array of its own stays as it is, written beside.)
             let mask_array = o.key("mask").is_some_and(|m| m.is_asdf_tag("core/ndarray"));
-            let block_mask = if inline_mask.is_some() && !mask_array { file.mask_at(o, &a)? } else { None };
+            // A `mask` the reference cannot apply (text) leaves the nulls alone masking.
+            let block_mask = match &inline_mask {
+                Some(nulls) if !mask_array => file.mask_at(o, &a).unwrap_or_else(|_| Some(nulls.clone())),
+                _ => None,
+            };
             let mut p = pending(&a, base, storage, inline_mask);
             p.block_mask = block_mask;
             doc.arrays.insert(id, p);
