@@ -237,7 +237,7 @@ pub fn roundtrip(data: &[u8]) {
         }
         if let Ok(a) = f.ndarray(&path) {
             let b = g.ndarray(&path).expect("an array that read before does not read after a rewrite");
-            assert_eq!(a.shape, b.shape);
+            assert_eq!(a.shape, b.shape, "{path}: shape changed by a rewrite");
             let (ea, eb) = (a.elements(), b.elements());
             assert_eq!(ea.len(), eb.len());
             for (x, y) in ea.iter().zip(&eb) {

@@ -287,6 +287,8 @@ fn inline_values_and_scalar_masks_read_as_the_reference_reads_them() {
         ("[18446744073709551616]", "object array"),
         ("[-1, 18446744073709551616]", "object array"),
         ("{data: [é], datatype: [ascii, 3]}", "not ASCII"),
+        ("{data: !core/ndarray-1.1.0 {data: [1, 2]}}", "data must be a list"),
+        ("{data: {x: 1}}", "data must be a list"),
     ] {
         let f = rasdf::OpenOptions::new()
             .from_bytes(format!("{head}a: !core/ndarray-1.1.0 {case}\n...\n").into_bytes())

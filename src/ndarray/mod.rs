@@ -136,6 +136,10 @@ impl ArrayMeta {
             (Some(s), None) => {
                 Ok(source_of(s).ok_or_else(|| ArrayError::Invalid("source must be an integer or a string".into()))?)
             }
+            // A mapping (another ndarray, say) is no inline data: the reference fails on it.
+            (None, Some(d)) if d.pairs().is_some() => {
+                return Err(ArrayError::Invalid("data must be a list of values, a block number or a file name".into()));
+            }
             (None, Some(d)) => source_of(d).ok_or(d),
             (None, None) => return Err(ArrayError::Invalid("an ndarray needs source or data".into())),
         };
