@@ -12,6 +12,17 @@ use common::dump::diff;
 use rasdf::AsdfFile;
 use serde_json::Value;
 
+/// The header and directives of the hand-made files below (ASDF Standard 1.6.0).
+macro_rules! head {
+    () => {
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n"
+    };
+}
+const HEAD: &str = head!();
+
+/// [`HEAD`] and the start of a core/asdf root.
+const ROOT: &str = concat!(head!(), "--- !core/asdf-1.1.0\n");
+
 fn rasdf_dump(path: &Path) -> Value {
     let f = AsdfFile::open(path).unwrap_or_else(|e| panic!("{e}"));
     common::dump::dump_file(&f)
@@ -104,7 +115,7 @@ fn data_holding_a_block_number_reads_as_the_reference_reads_it() {
 #[test]
 fn inline_zero_d_records_and_masked_strings_read_as_the_reference_reads_them() {
     let dir = common::temp_dir("inline-forms");
-    let head = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n";
+    let head = ROOT;
     let record = "datatype: [{datatype: int16, name: f0, shape: [2]}]\n  shape: []\n";
     let path = dir.join("inline_forms.asdf");
     std::fs::write(
@@ -138,9 +149,10 @@ fn integer_words_as_a_plain_list() {
     let path = dir.join("words.asdf");
     std::fs::write(
         &path,
-        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
-         neg: !core/integer-1.1.0 {sign: '-', words: [1, 2], string: '-8589934593'}\n\
-         big: !core/integer-1.1.0 {sign: '+', words: [0, 0, 1]}\n...\n",
+        format!(
+            "{ROOT}neg: !core/integer-1.1.0 {{sign: '-', words: [1, 2], string: '-8589934593'}}\n\
+         big: !core/integer-1.1.0 {{sign: '+', words: [0, 0, 1]}}\n...\n"
+        ),
     )
     .unwrap();
     let got = rasdf_dump(&path);
@@ -167,11 +179,12 @@ fn overlapping_strides_read_as_the_reference_reads_them() {
         checksum: [0; 16],
     };
     let path = dir.join("overlap.asdf");
-    let tree = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
-        rows: !core/ndarray-1.1.0 {source: 0, datatype: int32, byteorder: little, shape: [4, 3], strides: [0, 4]}\n\
-        cols: !core/ndarray-1.1.0 {source: 0, datatype: uint16, byteorder: big, shape: [3, 5], strides: [4, 0], offset: 2}\n\
-        window: !core/ndarray-1.1.0 {source: 0, datatype: uint32, byteorder: little, shape: [5, 2], strides: [1, 4]}\n\
-        all: !core/ndarray-1.1.0 {source: 0, datatype: uint8, byteorder: little, shape: [2, 2, 2], strides: [0, 0, 0], offset: 23}\n...\n";
+    let tree = format!(
+        "{ROOT}rows: !core/ndarray-1.1.0 {{source: 0, datatype: int32, byteorder: little, shape: [4, 3], strides: [0, 4]}}\n\
+        cols: !core/ndarray-1.1.0 {{source: 0, datatype: uint16, byteorder: big, shape: [3, 5], strides: [4, 0], offset: 2}}\n\
+        window: !core/ndarray-1.1.0 {{source: 0, datatype: uint32, byteorder: little, shape: [5, 2], strides: [1, 4]}}\n\
+        all: !core/ndarray-1.1.0 {{source: 0, datatype: uint8, byteorder: little, shape: [2, 2, 2], strides: [0, 0, 0], offset: 23}}\n...\n"
+    );
     std::fs::write(&path, [tree.as_bytes(), &h.to_bytes(), &data].concat()).unwrap();
     let f = AsdfFile::open(&path).unwrap();
     let rows = f.array::<i32>("rows").unwrap();
@@ -208,7 +221,7 @@ fn overlapping_strides_read_as_the_reference_reads_them() {
 #[test]
 fn empty_documents_read_as_the_reference_reads_them() {
     let dir = common::temp_dir("empty-documents");
-    let head = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n";
+    let head = HEAD;
     let cases = [
         ("bare", "---\n...\n", "{}"),
         ("tilde", "--- ~\n...\n", "{}"),
@@ -239,7 +252,7 @@ fn empty_documents_read_as_the_reference_reads_them() {
 #[test]
 fn inline_values_and_scalar_masks_read_as_the_reference_reads_them() {
     let dir = common::temp_dir("inline-values");
-    let head = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n";
+    let head = ROOT;
     let body = "\
         ints_from_text: !core/ndarray-1.1.0 {data: ['12', ' -3 ', '+1_000'], datatype: int16}\n\
         cut: !core/ndarray-1.1.0 {data: [2.7, -2.7, true], datatype: int8}\n\
