@@ -157,6 +157,31 @@ fn cli(args: &[&str]) -> u8 {
     rasdf::cli::args::main(argv, &mut Vec::new())
 }
 
+/// RawArray, GSD and b2nd hold no mask: the masked arrays a conversion writes without
+/// theirs are named (the command line warns of each).
+#[test]
+fn masks_left_behind_are_named() {
+    let dir = common::temp_dir("convert-masks");
+    let path = dir.join("masked.asdf");
+    std::fs::write(
+        &path,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         frames:\n- a: !core/ndarray-1.1.0 {data: [1, null], datatype: int8}\n\
+         \x20 b: !core/ndarray-1.1.0 {data: [1.5, 2.5], datatype: float64, mask: 2.5}\n\
+         \x20 c: !core/ndarray-1.1.0 {data: [1, 2], datatype: int8}\n...\n",
+    )
+    .unwrap();
+    let named = |to, array: Option<&str>| {
+        let options = ConvertOptions { array: array.map(str::to_string), ..Default::default() };
+        convert::masks_left_behind(&path, to, &options)
+    };
+    assert_eq!(named(convert::Format::Gsd, None), ["/frames/0/a", "/frames/0/b"]);
+    assert_eq!(named(convert::Format::RawArray, Some("frames/0/b")), ["/frames/0/b"]);
+    assert!(named(convert::Format::B2nd, Some("frames/0/c")).is_empty());
+    assert!(named(convert::Format::Asdf, None).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn command_line_exit_codes() {
     let dir = common::temp_dir("convert-cli");

@@ -391,6 +391,27 @@ fn pick_array<'f>(f: &'f AsdfFile, wanted: Option<&str>) -> crate::Result<(Strin
     }
 }
 
+/// The tree paths of the masked arrays (a `mask`, or `null`s in inline data) that
+/// converting `input` to `to` would write without their mask: RawArray, GSD and b2nd
+/// hold none. Empty when the input is not ASDF or cannot be read (the conversion then
+/// says why).
+pub fn masks_left_behind(input: &Path, to: Format, options: &ConvertOptions) -> Vec<String> {
+    if to == Format::Asdf {
+        return Vec::new();
+    }
+    let Ok(f) = OpenOptions::new().limits(options.limits).open(input) else { return Vec::new() };
+    let masked = |node: crate::tree::NodeRef<'_>| {
+        node.key("mask").is_some_and(|m| !m.is_null())
+            || node.key("data").is_some_and(|d| d.items().is_some())
+                && f.ndarray_at(node).is_ok_and(|a| a.inline_mask().is_some())
+    };
+    let nodes: Vec<(String, crate::tree::NodeRef<'_>)> = match to {
+        Format::Gsd => f.ndarray_nodes(),
+        _ => pick_array(&f, options.array.as_deref()).into_iter().collect(),
+    };
+    nodes.into_iter().filter(|(_, n)| masked(*n)).map(|(p, _)| format!("/{}", p.trim_start_matches('/'))).collect()
+}
+
 /// Writes `array`'s elements to `out` in C order, or column-major order when
 /// `column_major`; numbers little-endian (swapped when stored big-endian), strings and
 /// records with their bytes as stored. Contiguous data goes in one write, other
