@@ -72,8 +72,11 @@ pub struct ArrayStats {
     pub shape: Vec<usize>,
     /// Where the data is.
     pub storage: Storage,
-    /// The statistics; `None` for complex, string and record arrays.
+    /// The statistics; `None` for complex, string and record arrays. Of the unmasked
+    /// elements only, when the array has a mask (see [`AsdfFile::mask_at`]).
     pub stats: Option<Stats>,
+    /// How many elements the mask masks (0 without one).
+    pub masked: u64,
 }
 
 /// How to open a file. The defaults: [`Limits::default`], checksums not verified on
@@ -381,10 +384,16 @@ impl AsdfFile {
             Datatype::Scalar(scalar) => StatsStream::new(scalar, meta.byteorder, layout.offset, layout.len()),
             _ => None,
         };
+        // A masked array is read whole, its mask applied.
+        let masked = node.key("mask").is_some_and(|m| !m.is_null());
+        let stream = |meta: &ArrayMeta, layout: &Layout| if masked { None } else { stream(meta, layout) };
         match self.ndarray_once_at(node, stream)? {
             ReadOnce::Whole(a) => {
-                let stats = stats::stats(&a);
-                Ok(ArrayStats { datatype: a.datatype, shape: a.shape, storage: a.storage, stats })
+                let (stats, masked) = match self.mask_at(node, &a)? {
+                    Some(mask) => (stats::stats_unmasked(&a, &mask), mask.iter().map(|&m| u64::from(m)).sum()),
+                    None => (stats::stats(&a), 0),
+                };
+                Ok(ArrayStats { datatype: a.datatype, shape: a.shape, storage: a.storage, stats, masked })
             }
             ReadOnce::Pieces { meta, layout, block, sink: mut acc } => {
                 self.decode_pieces_of(block, |piece| {
@@ -396,6 +405,7 @@ impl AsdfFile {
                     shape: layout.shape,
                     storage: Storage::Block(block),
                     stats: Some(acc.finish()),
+                    masked: 0,
                 })
             }
         }

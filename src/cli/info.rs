@@ -348,9 +348,9 @@ fn block_tables(file: &AsdfFile, out: &mut impl Write) -> io::Result<()> {
     Ok(())
 }
 
-/// An array's statistics and a description, `None` for datatypes without statistics,
-/// or the error reading it.
-type ArrayStats = Result<Option<(Stats, String)>, String>;
+/// An array's statistics, how many elements its mask masks and a description, `None`
+/// for datatypes without statistics, or the error reading it.
+type ArrayStats = Result<Option<(Stats, u64, String)>, String>;
 
 /// Writes the tree of `file` to `out`.
 ///
@@ -389,7 +389,7 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
                     Storage::External(u) => format!("external {u}"),
                     Storage::Inline => "inline".into(),
                 };
-                a.stats.map(|s| (s, format!("{} {:?} {storage}", a.datatype, a.shape)))
+                a.stats.map(|s| (s, a.masked, format!("{} {:?} {storage}", a.datatype, a.shape)))
             });
             (p.clone(), r)
         };
@@ -401,7 +401,7 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
         for (p, r) in results {
             let p = if p.is_empty() { "/".to_string() } else { p };
             match r {
-                Ok(Some((s, what))) => {
+                Ok(Some((s, masked, what))) => {
                     let mut line = String::with_capacity(p.len() + what.len() + 96);
                     line.push_str("  ");
                     line.push_str(&p);
@@ -413,7 +413,11 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
                     push_float(&mut line, s.max);
                     line.push_str(" mean=");
                     push_float(&mut line, s.mean());
-                    let _ = std::fmt::Write::write_fmt(&mut line, format_args!(" nan={}\n", s.nan));
+                    let _ = std::fmt::Write::write_fmt(&mut line, format_args!(" nan={}", s.nan));
+                    if masked > 0 {
+                        let _ = std::fmt::Write::write_fmt(&mut line, format_args!(" masked={masked}"));
+                    }
+                    line.push('\n');
                     out.write_all(line.as_bytes())?;
                 }
                 Ok(None) => writeln!(out, "  {p}: no statistics for this datatype")?,
@@ -457,6 +461,15 @@ root (AsdfObject)
 └─d (complex): (inf+nanj)
 ";
         assert_eq!(shown(yaml, &InfoOptions::default()), expected);
+    }
+
+    /// Statistics leave masked elements out, and say how many there are.
+    #[test]
+    fn stats_of_masked_arrays_leave_the_masked_out() {
+        let yaml = "a: !core/ndarray-1.1.0 {data: [1, null, 3, 100], datatype: int16, mask: 100}\n";
+        let options = InfoOptions { stats: true, max_rows: Some(1), ..Default::default() };
+        let shown = shown(yaml, &options);
+        assert!(shown.ends_with("  /a: int16 [4] inline: min=1.0 max=3.0 mean=2.0 nan=0 masked=2\n"), "{shown}");
     }
 
     /// Names, types, values and the tree's drawing; a node inside itself is shown once

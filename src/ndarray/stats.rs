@@ -235,6 +235,24 @@ pub fn stats(a: &NdArray<'_>) -> Option<Stats> {
     Some(s.finish())
 }
 
+/// [`stats`] of the elements `mask` leaves unmasked (C order), as numpy's masked
+/// reductions take them; `count` is of those elements.
+pub fn stats_unmasked(a: &NdArray<'_>, mask: &[bool]) -> Option<Stats> {
+    let Datatype::Scalar(t) = a.datatype else { return None };
+    if matches!(t, ScalarType::Complex64 | ScalarType::Complex128) {
+        return None;
+    }
+    let mut s = Stats::EMPTY;
+    let mut masked = mask.iter();
+    a.for_each_f64(|x| {
+        if masked.next() != Some(&true) {
+            s.add(x);
+        }
+    })
+    .ok()?;
+    Some(s.finish())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
