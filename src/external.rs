@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 #[non_exhaustive]
 pub enum ExternalError {
     /// An absolute path.
-    #[error("external source '{0}' is an absolute path; only paths relative to the file's folder are allowed")]
+    #[error("external source '{0}' is an absolute path outside the file's folder")]
     Absolute(String),
     /// A path with a NUL byte in it (`%00`).
     #[error("external source '{0}' decodes to a path holding a NUL byte")]
@@ -20,8 +20,9 @@ pub enum ExternalError {
     /// A relative path that climbs out of the folder.
     #[error("external source '{0}' leads outside the file's folder")]
     Escapes(String),
-    /// A URI with a scheme (`file:`, `http:`...).
-    #[error("external source '{0}' is a URI with a scheme; rasdf reads only relative paths")]
+    /// A URI with a scheme other than `file:` (`http:`...), or a `file:` URI of another
+    /// host.
+    #[error("external source '{0}' is a URI rasdf does not read: only files in the file's folder are read")]
     Scheme(String),
     /// The file reads from memory, so it has no folder to resolve against.
     #[error("external source '{0}' cannot be resolved: the file was not opened from a path")]
@@ -61,41 +62,64 @@ fn os_path(bytes: Vec<u8>) -> PathBuf {
 
 /// Resolves `source` against `base_dir` (the folder of the main file), refusing anything
 /// that could lead outside it. Returns `None` when the source names the main file itself
-/// (an empty path, or only a fragment).
+/// (an empty path, or only a fragment). As the reference reads them: a query (`?...`)
+/// and a fragment (`#...`) are ignored, and a `file:` URI names a path; an absolute
+/// path (or `file:///...`) is taken only when it lies inside the folder.
 ///
 /// # Errors
 /// An [`ExternalError`] saying why the source was refused.
 pub fn resolve(base_dir: &Path, source: &str) -> Result<Option<PathBuf>, ExternalError> {
-    let no_fragment = source.split('#').next().unwrap_or("");
-    if no_fragment.is_empty() {
+    let mut path = source.split('#').next().unwrap_or("");
+    path = path.split('?').next().unwrap_or("");
+    if path.is_empty() {
         return Ok(None);
     }
     // A scheme is letters, digits, `+-.` before a `:` (RFC 3986); a Windows drive letter
     // (`C:`) is an absolute path.
-    if let Some(colon) = no_fragment.find(':') {
-        let scheme = &no_fragment[..colon];
+    if let Some(colon) = path.find(':') {
+        let scheme = &path[..colon];
         if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) {
             if scheme.len() == 1 {
                 return Err(ExternalError::Absolute(source.into()));
             }
-            return Err(ExternalError::Scheme(source.into()));
+            if !scheme.eq_ignore_ascii_case("file") {
+                return Err(ExternalError::Scheme(source.into()));
+            }
+            path = &path[colon + 1..];
+            // `file://host/path`: this machine only.
+            if let Some(rest) = path.strip_prefix("//") {
+                let (host, p) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+                if !(host.is_empty() || host.eq_ignore_ascii_case("localhost")) {
+                    return Err(ExternalError::Scheme(source.into()));
+                }
+                path = p;
+            }
         }
     }
-    let mut decoded = crate::uri::unescape(no_fragment);
+    let mut decoded = crate::uri::unescape(path);
     if decoded.contains(&0) {
         return Err(ExternalError::Nul(source.into()));
-    }
-    if decoded.starts_with(b"/") || decoded.starts_with(b"\\") {
-        return Err(ExternalError::Absolute(source.into()));
     }
     for b in &mut decoded {
         if *b == b'\\' {
             *b = b'/';
         }
     }
+    let io = |e: std::io::Error| ExternalError::Io { path: source.into(), message: e.to_string() };
+    let absolute = decoded.starts_with(b"/");
+    // The path from the folder: a relative one as it stands, an absolute one from the
+    // folder's real path (refused unless it starts there, before anything is looked up).
+    let (from, steps) = if absolute {
+        let real_base = base_dir.canonicalize().map_err(io)?;
+        let wanted = os_path(decoded);
+        let inside = wanted.strip_prefix(&real_base).map_err(|_| ExternalError::Absolute(source.into()))?;
+        (real_base.clone(), inside.to_path_buf())
+    } else {
+        (base_dir.to_path_buf(), os_path(decoded))
+    };
     let mut rel = PathBuf::new();
     let mut depth = 0usize;
-    for comp in os_path(decoded).components() {
+    for comp in steps.components() {
         match comp {
             Component::Normal(c) => {
                 rel.push(c);
@@ -115,9 +139,8 @@ pub fn resolve(base_dir: &Path, source: &str) -> Result<Option<PathBuf>, Externa
     if depth == 0 {
         return Ok(None);
     }
-    let joined = base_dir.join(&rel);
+    let joined = from.join(&rel);
     // Symbolic links: the real path must stay inside the real folder.
-    let io = |e: std::io::Error| ExternalError::Io { path: source.into(), message: e.to_string() };
     let real_base = base_dir.canonicalize().map_err(io)?;
     let real = joined.canonicalize().map_err(io)?;
     if !real.starts_with(&real_base) {
@@ -136,7 +159,9 @@ mod tests {
         assert!(matches!(resolve(&dir, "/etc/passwd"), Err(ExternalError::Absolute(_))));
         assert!(matches!(resolve(&dir, "../x.asdf"), Err(ExternalError::Escapes(_))));
         assert!(matches!(resolve(&dir, "a/../../x.asdf"), Err(ExternalError::Escapes(_))));
-        assert!(matches!(resolve(&dir, "file:///etc/passwd"), Err(ExternalError::Scheme(_))));
+        assert!(matches!(resolve(&dir, "file:///etc/passwd"), Err(ExternalError::Absolute(_))));
+        assert!(matches!(resolve(&dir, "file://example.org/x.asdf"), Err(ExternalError::Scheme(_))));
+        assert!(matches!(resolve(&dir, "file:../x.asdf"), Err(ExternalError::Escapes(_))));
         assert!(matches!(resolve(&dir, "http://example.org/x.asdf"), Err(ExternalError::Scheme(_))));
         assert!(matches!(resolve(&dir, "C:/x.asdf"), Err(ExternalError::Absolute(_))));
         assert!(matches!(resolve(&dir, "%2e%2e/x.asdf"), Err(ExternalError::Escapes(_))));
@@ -172,6 +197,27 @@ mod tests {
         assert!(matches!(resolve(&inner, "link.asdf"), Err(ExternalError::Escapes(_))));
         assert!(resolve(&inner, "inside.asdf").unwrap().is_some());
         assert!(resolve(&inner, "sub/../inside.asdf").unwrap().is_some());
+        // The forms of a URI the reference reads: a query, a fragment, `file:`; an
+        // absolute path inside the folder, and not outside it or through a link.
+        let real = inner.canonicalize().unwrap();
+        let expected = real.join("inside.asdf");
+        for source in [
+            "inside.asdf?x=1".to_string(),
+            "inside.asdf#/a".to_string(),
+            "file:inside.asdf".to_string(),
+            format!("file://{}/inside.asdf", real.display()),
+            format!("file://localhost{}/inside.asdf", real.display()),
+            format!("{}/./inside.asdf", real.display()),
+        ] {
+            assert_eq!(resolve(&inner, &source).unwrap(), Some(expected.clone()), "{source}");
+        }
+        for source in [format!("file://{}/outside.asdf", base.display()), format!("{}/../outside.asdf", real.display())]
+        {
+            let refused = resolve(&inner, &source);
+            assert!(matches!(refused, Err(ExternalError::Absolute(_) | ExternalError::Escapes(_))), "{source}");
+        }
+        let link = format!("file://{}/link.asdf", real.display());
+        assert!(matches!(resolve(&inner, &link), Err(ExternalError::Escapes(_))));
         std::fs::remove_dir_all(&base).unwrap();
     }
 }
