@@ -171,14 +171,17 @@ fn masks_left_behind_are_named() {
          \x20 c: !core/ndarray-1.1.0 {data: [1, 2], datatype: int8}\n...\n",
     )
     .unwrap();
-    let named = |to, array: Option<&str>| {
-        let options = ConvertOptions { array: array.map(str::to_string), ..Default::default() };
-        convert::masks_left_behind(&path, to, &options)
-    };
+    let f = AsdfFile::open(&path).unwrap();
+    let named = |to, array| convert::masks_left_behind(&f, to, array);
     assert_eq!(named(convert::Format::Gsd, None), ["/frames/0/a", "/frames/0/b"]);
     assert_eq!(named(convert::Format::RawArray, Some("frames/0/b")), ["/frames/0/b"]);
     assert!(named(convert::Format::B2nd, Some("frames/0/c")).is_empty());
     assert!(named(convert::Format::Asdf, None).is_empty());
+    // The conversion tells of them as it writes.
+    let mut warnings = Vec::new();
+    let options = ConvertOptions { array: Some("frames/0/b".into()), ..Default::default() };
+    convert::convert_with_warnings(&path, &dir.join("b.ra"), &options, &mut |w| warnings.push(w)).unwrap();
+    assert_eq!(warnings, ["/frames/0/b: the mask is not written (RawArray holds none)"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -170,12 +170,8 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
                 (_, codec) => codec.unwrap_or(BloscCodec::Zstd),
             };
             let options = crate::convert::ConvertOptions { array, compression, blosc_codec, ..Default::default() };
-            if let Some(to) = Format::from_extension(&output) {
-                for path in crate::convert::masks_left_behind(&input, to, &options) {
-                    eprintln!("rasdf: warning: {path}: the mask is not written ({} holds none)", to.name());
-                }
-            }
-            match crate::convert::convert(&input, &output, &options) {
+            let mut warn = |w: String| eprintln!("rasdf: warning: {w}");
+            match crate::convert::convert_with_warnings(&input, &output, &options, &mut warn) {
                 Err(e) if matches!(e.kind(), crate::ErrorKind::Usage(_)) => {
                     eprintln!("rasdf: {e}");
                     Err(2)

@@ -139,6 +139,20 @@ fn convert_error(e: ConvertError, file: &Path) -> Error {
 /// are not one ASDF and one other, or no array to choose; errors reading either file
 /// (with the file, and the byte offset or tree path); I/O errors writing.
 pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::Result<()> {
+    convert_with_warnings(input, output, options, &mut |_| {})
+}
+
+/// [`convert`], telling `warn` of what the output cannot hold: each masked array written
+/// without its mask (see [`masks_left_behind`]).
+///
+/// # Errors
+/// As [`convert`].
+pub fn convert_with_warnings(
+    input: &Path,
+    output: &Path,
+    options: &ConvertOptions,
+    warn: &mut dyn FnMut(String),
+) -> crate::Result<()> {
     let to = Format::from_extension(output).ok_or_else(|| {
         usage(format!("{}: the output's extension names no format (.asdf, .ra, .gsd, .b2nd)", output.display()))
     })?;
@@ -168,6 +182,9 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
         }
         (Format::Asdf, Format::RawArray) => {
             let f = OpenOptions::new().limits(options.limits).open(input)?;
+            for path in masks_left_behind(&f, to, options.array.as_deref()) {
+                warn(format!("{path}: the mask is not written ({} holds none)", to.name()));
+            }
             let (path, node) = pick_array(&f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
             let (datatype, order, shape) = f.ndarray_shape_at(node).map_err(|e| e.at_path(&path).in_file(input))?;
             let header = ra::header_of(&datatype, order, &shape).map_err(|e| convert_error(e, input).at_path(&path))?;
@@ -204,6 +221,9 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
         }
         (Format::Asdf, Format::Gsd) => {
             let f = OpenOptions::new().limits(options.limits).open(input)?;
+            for path in masks_left_behind(&f, to, options.array.as_deref()) {
+                warn(format!("{path}: the mask is not written ({} holds none)", to.name()));
+            }
             // Written a chunk at a time; a tree GSD cannot hold leaves no output.
             let mut failed = None;
             crate::cli::write_atomically_with(output, |file| {
@@ -223,6 +243,9 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> crate::
         }
         (Format::Asdf, Format::B2nd) => {
             let f = OpenOptions::new().limits(options.limits).open(input)?;
+            for path in masks_left_behind(&f, to, options.array.as_deref()) {
+                warn(format!("{path}: the mask is not written ({} holds none)", to.name()));
+            }
             let (path, node) = pick_array(&f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
             let (datatype, stored_order, shape) =
                 f.ndarray_shape_at(node).map_err(|e| e.at_path(&path).in_file(input))?;
@@ -391,23 +414,19 @@ fn pick_array<'f>(f: &'f AsdfFile, wanted: Option<&str>) -> crate::Result<(Strin
     }
 }
 
-/// The tree paths of the masked arrays (a `mask`, or `null`s in inline data) that
-/// converting `input` to `to` would write without their mask: RawArray, GSD and b2nd
-/// hold none. Empty when the input is not ASDF or cannot be read (the conversion then
-/// says why).
-pub fn masks_left_behind(input: &Path, to: Format, options: &ConvertOptions) -> Vec<String> {
-    if to == Format::Asdf {
-        return Vec::new();
-    }
-    let Ok(f) = OpenOptions::new().limits(options.limits).open(input) else { return Vec::new() };
+/// The tree paths of the masked arrays (a `mask`, or `null`s in inline data) of `file`
+/// that converting it to `to` writes without their mask (RawArray, GSD and b2nd hold
+/// none): every one for GSD, else the array `array` names (or the only one).
+pub fn masks_left_behind(file: &AsdfFile, to: Format, array: Option<&str>) -> Vec<String> {
     let masked = |node: crate::tree::NodeRef<'_>| {
         node.key("mask").is_some_and(|m| !m.is_null())
             || node.key("data").is_some_and(|d| d.items().is_some())
-                && f.ndarray_at(node).is_ok_and(|a| a.inline_mask().is_some())
+                && file.ndarray_at(node).is_ok_and(|a| a.inline_mask().is_some())
     };
     let nodes: Vec<(String, crate::tree::NodeRef<'_>)> = match to {
-        Format::Gsd => f.ndarray_nodes(),
-        _ => pick_array(&f, options.array.as_deref()).into_iter().collect(),
+        Format::Asdf => Vec::new(),
+        Format::Gsd => file.ndarray_nodes(),
+        _ => pick_array(file, array).into_iter().collect(),
     };
     nodes.into_iter().filter(|(_, n)| masked(*n)).map(|(p, _)| format!("/{}", p.trim_start_matches('/'))).collect()
 }
