@@ -1026,15 +1026,57 @@ fn source_node(tree: &mut Overlay<'_>, storage: ArrayStorage, slot: usize, main:
     })
 }
 
-/// A bool8 ndarray node of `shape`, C order, at `source`, tagged `tag` (its array's).
-fn mask_node(tree: &mut Overlay<'_>, tag: Option<String>, source: NodeId, shape: &[usize]) -> NodeId {
+/// The mask of `array` as an ndarray node of its own: bool8 of its shape, C order, at
+/// `source`, tagged `tag` (the array's).
+fn mask_node(tree: &mut Overlay<'_>, tag: Option<String>, source: NodeId, array: &PendingArray) -> NodeId {
+    let mask = PendingArray {
+        datatype: Datatype::Scalar(crate::ndarray::ScalarType::Bool8),
+        byteorder: ByteOrder::Big,
+        strides: c_strides(&array.shape, 1),
+        offset: 0,
+        inline_mask: None,
+        block_mask: None,
+        ..array.clone()
+    };
     let mut pairs = vec![(tree.push(node(Value::Str("source".into()))), source)];
-    for (k, v) in [("datatype", "bool8"), ("byteorder", "big")] {
-        pairs.push((tree.push(node(Value::Str(k.into()))), tree.push(node(Value::Str(v.into())))));
-    }
-    let dims = shape.iter().map(|&d| tree.push(node(Value::Int(i64::try_from(d).unwrap_or(i64::MAX))))).collect();
-    pairs.push((tree.push(node(Value::Str("shape".into()))), tree.push(node(Value::Seq(dims)))));
+    layout_pairs(tree, &mask, &mut pairs);
     tree.push(Node { tag, value: Value::Map(pairs), line: 0, col: 0 })
+}
+
+/// Appends the layout keys of array `a` to `pairs`: `datatype`, then (unless inline)
+/// `byteorder`, `shape`, then (unless inline) `offset` and `strides` when not the
+/// defaults.
+fn layout_pairs(tree: &mut Overlay<'_>, a: &PendingArray, pairs: &mut Vec<(NodeId, NodeId)>) {
+    let mut put = |tree: &mut Overlay<'_>, k: &str, v: NodeId| {
+        let k = tree.push(node(Value::Str(k.into())));
+        pairs.push((k, v));
+    };
+    let dt = datatype_node(tree, &a.datatype);
+    put(tree, "datatype", dt);
+    if a.storage != ArrayStorage::Inline {
+        // One-byte types are written `big`, as the reference does.
+        let order = if a.datatype.size() == 1 || matches!(a.datatype, Datatype::Ascii(_)) {
+            ByteOrder::Big
+        } else {
+            a.byteorder
+        };
+        let bo = tree.push(node(Value::Str(order.name().into())));
+        put(tree, "byteorder", bo);
+    }
+    let dims = a.shape.iter().map(|&d| tree.push(node(Value::Int(i64::try_from(d).unwrap_or(i64::MAX))))).collect();
+    let shape = tree.push(node(Value::Seq(dims)));
+    put(tree, "shape", shape);
+    if a.storage != ArrayStorage::Inline {
+        if a.offset != 0 {
+            let o = tree.push(node(Value::Int(i64::try_from(a.offset).unwrap_or(i64::MAX))));
+            put(tree, "offset", o);
+        }
+        if a.strides != c_strides(&a.shape, a.datatype.size()) && a.shape.iter().all(|&d| d > 0) {
+            let s = a.strides.iter().map(|&s| tree.push(node(Value::Int(s as i64)))).collect();
+            let s = tree.push(node(Value::Seq(s)));
+            put(tree, "strides", s);
+        }
+    }
 }
 
 fn pending(a: &NdArray<'_>, base: usize, storage: ArrayStorage, inline_mask: Option<Vec<bool>>) -> PendingArray {
@@ -1208,40 +1250,14 @@ impl Document<'_> {
                     if let Some(&base) = plan.masks.get(&id) {
                         let source = source_node(&mut tree, a.storage, plan.slot[&base], main)?;
                         let tag = tree.node(id).tag.clone();
-                        mask = Some(mask_node(&mut tree, tag, source, &a.shape));
+                        mask = Some(mask_node(&mut tree, tag, source, a));
                     }
                 }
             }
             if let Some(m) = mask {
                 put(&mut tree, "mask", m);
             }
-            let dt = datatype_node(&mut tree, &a.datatype);
-            put(&mut tree, "datatype", dt);
-            if a.storage != ArrayStorage::Inline {
-                // One-byte types are written `big`, as the reference does.
-                let order = if a.datatype.size() == 1 || matches!(a.datatype, Datatype::Ascii(_)) {
-                    ByteOrder::Big
-                } else {
-                    a.byteorder
-                };
-                let bo = tree.push(node(Value::Str(order.name().into())));
-                put(&mut tree, "byteorder", bo);
-            }
-            let dims =
-                a.shape.iter().map(|&d| tree.push(node(Value::Int(i64::try_from(d).unwrap_or(i64::MAX))))).collect();
-            let shape = tree.push(node(Value::Seq(dims)));
-            put(&mut tree, "shape", shape);
-            if a.storage != ArrayStorage::Inline {
-                if a.offset != 0 {
-                    let o = tree.push(node(Value::Int(i64::try_from(a.offset).unwrap_or(i64::MAX))));
-                    put(&mut tree, "offset", o);
-                }
-                if a.strides != c_strides(&a.shape, a.datatype.size()) && a.shape.iter().all(|&d| d > 0) {
-                    let s = a.strides.iter().map(|&s| tree.push(node(Value::Int(s as i64)))).collect();
-                    let s = tree.push(node(Value::Seq(s)));
-                    put(&mut tree, "strides", s);
-                }
-            }
+            layout_pairs(&mut tree, a, &mut pairs);
             pairs.extend(extra);
             tree.set_value(id, Value::Map(pairs));
         }
