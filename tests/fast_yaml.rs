@@ -226,18 +226,22 @@ fn multi_line_and_block_scalars_read_as_libyaml_reads_them() {
         let t = Tree::parse_fast(&doc(body), &Limits::default()).unwrap().unwrap();
         t.get(path).and_then(|n| n.as_str().map(str::to_string))
     };
-    assert_eq!(value(taken[2], "a").as_deref(), Some("x\n\ny  "));
-    assert_eq!(value(taken[3], "a").as_deref(), Some("xy"));
-    assert_eq!(value(taken[5], "s").as_deref(), Some("line1\nline2\n"));
-    assert_eq!(value(taken[7], "a").as_deref(), Some("tab\t next"));
-    assert_eq!(value(taken[13], "a").as_deref(), Some("x"));
-    assert_eq!(value(taken[14], "a").as_deref(), Some("x\n\n\n"));
-    assert_eq!(value(taken[16], "a").as_deref(), Some("folded text\npara\n more\nend\n"));
-    assert_eq!(value(taken[25], "a").as_deref(), Some("a\n b\nc\n"));
-    assert_eq!(value(taken[32], "s").as_deref(), Some("word word word word word word"));
-    assert_eq!(value(taken[33], "s").as_deref(), Some("a\nb"));
-    assert_eq!(value(taken[35], "k/0").as_deref(), Some("a b c   d"));
-    assert_eq!(value(taken[36], "a").as_deref(), Some("x - y"));
+    for (n, path, expected) in [
+        (2, "a", "x\n\ny  "),
+        (3, "a", "xy"),
+        (5, "s", "line1\nline2\n"),
+        (7, "a", "tab\t next"),
+        (13, "a", "x"),
+        (14, "a", "x\n\n\n"),
+        (16, "a", "folded text\npara\n more\nend\n"),
+        (25, "a", "a\n b\nc\n"),
+        (32, "s", "word word word word word word"),
+        (33, "s", "a\nb"),
+        (35, "k/0", "a b c   d"),
+        (36, "a", "x - y"),
+    ] {
+        assert_eq!(value(taken[n], path).as_deref(), Some(expected), "taken {n}");
+    }
 }
 
 /// Texts of 128 KB and more are parsed with the node arena's pages made present by a
