@@ -140,8 +140,7 @@ impl OpenOptions {
     pub fn open(&self, path: impl AsRef<Path>) -> Result<AsdfFile> {
         let path = path.as_ref();
         let in_file = |e: Error| e.in_file(path);
-        let f = std::fs::File::open(path).map_err(|e| in_file(Error::from(e)))?;
-        let len = f.metadata().map_err(|e| in_file(Error::from(e)))?.len();
+        let (f, len) = open_regular(path).map_err(|e| in_file(Error::from(e)))?;
         let bytes = if len == 0 {
             Bytes::Owned(Vec::new())
         } else {
@@ -161,6 +160,47 @@ impl OpenOptions {
     pub fn from_bytes(&self, bytes: Vec<u8>) -> Result<AsdfFile> {
         AsdfFile::from_parts(Bytes::Owned(bytes), None, self.clone())
     }
+}
+
+/// Opens `path` for reading, refusing anything but a regular file, and returns it with its
+/// length. A FIFO would block the open and every read until some writer came (an exploded
+/// file's `source` may name one), and a device or a folder has no length to map; on Unix
+/// the open does not block, so such a path is refused at once.
+///
+/// # Errors
+/// The open's own errors, and `InvalidInput` naming what the path is instead.
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = options.open(path)?;
+    let meta = f.metadata()?;
+    if meta.is_file() {
+        return Ok((f, meta.len()));
+    }
+    let kind = meta.file_type();
+    let what = if kind.is_dir() {
+        "a folder"
+    } else {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if kind.is_fifo() {
+                "a FIFO (named pipe)"
+            } else if kind.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            }
+        }
+        #[cfg(not(unix))]
+        "a device"
+    };
+    Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("not a regular file but {what}")))
 }
 
 /// An open ASDF file.

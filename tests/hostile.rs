@@ -239,6 +239,46 @@ fn external_sources_stay_in_the_folder() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A FIFO would block the open (and every read) until a writer came: as a `source`, as
+/// the file itself or as a conversion's input, it is refused at once, as are a folder and
+/// a device, each with an error that says what the path is.
+#[test]
+fn fifos_folders_and_devices_are_refused_not_waited_on() {
+    let dir = temp_dir("fifo");
+    let fifo = dir.join("pipe.asdf");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+    std::fs::create_dir(dir.join("folder.asdf")).unwrap();
+    let main = dir.join("main.asdf");
+    let array = |name: &str| {
+        format!("{name}: !core/ndarray-1.1.0 {{source: {name}.asdf, datatype: uint8, byteorder: little, shape: [3]}}")
+    };
+    std::fs::write(&main, asdf_with_tree(&format!("{}\n{}", array("pipe"), array("folder")))).unwrap();
+    // The test runs on a thread of its own, so a regression shows as a failure, not a
+    // test run that never ends.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (m, d) = (main.clone(), dir.clone());
+    std::thread::spawn(move || {
+        let f = AsdfFile::open(&m).unwrap();
+        let sources = ["pipe", "folder"].map(|a| f.ndarray(a).map(|_| ()).map_err(|e| e.to_string()));
+        let itself = AsdfFile::open(d.join("pipe.asdf")).map(|_| ()).map_err(|e| e.to_string());
+        let device = AsdfFile::open("/dev/zero").map(|_| ()).map_err(|e| e.to_string());
+        let convert = rasdf::convert::convert(&d.join("pipe.asdf"), &d.join("out.ra"), &Default::default())
+            .map_err(|e| e.to_string());
+        tx.send((sources, itself, device, convert)).unwrap();
+    });
+    let ([pipe, folder], itself, device, convert) =
+        rx.recv_timeout(std::time::Duration::from_secs(30)).expect("a FIFO was waited on");
+    for (r, what) in
+        [(pipe, "a FIFO"), (folder, "a folder"), (itself, "a FIFO"), (device, "a device"), (convert, "a FIFO")]
+    {
+        let e = r.expect_err(what);
+        assert!(e.contains(&format!("not a regular file but {what}")), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn cli_errors_are_one_line_with_exit_codes() {
     let exe = env!("CARGO_BIN_EXE_rasdf");

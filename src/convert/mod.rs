@@ -156,8 +156,7 @@ pub fn convert_with_warnings(
     let to = Format::from_extension(output).ok_or_else(|| {
         usage(format!("{}: the output's extension names no format (.asdf, .ra, .gsd, .b2nd)", output.display()))
     })?;
-    let file = std::fs::File::open(input).map_err(|e| Error::from(e).in_file(input))?;
-    let len = file.metadata().map_err(|e| Error::from(e).in_file(input))?.len();
+    let (file, len) = crate::file::open_regular(input).map_err(|e| Error::from(e).in_file(input))?;
     // SAFETY: the map is read-only; a file truncated by another process while mapped
     // faults on reads past its new end, as with every reader of mapped files.
     let map = match len {
