@@ -148,6 +148,9 @@ pub struct Document<'f> {
     standard: String,
     /// The streamed array: its node, element type and row shape.
     stream: Option<(NodeId, crate::ndarray::ScalarType, Vec<usize>)>,
+    /// The real path of the file the document was read from, which no external file of
+    /// a write may replace.
+    read_from: Option<PathBuf>,
 }
 
 impl Default for Document<'_> {
@@ -208,6 +211,7 @@ impl<'f> Document<'f> {
             bases: Vec::new(),
             standard: "1.6.0".into(),
             stream: None,
+            read_from: None,
         }
     }
 
@@ -416,6 +420,7 @@ impl<'f> Document<'f> {
             bases: Vec::new(),
             standard: file.header().standard_version.clone().unwrap_or_else(|| "1.6.0".into()),
             stream: None,
+            read_from: file.path().and_then(|p| p.canonicalize().ok()),
         };
         let mut block_base: HashMap<usize, usize> = HashMap::new();
         visit_reachable(file.tree(), |id, _| -> Result<Children> {
@@ -475,6 +480,7 @@ impl<'f> Document<'f> {
     /// I/O errors; an external array with no `main_path` to name its file after.
     pub fn write<W: Write + Seek>(&self, out: &mut W, main_path: Option<&Path>, options: &WriteOptions) -> Result<()> {
         let plan = self.plan(options)?;
+        self.check_external_names(&plan, main_path)?;
         let tree = self.output_tree(&plan, main_path)?;
         // The header and the tree in one buffer, sized for about 12 bytes a node.
         let mut header = String::with_capacity(tree.len().saturating_mul(12).min(1 << 30));
@@ -540,6 +546,24 @@ impl<'f> Document<'f> {
                 let sub_opts =
                     WriteOptions { storage: Some(ArrayStorage::Internal), pad_blocks: false, ..options.clone() };
                 sub.write_raw_block_file(&path, &sub_opts)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a write whose external files would replace the file the document was read
+    /// from: exploding `a0000.asdf` to `a.asdf` names the first block file `a0000.asdf`,
+    /// and the input would be lost to a file of one block.
+    fn check_external_names(&self, plan: &Plan, main_path: Option<&Path>) -> Result<()> {
+        let (Some(main), Some(from)) = (main_path, &self.read_from) else { return Ok(()) };
+        for n in 0..plan.external.len() {
+            let path = external_path(main, n);
+            if path.canonicalize().is_ok_and(|p| &p == from) {
+                return Err(usage(format!(
+                    "external file {n} of {} would be {}, the file being rewritten: choose another output name",
+                    main.display(),
+                    path.display()
+                )));
             }
         }
         Ok(())

@@ -335,6 +335,17 @@ fn asdf_explode_and_implode_are_their_own_command_lines() {
     let dump = |f: &AsdfFile| common::dump::without_library(common::dump::dump_file(f));
     assert_eq!(dump(&a), dump(&b));
     assert_eq!(run(&[explode, &dir.join("missing.asdf")]), 1);
+    // Exploding `a0000.asdf` to `a.asdf` would write the first block file over the input:
+    // a usage error, and the input stays as it was.
+    let a0 = dir.join("a0000.asdf");
+    std::fs::copy(&input, &a0).unwrap();
+    let before = std::fs::read(&a0).unwrap();
+    assert_eq!(run(&[explode, &a0, flag, &dir.join("a.asdf")]), 2);
+    assert!(std::fs::read(&a0).unwrap() == before, "the input was replaced");
+    assert!(!dir.join("a.asdf").exists() && !dir.join("a0001.asdf").exists());
+    // Written over itself, an exploded file is rewritten in place, as defragment is.
+    assert_eq!(run(&[explode, &exploded, flag, &exploded]), 0);
+    assert_eq!(dump(&a), dump(&AsdfFile::open(&exploded).unwrap()));
 
     std::fs::remove_dir_all(&dir).unwrap();
 }

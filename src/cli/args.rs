@@ -171,13 +171,7 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             };
             let options = crate::convert::ConvertOptions { array, compression, blosc_codec, ..Default::default() };
             let mut warn = |w: String| eprintln!("rasdf: warning: {w}");
-            match crate::convert::convert_with_warnings(&input, &output, &options, &mut warn) {
-                Err(e) if matches!(e.kind(), crate::ErrorKind::Usage(_)) => {
-                    eprintln!("rasdf: {e}");
-                    Err(2)
-                }
-                result => report(result),
-            }
+            report(crate::convert::convert_with_warnings(&input, &output, &options, &mut warn))
         }
         Command::ToYaml { file, output } => {
             let f = open(&file)?;
@@ -193,9 +187,15 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
     }
 }
 
+/// The outcome of a command that reads and writes: a usage error (arguments that cannot
+/// go together, such as an output that would replace the input's own file) exits with 2.
 fn report(result: crate::Result<()>) -> Result<Outcome, u8> {
     match result {
         Ok(()) => Ok(Outcome::Ok),
+        Err(e) if matches!(e.kind(), crate::ErrorKind::Usage(_)) => {
+            eprintln!("rasdf: {e}");
+            Err(2)
+        }
         Err(e) => {
             eprintln!("rasdf: {e}");
             Ok(Outcome::Failed)
