@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use crate::block::{self, BlockHeader, Compression};
+use crate::cli::Staged;
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::ndarray::{ByteOrder, Datatype, Element, NativeType, NdArray, Storage as InputStorage, c_strides};
 use crate::tree::emit::Emitter;
@@ -479,6 +480,20 @@ impl<'f> Document<'f> {
     /// # Errors
     /// I/O errors; an external array with no `main_path` to name its file after.
     pub fn write<W: Write + Seek>(&self, out: &mut W, main_path: Option<&Path>, options: &WriteOptions) -> Result<()> {
+        let mut externals = Vec::new();
+        self.write_staging(out, main_path, options, &mut externals)?;
+        commit(externals)
+    }
+
+    /// [`Document::write`], with the block files of external arrays left staged in
+    /// `externals`, for the caller to put in place.
+    fn write_staging<W: Write + Seek>(
+        &self,
+        out: &mut W,
+        main_path: Option<&Path>,
+        options: &WriteOptions,
+        externals: &mut Vec<(PathBuf, Staged)>,
+    ) -> Result<()> {
         let plan = self.plan(options)?;
         self.check_external_names(&plan, main_path)?;
         let tree = self.output_tree(&plan, main_path)?;
@@ -545,7 +560,7 @@ impl<'f> Document<'f> {
                 // As the reference writes them: no padding.
                 let sub_opts =
                     WriteOptions { storage: Some(ArrayStorage::Internal), pad_blocks: false, ..options.clone() };
-                sub.write_raw_block_file(&path, &sub_opts)?;
+                externals.push((path.clone(), sub.stage_raw_block_file(&path, &sub_opts)?));
             }
         }
         Ok(())
@@ -681,7 +696,7 @@ impl<'f> Document<'f> {
     /// Writes an external block file: a minimal tree and one block, as the main file's
     /// blocks are written (a large one past the page cache, its MD5 beside the write,
     /// lz4 record by record).
-    fn write_raw_block_file(&self, path: &Path, options: &WriteOptions) -> Result<()> {
+    fn stage_raw_block_file(&self, path: &Path, options: &WriteOptions) -> Result<Staged> {
         let mut tree = Overlay::new(&self.tree);
         let root = tree.root().ok_or_else(|| usage("no root"))?;
         let lib = software(&mut tree);
@@ -690,7 +705,7 @@ impl<'f> Document<'f> {
         let mut text = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", self.standard).into_bytes();
         text.extend_from_slice(Emitter::new(&tree).for_standard(&self.standard).document().as_bytes());
         let base = &self.bases[0];
-        self.write_path_with(path, options, |out| {
+        self.stage_path_with(path, options, |out| {
             out.write_all(&text)?;
             let prepared =
                 prepare(&base.data, base.compression, options).map_err(|e| Error::new(e, Location::default()))?;
@@ -711,20 +726,27 @@ impl<'f> Document<'f> {
         if self.stream.is_some() {
             return Err(usage("a document with a stream is written with write_streamed"));
         }
-        self.write_path_with(path, options, |out| self.write(out, Some(path), options))
+        // The block files of external arrays are staged with the main file and put in
+        // place just before it, once all are written: a failed write replaces none.
+        let mut staged = Vec::new();
+        let main =
+            self.stage_path_with(path, options, |out| self.write_staging(out, Some(path), options, &mut staged))?;
+        staged.push((path.to_path_buf(), main));
+        commit(staged)
     }
 
-    /// Runs `body` on a temporary file beside `path`, then renames it into place; with
-    /// 64 MiB of array data or more, the file is written past the page cache.
-    fn write_path_with(
+    /// Runs `body` on a temporary file beside `path`, to be renamed into place by the
+    /// caller; with 64 MiB of array data or more, the file is written past the page
+    /// cache.
+    fn stage_path_with(
         &self,
         path: &Path,
         options: &WriteOptions,
         body: impl FnOnce(&mut &mut dyn WriteSeek) -> Result<()>,
-    ) -> Result<()> {
+    ) -> Result<Staged> {
         let mut failure = None;
         let big = self.bases.iter().map(|b| b.data.len()).sum::<usize>() >= DIRECT_MIN;
-        let result = crate::cli::write_atomically_with(path, |f| {
+        let result = crate::cli::stage_with(path, |f| {
             let written = match big.then(|| crate::direct::DirectWriter::new(f)).flatten() {
                 Some(direct) => {
                     let mut w = CrashTestWriter::new(direct);
@@ -752,7 +774,7 @@ impl<'f> Document<'f> {
         match (result, failure) {
             (_, Some(e)) => Err(e.in_file(path)),
             (Err(e), None) => Err(Error::from(e).in_file(path)),
-            (Ok(()), None) => Ok(()),
+            (Ok(staged), None) => Ok(staged),
         }
     }
 
@@ -804,6 +826,19 @@ impl<'f> Document<'f> {
             None => &self.bases[base].data,
         }
     }
+}
+
+/// Puts staged files in place, in order. A rename fails, in practice, only onto a
+/// folder: that is looked for first, so that none is put in place then.
+fn commit(staged: Vec<(PathBuf, Staged)>) -> Result<()> {
+    if let Some((path, _)) = staged.iter().find(|(p, _)| p.symlink_metadata().is_ok_and(|m| m.is_dir())) {
+        let e = std::io::Error::new(std::io::ErrorKind::IsADirectory, "a folder stands where the file goes");
+        return Err(Error::from(e).in_file(path));
+    }
+    for (path, file) in staged {
+        file.commit().map_err(|e| Error::from(e).in_file(&path))?;
+    }
+    Ok(())
 }
 
 /// Reference notes 5.2: the padding `pad_blocks=True` adds to `len` bytes (4096-byte

@@ -764,3 +764,46 @@ fn exploded_arrays_are_read_without_a_copy() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An exploded write replaces the main file and its block files together or not at all:
+/// the block files are staged with the main file and put in place only once every one is
+/// written, so a write that fails (here: a folder where its third block file goes) leaves
+/// the old set whole, and no temporary file behind.
+#[test]
+fn a_failed_exploded_write_replaces_none_of_the_old_files() {
+    let dir = temp_dir("explode-all-or-none");
+    let main = dir.join("y.asdf");
+    let exploded = WriteOptions { storage: Some(ArrayStorage::External), ..Default::default() };
+    let write = |arrays: usize, scale: f64| {
+        let mut doc = Document::new();
+        for n in 0..arrays {
+            let data: Vec<f64> = (0..100).map(|i| f64::from(i) * scale).collect();
+            doc.set_array(&format!("a{n}"), ndarray::ArrayView1::from(&data[..]), Compression::None).unwrap();
+        }
+        doc.write_to_path(&main, &exploded)
+    };
+    write(2, 1.0).unwrap();
+    let files = |dir: &Path| {
+        let mut names: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+            .collect();
+        names.sort();
+        names
+    };
+    let before = files(&dir);
+    assert_eq!(before.len(), 3, "y.asdf, y0000.asdf, y0001.asdf");
+    std::fs::create_dir(dir.join("y0002.asdf")).unwrap();
+    let e = write(3, 2.0).expect_err("a folder stands where y0002.asdf goes");
+    assert!(e.to_string().contains("y0002.asdf"), "{e}");
+    assert!(files(&dir) == before, "the old files were changed or temporary files left");
+    // With the folder gone, the same write replaces all three.
+    std::fs::remove_dir(dir.join("y0002.asdf")).unwrap();
+    write(3, 2.0).unwrap();
+    let f = AsdfFile::open(&main).unwrap();
+    assert_eq!(f.array::<f64>("a0").unwrap()[1], 2.0);
+    assert_eq!(files(&dir).len(), 4);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -48,22 +48,54 @@ pub fn write_atomically_with(
     path: &std::path::Path,
     fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
+    stage_with(path, fill)?.commit()
+}
+
+/// A file written in full under a temporary name beside its path, put in place by
+/// [`Staged::commit`]; dropped uncommitted, it is removed. Several files staged, then
+/// committed together, are all replaced or none is when a write fails (an exploded
+/// file and its block files).
+pub(crate) struct Staged {
+    tmp: std::path::PathBuf,
+    path: std::path::PathBuf,
+    committed: bool,
+}
+
+impl Staged {
+    /// Renames the temporary file into place.
+    pub(crate) fn commit(mut self) -> std::io::Result<()> {
+        std::fs::rename(&self.tmp, &self.path)?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes a temporary file beside `path` with `fill`, to be put in place by
+/// [`Staged::commit`] (see [`write_atomically_with`]).
+pub(crate) fn stage_with(
+    path: &std::path::Path,
+    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<Staged> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => std::path::PathBuf::from("."),
     };
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.rasdf-tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        fill(&mut f)?;
-        if std::env::var_os("RASDF_SYNC").is_some_and(|v| v == "1") {
-            f.sync_all()?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::File::create(&tmp)?;
+    // From here on, a failure removes the temporary file (Staged's drop).
+    let staged = Staged { tmp, path: path.to_path_buf(), committed: false };
+    fill(&mut f)?;
+    if std::env::var_os("RASDF_SYNC").is_some_and(|v| v == "1") {
+        f.sync_all()?;
     }
-    result
+    Ok(staged)
 }
