@@ -1,5 +1,6 @@
-//! What the ASDF Standard's schemas add to a tree: the defaults that the reference
-//! library fills into the tree of a file of ASDF Standard 1.5.0 or older as it reads it.
+//! The ASDF Standard's schemas: [`validate`] checks a tree against them as `asdftool
+//! validate` does; and the defaults that the reference library fills into the tree of
+//! a file of ASDF Standard 1.5.0 or older as it reads it, which this module fills too.
 //!
 //! asdf 6.0.0 (`legacy_fill_schema_defaults`, on by default) walks such a tree and, at
 //! each node whose tag the file's standard lists, applies that tag's schema following
@@ -12,6 +13,12 @@
 //!
 //! [`crate::OpenOptions`] fills them by default, as the reference does;
 //! `OpenOptions::fill_defaults(false)` keeps the tree as written.
+
+mod validate;
+
+#[doc(hidden)]
+pub use validate::catalog_is_complete;
+pub use validate::{SchemaError, validate};
 
 use std::collections::HashSet;
 use std::sync::OnceLock;

@@ -65,11 +65,19 @@ fn rewrites_read_back_the_same_in_rasdf_and_the_reference() {
                 .unwrap_or_else(|e| panic!("{}: {mode}: {e}", input.display()));
             let f = AsdfFile::open(&out).unwrap();
             let mut report = Vec::new();
-            assert_eq!(
-                rasdf::cli::check::report(&f, "out", &mut report).unwrap(),
-                rasdf::cli::Outcome::Ok,
-                "{}",
-                String::from_utf8_lossy(&report)
+            let outcome = rasdf::cli::check::report(&f, "out", &mut report).unwrap();
+            // A few fixtures break the standard's schemas on purpose (to test the
+            // defaults the reference fills in): their rewrites may too, and nothing else.
+            let report = String::from_utf8_lossy(&report);
+            let input_valid = {
+                let i = AsdfFile::open(input).unwrap();
+                rasdf::schema::validate(i.tree(), Some(i.header().standard())).is_empty()
+            };
+            let other_errors = report.lines().any(|l| l.starts_with("error:") && !l.starts_with("error: schema:"));
+            assert!(
+                outcome == rasdf::cli::Outcome::Ok || (!input_valid && !other_errors),
+                "{}: {mode}: {report}",
+                input.display()
             );
             if let Some(c) = comp {
                 assert!(f.blocks().iter().all(|b| b.compression == c), "{mode}");

@@ -102,6 +102,13 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
     if !paths.is_empty() {
         writeln!(out, "arrays: {} declared, {} readable", paths.len(), paths.len() - bad_arrays)?;
     }
+    // The tree against the schemas of the tags its standard lists, as `asdftool validate`
+    // checks it (the reference refuses to write such a tree).
+    let invalid = crate::schema::validate(file.tree(), Some(file.header().standard()));
+    for e in &invalid {
+        writeln!(out, "error: schema: {e}")?;
+    }
+    errors += invalid.len();
     match file.index_status() {
         IndexStatus::Valid => writeln!(out, "block index: ok")?,
         IndexStatus::Missing if file.blocks().is_empty() || streamed => {

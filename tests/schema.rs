@@ -1,0 +1,156 @@
+//! Schema validation (`rasdf::schema::validate`, part of `rasdf check`) gives the
+//! verdict `asdftool validate` gives: hand-made trees that break the standard's schemas
+//! in one way each (and some that only look wrong), and every fixture of the repository,
+//! checked against the reference library run live.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rasdf::AsdfFile;
+
+/// Trees (after a `#ASDF_STANDARD` line's version) and whether they are valid.
+const CASES: &[(&str, &str, &str, bool)] = &[
+    ("ok", "1.6.0", "a: !core/ndarray-1.1.0 {data: [1], datatype: int8, shape: [1]}", true),
+    ("lib_int", "1.6.0", "asdf_library: 5", false),
+    ("lib_no_name", "1.6.0", "asdf_library: !core/software-1.0.0 {version: '1'}", false),
+    ("lib_version_int", "1.6.0", "asdf_library: {name: x, version: 1}", false),
+    ("history_int", "1.6.0", "history: 5", false),
+    ("history_list", "1.6.0", "history: [{description: d}]", true),
+    (
+        "history_time",
+        "1.6.0",
+        "history: {entries: [!core/history_entry-1.0.0 {description: d, time: 2020-01-01T00:00:00}]}",
+        true,
+    ),
+    (
+        "extension_class_int",
+        "1.6.0",
+        "history: {extensions: [!core/extension_metadata-1.0.0 {extension_class: 5}]}",
+        false,
+    ),
+    ("byteorder", "1.6.0", "a: !core/ndarray-1.1.0 {data: [1], datatype: int8, shape: [1], byteorder: middle}", false),
+    ("datatype", "1.6.0", "a: !core/ndarray-1.1.0 {data: [1], datatype: int128, shape: [1]}", false),
+    ("shape_negative", "1.6.0", "a: !core/ndarray-1.1.0 {data: [1], datatype: int8, shape: [-1]}", false),
+    ("offset_negative", "1.6.0", "a: !core/ndarray-1.1.0 {data: [1], datatype: int8, shape: [1], offset: -1}", false),
+    ("source_without_byteorder", "1.6.0", "a: !core/ndarray-1.1.0 {source: 0, datatype: int8, shape: [1]}", false),
+    ("float16_in_1_5", "1.5.0", "a: !core/ndarray-1.0.0 {data: [1], datatype: float16, shape: [1]}", false),
+    ("float16_in_1_6", "1.6.0", "a: !core/ndarray-1.1.0 {data: [1], datatype: float16, shape: [1]}", true),
+    (
+        "records",
+        "1.6.0",
+        "a: !core/ndarray-1.1.0 {data: [[1, x]], datatype: [int8, {name: s, datatype: [ascii, 2]}], shape: [1]}",
+        true,
+    ),
+    (
+        "record_bad_field",
+        "1.6.0",
+        "a: !core/ndarray-1.1.0 {data: [[1]], datatype: [{name: 5, datatype: int8}], shape: [1]}",
+        false,
+    ),
+    ("complex", "1.6.0", "a: !core/complex-1.0.0 1+2j", true),
+    ("complex_text", "1.6.0", "a: !core/complex-1.0.0 hello", false),
+    ("integer_sign", "1.6.0", "a: !core/integer-1.1.0 {sign: '*', words: [1]}", false),
+    ("integer", "1.6.0", "a: !core/integer-1.1.0 {sign: '-', words: [1, 2]}", true),
+    ("software_name_int", "1.6.0", "a: !core/software-1.0.0 {name: 5, version: x}", false),
+    ("other_version_not_checked", "1.6.0", "a: !core/software-9.9.9 {name: 5}", true),
+    ("unknown_tag", "1.6.0", "a: !core/bogus-1.0.0 {x: 1}", true),
+    ("column_in_1_5", "1.5.0", "c: !core/column-1.0.0 {name: x, data: [1], bogus: 1}", false),
+    (
+        "table_in_1_5",
+        "1.5.0",
+        "t: !core/table-1.0.0 {columns: [!core/column-1.0.0 {name: x, data: !core/ndarray-1.0.0 [1]}]}",
+        true,
+    ),
+    ("unit_in_1_5", "1.5.0", "u: !unit/unit-1.0.0 [m]", false),
+    ("unit_tagged_number_is_text", "1.5.0", "u: !unit/unit-1.0.0 5", true),
+    ("quantity_in_1_5", "1.5.0", "q: !unit/quantity-1.1.0 {value: 1.5, unit: !unit/unit-1.0.0 m}", true),
+    ("json_reference", "1.6.0", "a: {$ref: 'other.asdf#/x'}", true),
+    ("alias_checked_once", "1.6.0", "a: &s !core/software-1.0.0 {name: 5, version: x}\nb: *s", false),
+    ("recursive_alias", "1.6.0", "a: &l [1, *l]\nb: !core/ndarray-1.1.0 {data: [1], datatype: int8, shape: [1]}", true),
+    (
+        "no_standard_1_0_0",
+        "",
+        "a: !core/ndarray-1.0.0 {data: [1], datatype: int8, shape: [1], byteorder: middle}",
+        false,
+    ),
+];
+
+fn write_cases(dir: &Path) -> Vec<(PathBuf, bool)> {
+    CASES
+        .iter()
+        .map(|&(name, standard, tree, valid)| {
+            let path = dir.join(format!("{name}.asdf"));
+            let standard = if standard.is_empty() { String::new() } else { format!("#ASDF_STANDARD {standard}\n") };
+            let root = if standard.contains("1.0.0") || standard.is_empty() { "asdf-1.0.0" } else { "asdf-1.1.0" };
+            let text = format!(
+                "#ASDF 1.0.0\n{standard}%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/{root}\n{tree}\n...\n"
+            );
+            std::fs::write(&path, text).unwrap();
+            (path, valid)
+        })
+        .collect()
+}
+
+/// The verdict of rasdf's validation: "valid" or "invalid", with the errors.
+fn ours(path: &Path) -> (bool, String) {
+    let f = AsdfFile::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let errors = rasdf::schema::validate(f.tree(), Some(f.header().standard()));
+    (errors.is_empty(), errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+}
+
+#[test]
+fn hand_made_trees_are_judged_as_stated() {
+    let dir = common::temp_dir("schema-cases");
+    for (path, valid) in write_cases(&dir) {
+        let (ok, errors) = ours(&path);
+        assert_eq!(ok, valid, "{}: {errors}", path.display());
+        if !ok {
+            assert!(errors.contains("tree path /"), "{errors}");
+        }
+    }
+    // An error names the path and the schema.
+    let (_, errors) = ours(&dir.join("software_name_int.asdf"));
+    assert_eq!(errors, "tree path /a/name: 5 is not of type 'string' (schema core/software-1.0.0)");
+    let (_, errors) = ours(&dir.join("alias_checked_once.asdf"));
+    assert_eq!(errors.matches("not of type").count(), 1, "an aliased node is checked once: {errors}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn verdicts_are_the_reference_validators() {
+    let dir = common::temp_dir("schema-reference");
+    let mut files: Vec<PathBuf> = write_cases(&dir).into_iter().map(|(p, _)| p).collect();
+    files.extend(common::reference_files());
+    for sub in ["pyasdf", "pyasdf/arrays", "astro", "oldasdf", "strings", "yaml", "scalars"] {
+        for e in std::fs::read_dir(common::testdata(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "asdf") {
+                files.push(p);
+            }
+        }
+    }
+    let args: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let Some(json) = common::run_python("validate_plain.py", &args) else { return };
+    let theirs: BTreeMap<String, String> = serde_json::from_str(&json).unwrap();
+    let mut differences = Vec::new();
+    let mut invalid = 0;
+    for path in &files {
+        let verdict = &theirs[&path.to_string_lossy().to_string()];
+        // A file the reference cannot open at all has no verdict to compare.
+        if verdict == "error" {
+            continue;
+        }
+        let Ok(f) = AsdfFile::open(path) else { continue };
+        let errors = rasdf::schema::validate(f.tree(), Some(f.header().standard()));
+        invalid += usize::from(verdict == "invalid");
+        if errors.is_empty() != (verdict == "valid") {
+            differences.push(format!("{}: the reference says {verdict}, rasdf {errors:?}", path.display()));
+        }
+    }
+    println!("{} files, {invalid} invalid to the reference", files.len());
+    assert!(invalid >= 20, "the cases must include invalid trees");
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
