@@ -92,11 +92,17 @@ pub fn tree(data: &[u8]) {
     }
     // What users get is what libyaml gives: the same tree, or an error where it fails.
     match (Tree::parse(text, &limits), slow) {
-        (Ok(a), Ok(b)) => assert_eq!(
-            crate::tree::emit::Emitter::new(&a).document(),
-            crate::tree::emit::Emitter::new(&b).document(),
-            "Tree::parse and libyaml disagree"
-        ),
+        (Ok(a), Ok(b)) => {
+            assert_eq!(
+                crate::tree::emit::Emitter::new(&a).document(),
+                crate::tree::emit::Emitter::new(&b).document(),
+                "Tree::parse and libyaml disagree"
+            );
+            // Schema validation ends on any tree, under the standards with most tags.
+            for standard in ["1.0.0", "1.5.0", "1.6.0"] {
+                let _ = crate::schema::validate(&a, Some(standard));
+            }
+        }
         (Err(_), Err(_)) => {}
         (a, b) => panic!("Tree::parse gives {:?}, libyaml {:?}", a.map(|_| "a tree"), b.map(|_| "a tree")),
     }

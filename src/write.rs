@@ -492,7 +492,7 @@ impl<'f> Document<'f> {
         out: &mut W,
         main_path: Option<&Path>,
         options: &WriteOptions,
-        externals: &mut Vec<(PathBuf, Staged)>,
+        externals: &mut Vec<Staged>,
     ) -> Result<()> {
         let plan = self.plan(options)?;
         self.check_external_names(&plan, main_path)?;
@@ -560,7 +560,7 @@ impl<'f> Document<'f> {
                 // As the reference writes them: no padding.
                 let sub_opts =
                     WriteOptions { storage: Some(ArrayStorage::Internal), pad_blocks: false, ..options.clone() };
-                externals.push((path.clone(), sub.stage_raw_block_file(&path, &sub_opts)?));
+                externals.push(sub.stage_raw_block_file(&path, &sub_opts)?);
             }
         }
         Ok(())
@@ -731,7 +731,7 @@ impl<'f> Document<'f> {
         let mut staged = Vec::new();
         let main =
             self.stage_path_with(path, options, |out| self.write_staging(out, Some(path), options, &mut staged))?;
-        staged.push((path.to_path_buf(), main));
+        staged.push(main);
         commit(staged)
     }
 
@@ -830,13 +830,14 @@ impl<'f> Document<'f> {
 
 /// Puts staged files in place, in order. A rename fails, in practice, only onto a
 /// folder: that is looked for first, so that none is put in place then.
-fn commit(staged: Vec<(PathBuf, Staged)>) -> Result<()> {
-    if let Some((path, _)) = staged.iter().find(|(p, _)| p.symlink_metadata().is_ok_and(|m| m.is_dir())) {
+fn commit(staged: Vec<Staged>) -> Result<()> {
+    if let Some(s) = staged.iter().find(|s| s.path().symlink_metadata().is_ok_and(|m| m.is_dir())) {
         let e = std::io::Error::new(std::io::ErrorKind::IsADirectory, "a folder stands where the file goes");
-        return Err(Error::from(e).in_file(path));
+        return Err(Error::from(e).in_file(s.path()));
     }
-    for (path, file) in staged {
-        file.commit().map_err(|e| Error::from(e).in_file(&path))?;
+    for file in staged {
+        let path = file.path().to_path_buf();
+        file.commit().map_err(|e| Error::from(e).in_file(path))?;
     }
     Ok(())
 }

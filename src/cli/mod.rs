@@ -62,6 +62,11 @@ pub(crate) struct Staged {
 }
 
 impl Staged {
+    /// Where the file goes.
+    pub(crate) fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
     /// Renames the temporary file into place.
     pub(crate) fn commit(mut self) -> std::io::Result<()> {
         std::fs::rename(&self.tmp, &self.path)?;

@@ -116,31 +116,24 @@ fn catalog() -> &'static Catalog {
         let schemas: Vec<(&'static str, Tree)> =
             SCHEMAS.iter().filter_map(|&(name, text)| Some((name, Tree::parse(text, &limits).ok()?))).collect();
         let by_name = schemas.iter().enumerate().map(|(i, (name, _))| (*name, i)).collect();
-        let tags = MANIFESTS
-            .iter()
-            .map(|&(standard, text)| {
-                let mut tags = HashMap::new();
-                if let Some(list) = Tree::parse(text, &limits)
-                    .ok()
-                    .and_then(|t| t.root().and_then(|r| r.key("tags")).map(|l| l.id()).map(|id| (t, id)))
-                {
-                    let (tree, id) = list;
-                    for entry in tree.node(id).items().into_iter().flatten() {
-                        let tag = entry.key("tag_uri").and_then(|n| n.as_str());
-                        let schema = entry
-                            .key("schema_uri")
-                            .and_then(|n| n.as_str())
-                            .and_then(|s| s.strip_prefix(SCHEMA_PREFIX));
-                        if let (Some(tag), Some(schema)) = (tag, schema) {
-                            tags.insert(tag.to_string(), schema.to_string());
-                        }
-                    }
-                }
-                (standard, tags)
-            })
-            .collect();
+        let tags = MANIFESTS.iter().map(|&(standard, text)| (standard, manifest_tags(text, &limits))).collect();
         Catalog { schemas, by_name, tags }
     })
+}
+
+/// A manifest's tags, each with the name of its schema (`core/ndarray-1.1.0`).
+fn manifest_tags(text: &str, limits: &Limits) -> HashMap<String, String> {
+    let Ok(tree) = Tree::parse(text, limits) else { return HashMap::new() };
+    let Some(list) = tree.root().and_then(|r| r.key("tags")) else { return HashMap::new() };
+    let entries: Vec<NodeRef<'_>> = list.items().into_iter().flatten().collect();
+    entries
+        .into_iter()
+        .filter_map(|entry| {
+            let tag = entry.key("tag_uri")?.as_str()?;
+            let schema = entry.key("schema_uri")?.as_str()?.strip_prefix(SCHEMA_PREFIX)?;
+            Some((tag.to_string(), schema.to_string()))
+        })
+        .collect()
 }
 
 /// Whether every bundled schema and manifest parsed (for the tests).
