@@ -297,6 +297,15 @@ fn cli_errors_are_one_line_with_exit_codes() {
         .output()
         .unwrap();
     assert_eq!(garbage.status.code(), Some(1));
+    // `validate` (asdftool's name) is `check`: a tree that breaks a schema fails it.
+    let dir = temp_dir("validate-alias");
+    let invalid = dir.join("invalid.asdf");
+    std::fs::write(&invalid, asdf_with_tree("asdf_library: 5")).unwrap();
+    let out = std::process::Command::new(exe).args(["validate", invalid.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("error: schema: tree path /asdf_library: 5 is not of type 'object'"), "{stdout}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `asdf-explode` and `asdf-implode` are command lines of their own: their usage names

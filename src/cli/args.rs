@@ -19,7 +19,10 @@ struct Args {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Walk and decode every block, verify checksums and the block index.
+    /// Walk and decode every block, verify checksums and the block index, check that
+    /// every array reads and validate the tree against the standard's schemas (also
+    /// `rasdf validate`, as asdftool names it).
+    #[command(alias = "validate")]
     Check {
         /// The ASDF file.
         file: PathBuf,
