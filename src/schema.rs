@@ -6,8 +6,9 @@
 //! each node whose tag the file's standard lists, applies that tag's schema following
 //! only `allOf`, `items` and `properties`: a mapping that lacks a property with a
 //! `default` gets it, appended after the keys written. A mapping with a `$ref` key
-//! (a JSON reference) is left alone, with everything under it. `schemas/defaults.yaml`
-//! holds the few schemas with a default on such a path: `description: ''` and `meta: {}`
+//! (a JSON reference) is left alone, with everything under it. The schemas are the
+//! standard's own, those [`validate`] uses; the few with a default on such a path are
+//! found in them once: `description: ''` and `meta: {}`
 //! of a `core/column-1.0.0`, `meta: {}` of a `core/table-1.0.0`, `data: null` of each
 //! HDU of a `fits/fits-1.0.0`, and some of the older `wcs` tags.
 //!
@@ -21,55 +22,52 @@ pub use validate::catalog_is_complete;
 pub use validate::{SchemaError, validate};
 
 use std::collections::HashSet;
-use std::sync::OnceLock;
 
-use crate::limits::Limits;
+use crate::tree::header::KNOWN_STANDARDS;
 use crate::tree::{Node, NodeId, NodeRef, SET_TAG, Tree, Value};
 
-/// The schema parts of `schemas/defaults.yaml`.
-const DEFAULTS_YAML: &str = include_str!("../schemas/defaults.yaml");
-
-/// The parsed `schemas/defaults.yaml`; `None` if it did not parse (a test makes sure it does).
-fn catalog() -> Option<&'static Tree> {
-    static CATALOG: OnceLock<Option<Tree>> = OnceLock::new();
-    CATALOG.get_or_init(|| Tree::parse(DEFAULTS_YAML, &Limits::default()).ok()).as_ref()
+/// The schema of `tag` when standard `standard` lists it and the schema holds a default
+/// the walk reaches; none from 1.6.0 on (the reference fills nothing there).
+fn default_schema(standard: &str, tag: &str) -> Option<NodeRef<'static>> {
+    if standard == "1.6.0" || !KNOWN_STANDARDS.contains(&standard) {
+        return None;
+    }
+    validate::default_schema(standard, tag)
 }
 
-/// The schema of `tag` among `entries` (those of the file's standard), when the
-/// standard lists the tag and its schema has a default to fill.
-fn schema_of<'c>(entries: &[NodeRef<'c>], tag: &str) -> Option<NodeRef<'c>> {
-    entries.iter().find_map(|entry| (entry.key("tag")?.as_str() == Some(tag)).then(|| entry.key("schema"))?)
-}
-
-/// The entries of [`catalog`] for standard `standard`.
-fn entries<'c>(catalog: &'c Tree, standard: &str) -> Vec<NodeRef<'c>> {
-    let Some(root) = catalog.root() else { return Vec::new() };
-    let Some(items) = root.items() else { return Vec::new() };
-    items
-        .filter(|entry| {
-            let Some(standards) = entry.key("standards") else { return false };
-            standards.items().is_some_and(|mut s| s.any(|v| v.as_str() == Some(standard)))
-        })
-        .collect()
+/// Whether `schema` holds a `default` of a property on a path of `allOf`, `items` and
+/// `properties`, the only keywords the reference's filling follows.
+fn reaches_default(schema: NodeRef<'_>) -> bool {
+    let Some(pairs) = schema.pairs() else { return false };
+    let pairs: Vec<_> = pairs.collect();
+    pairs.into_iter().any(|(keyword, part)| match keyword.as_str() {
+        Some("allOf") => part.items().is_some_and(|mut subs| subs.any(reaches_default)),
+        Some("items") => match part.items() {
+            Some(mut subs) => subs.any(reaches_default),
+            None => reaches_default(part),
+        },
+        Some("properties") => {
+            part.pairs().is_some_and(|mut p| p.any(|(_, sub)| sub.key("default").is_some() || reaches_default(sub)))
+        }
+        _ => false,
+    })
 }
 
 /// Fills into `tree` the schema defaults the reference fills into the tree of a file of
 /// ASDF Standard `standard` (none for 1.6.0 and later). Returns how many values it added.
 pub fn fill_defaults(tree: &mut Tree, standard: &str) -> usize {
-    let Some(catalog) = catalog() else { return 0 };
     // Nothing to fill for 1.6.0 and later: no walk of the nodes at all.
-    let entries = entries(catalog, standard);
-    if entries.is_empty() {
+    if standard == "1.6.0" || !KNOWN_STANDARDS.contains(&standard) {
         return 0;
     }
     let count = u32::try_from(tree.len()).unwrap_or(u32::MAX);
-    let tagged = |id: u32| tree.node(NodeId(id)).tag().and_then(|t| schema_of(&entries, t));
+    let tagged = |id: u32| tree.node(NodeId(id)).tag().and_then(|t| default_schema(standard, t));
     // Most trees hold no tag with a default: one pass over the nodes settles it.
     if !(0..count).any(|i| tagged(i).is_some()) {
         return 0;
     }
     let Some(root) = tree.root() else { return 0 };
-    Filler { entries, seen: HashSet::new(), added: 0 }.run(tree, root.id())
+    Filler { standard, seen: HashSet::new(), added: 0 }.run(tree, root.id())
 }
 
 /// A step of the walk, kept on an explicit stack (trees may be deeper than the call
@@ -81,9 +79,9 @@ enum Step<'c> {
     Apply(NodeId, NodeRef<'c>, usize),
 }
 
-struct Filler<'c> {
-    /// The catalog's entries for the file's standard.
-    entries: Vec<NodeRef<'c>>,
+struct Filler<'s> {
+    /// The file's standard.
+    standard: &'s str,
     /// (node, schema part) pairs already visited: aliases and cycles are visited once.
     seen: HashSet<(NodeId, Option<NodeId>)>,
     added: usize,
@@ -118,7 +116,7 @@ impl<'c> Filler<'c> {
                 }
             }
         }
-        if let Some(own) = node.tag().and_then(|t| schema_of(&self.entries, t))
+        if let Some(own) = node.tag().and_then(|t| default_schema(self.standard, t))
             && schema.map(|s| s.id()) != Some(own.id())
         {
             stack.push(Step::Visit(id, Some(own)));
@@ -211,7 +209,7 @@ mod tests {
     use super::*;
 
     fn tree(text: &str) -> Tree {
-        Tree::parse(text, &Limits::default()).unwrap()
+        Tree::parse(text, &crate::Limits::default()).unwrap()
     }
 
     fn keys(t: &Tree, path: &str) -> Vec<String> {
@@ -219,17 +217,17 @@ mod tests {
     }
 
     #[test]
-    fn the_catalog_parses_and_names_each_tag_once_per_standard() {
-        let c = catalog().expect("schemas/defaults.yaml parses");
-        let mut seen = HashSet::new();
-        for entry in c.root().unwrap().items().unwrap() {
-            let tag = entry.key("tag").unwrap().as_str().unwrap();
-            assert!(entry.key("schema").unwrap().pairs().is_some(), "{tag}");
-            for s in entry.key("standards").unwrap().items().unwrap() {
-                assert!(seen.insert((tag, s.as_str().unwrap())), "{tag} twice");
-            }
+    fn the_tags_with_defaults_are_those_the_reference_fills() {
+        let has = |standard: &str, tag: &str| default_schema(standard, &format!("tag:stsci.edu:asdf/{tag}")).is_some();
+        for tag in ["core/column-1.0.0", "core/table-1.0.0", "fits/fits-1.0.0"] {
+            assert!(has("1.5.0", tag) && has("1.0.0", tag) && !has("1.6.0", tag), "{tag}");
         }
-        assert!(seen.len() >= 20);
+        // Defaults only under `anyOf` (ndarray, time) are never filled; a tag another
+        // standard lists is not this one's.
+        for tag in ["core/ndarray-1.0.0", "time/time-1.1.0", "core/asdf-1.1.0", "core/software-1.0.0"] {
+            assert!(!has("1.5.0", tag), "{tag}");
+        }
+        assert!(has("1.0.0", "wcs/step-1.0.0") && !has("1.5.0", "wcs/step-1.0.0"));
     }
 
     #[test]

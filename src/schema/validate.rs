@@ -99,31 +99,60 @@ const MANIFESTS: &[(&str, &str)] = &[
 
 const SCHEMA_PREFIX: &str = "http://stsci.edu/schemas/asdf/";
 
-/// The parsed schemas, by name (`core/ndarray-1.1.0`), and each standard's tags with the
-/// name of their schema.
+/// The schemas, by name (`core/ndarray-1.1.0`), and each standard's tags with the name
+/// of their schema; each parsed when first needed, so that opening a file (which fills
+/// defaults from a few of them) does not parse them all.
 struct Catalog {
-    schemas: Vec<(&'static str, Tree)>,
+    schemas: Vec<LazySchema>,
     by_name: HashMap<&'static str, usize>,
-    tags: HashMap<&'static str, HashMap<String, String>>,
+    tags: HashMap<&'static str, OnceLock<HashMap<String, usize>>>,
+}
+
+struct LazySchema {
+    name: &'static str,
+    text: &'static str,
+    /// `None` if it did not parse: it is missing then, and the `$ref`s to it are taken
+    /// as met (a test makes sure every one parses).
+    tree: OnceLock<Option<Tree>>,
+    /// Whether a default the reference fills is in it (see [`super::reaches_default`]).
+    has_default: OnceLock<bool>,
+}
+
+impl Catalog {
+    fn name(&self, doc: usize) -> &'static str {
+        self.schemas[doc].name
+    }
+
+    /// The root of schema `doc`.
+    fn root(&self, doc: usize) -> Option<NodeRef<'_>> {
+        let s = &self.schemas[doc];
+        s.tree.get_or_init(|| Tree::parse(s.text, &Limits::default()).ok()).as_ref()?.root()
+    }
+
+    /// The tags standard `standard` lists, with their schemas' places.
+    fn tags(&self, standard: &str) -> Option<&HashMap<String, usize>> {
+        let (&standard, cell) = self.tags.get_key_value(standard)?;
+        let text = MANIFESTS.iter().find(|(s, _)| *s == standard)?.1;
+        Some(cell.get_or_init(|| manifest_tags(text, &self.by_name)))
+    }
 }
 
 fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| {
-        let limits = Limits::default();
-        // A schema that did not parse is missing, and its `$ref`s are taken as met; a
-        // test makes sure every one parses.
-        let schemas: Vec<(&'static str, Tree)> =
-            SCHEMAS.iter().filter_map(|&(name, text)| Some((name, Tree::parse(text, &limits).ok()?))).collect();
-        let by_name = schemas.iter().enumerate().map(|(i, (name, _))| (*name, i)).collect();
-        let tags = MANIFESTS.iter().map(|&(standard, text)| (standard, manifest_tags(text, &limits))).collect();
+        let schemas = SCHEMAS
+            .iter()
+            .map(|&(name, text)| LazySchema { name, text, tree: OnceLock::new(), has_default: OnceLock::new() })
+            .collect();
+        let by_name = SCHEMAS.iter().enumerate().map(|(i, (name, _))| (*name, i)).collect();
+        let tags = MANIFESTS.iter().map(|&(standard, _)| (standard, OnceLock::new())).collect();
         Catalog { schemas, by_name, tags }
     })
 }
 
-/// A manifest's tags, each with the name of its schema (`core/ndarray-1.1.0`).
-fn manifest_tags(text: &str, limits: &Limits) -> HashMap<String, String> {
-    let Ok(tree) = Tree::parse(text, limits) else { return HashMap::new() };
+/// A manifest's tags, each with the place of its schema in the catalog.
+fn manifest_tags(text: &str, by_name: &HashMap<&'static str, usize>) -> HashMap<String, usize> {
+    let Ok(tree) = Tree::parse(text, &Limits::default()) else { return HashMap::new() };
     let Some(list) = tree.root().and_then(|r| r.key("tags")) else { return HashMap::new() };
     let entries: Vec<NodeRef<'_>> = list.items().into_iter().flatten().collect();
     entries
@@ -131,16 +160,30 @@ fn manifest_tags(text: &str, limits: &Limits) -> HashMap<String, String> {
         .filter_map(|entry| {
             let tag = entry.key("tag_uri")?.as_str()?;
             let schema = entry.key("schema_uri")?.as_str()?.strip_prefix(SCHEMA_PREFIX)?;
-            Some((tag.to_string(), schema.to_string()))
+            Some((tag.to_string(), *by_name.get(schema)?))
         })
         .collect()
 }
 
-/// Whether every bundled schema and manifest parsed (for the tests).
+/// The schema of `tag` in standard `standard`, when the standard lists the tag and the
+/// schema holds a default the reference fills (for [`super::fill_defaults`]); the
+/// schemas without the word are not parsed.
+pub(super) fn default_schema(standard: &str, tag: &str) -> Option<NodeRef<'static>> {
+    let c = catalog();
+    let &doc = c.tags(standard)?.get(tag)?;
+    let s = &c.schemas[doc];
+    let has =
+        *s.has_default.get_or_init(|| s.text.contains("default:") && c.root(doc).is_some_and(super::reaches_default));
+    if has { c.root(doc) } else { None }
+}
+
+/// Whether every bundled schema and manifest parses (for the tests).
 #[doc(hidden)]
 pub fn catalog_is_complete() -> bool {
     let c = catalog();
-    c.schemas.len() == SCHEMAS.len() && c.tags.values().all(|t| !t.is_empty())
+    // Every schema parses, and every tag of every manifest has its schema here.
+    (0..c.schemas.len()).all(|doc| c.root(doc).is_some())
+        && MANIFESTS.iter().all(|(s, text)| c.tags(s).is_some_and(|t| t.len() == text.matches("tag_uri:").count()))
 }
 
 /// Validates `tree`, a file of ASDF Standard `standard` (`None`: not stated, 1.0.0 as
@@ -148,7 +191,7 @@ pub fn catalog_is_complete() -> bool {
 /// every failure, in tree order. A standard rasdf has no manifest for is not validated.
 pub fn validate(tree: &Tree, standard: Option<&str>) -> Vec<SchemaError> {
     let catalog = catalog();
-    let Some(tags) = catalog.tags.get(standard.unwrap_or("1.0.0")) else { return Vec::new() };
+    let Some(tags) = catalog.tags(standard.unwrap_or("1.0.0")) else { return Vec::new() };
     let mut v = Validator {
         catalog,
         seen: HashSet::default(),
@@ -163,9 +206,8 @@ pub fn validate(tree: &Tree, standard: Option<&str>) -> Vec<SchemaError> {
         if node.key("$ref").is_some() {
             return;
         }
-        let Some(name) = node.tag().and_then(|t| tags.get(t)) else { return };
-        let Some(&doc) = catalog.by_name.get(name.as_str()) else { return };
-        let Some(root) = catalog.schemas[doc].1.root() else { return };
+        let Some(&doc) = node.tag().and_then(|t| tags.get(t)) else { return };
+        let Some(root) = catalog.root(doc) else { return };
         let path = path.to_string();
         v.check(node, At { schema: root, doc }, &path, 0);
     });
@@ -224,11 +266,7 @@ const MAX_DEPTH: usize = 256;
 impl<'c> Validator<'c> {
     fn fail(&mut self, path: &str, at: At<'_>, message: impl FnOnce() -> String) {
         let error = match self.quiet {
-            0 => SchemaError {
-                path: path.to_string(),
-                message: message(),
-                schema: self.catalog.schemas[at.doc].0.into(),
-            },
+            0 => SchemaError { path: path.to_string(), message: message(), schema: self.catalog.name(at.doc).into() },
             _ => SchemaError { path: String::new(), message: String::new(), schema: String::new() },
         };
         self.errors.push(error);
@@ -481,7 +519,7 @@ impl<'c> Validator<'c> {
     /// document relative to this one (`software-1.0.0`, `../unit/unit-1.0.0`) or by its
     /// full id, with or without a fragment.
     fn resolve(&self, doc: usize, reference: &str) -> Option<At<'c>> {
-        let here = self.catalog.schemas[doc].0;
+        let here = self.catalog.name(doc);
         let (target, fragment) = reference.split_once('#').unwrap_or((reference, ""));
         let name = if target.is_empty() {
             here.to_string()
@@ -502,7 +540,7 @@ impl<'c> Validator<'c> {
             parts.join("/")
         };
         let &doc = self.catalog.by_name.get(name.as_str())?;
-        let mut node = self.catalog.schemas[doc].1.root()?;
+        let mut node = self.catalog.root(doc)?;
         for step in fragment.split('/').filter(|s| !s.is_empty()) {
             let step = step.replace("~1", "/").replace("~0", "~");
             node = match node.items() {
