@@ -190,31 +190,74 @@ impl StatsStream {
 #[inline(always)]
 fn piece_stats<T: NativeType>(piece: &[u8], order: ByteOrder) -> Stats {
     let size = std::mem::size_of::<T>();
+    let groups = piece.chunks_exact(size * LANES);
+    let rest = groups.remainder();
+    // First without counting NaNs, which leaves a loop of plain minimums, maximums and
+    // sums that the compiler vectorizes well (twice as fast on 1 GiB of float64). A NaN
+    // element makes its lane's sum NaN, and then the piece is gone over again counting
+    // them; otherwise there were none, and the minimums, maximums and sums are the very
+    // numbers the counting loop gives, for they are the same operations in the same order.
+    let mut lanes = lane_stats::<T, false>(groups.clone(), order);
+    if lanes.iter().any(|l| l.sum.is_nan()) {
+        lanes = lane_stats::<T, true>(groups, order);
+    }
+    let mut s = lanes.into_iter().fold(Stats::EMPTY, Stats::merge);
+    s.count = ((piece.len() - rest.len()) / size) as u64;
+    for b in rest.chunks_exact(size) {
+        s.add(T::decode(b, order).to_f64());
+    }
+    s
+}
+
+/// How far ahead of the elements being reduced their bytes are asked for. A mapped file's
+/// pages lie anywhere in memory, and the processor's own prefetcher stops at each 4 KiB
+/// page's end; asking a page ahead keeps the loads from waiting on memory (1 GiB of
+/// float64 from the page cache, two threads: 0.13 -> 0.077 s).
+const PREFETCH_AHEAD: usize = 4096;
+
+/// A hint to bring the cache line at `at` in: it reads nothing the program sees and never
+/// faults, so any address will do (past the data's end too).
+#[inline(always)]
+fn prefetch(at: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of x86-64, and a prefetch neither faults nor reads memory the
+    // program sees, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(at.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
+/// The statistics of each of `LANES` independent lanes over `groups` of `LANES` elements
+/// (their counts left 0); with `COUNT_NAN` false, NaNs are neither counted nor passed
+/// over in the sums.
+fn lane_stats<T: NativeType, const COUNT_NAN: bool>(
+    groups: std::slice::ChunksExact<'_, u8>,
+    order: ByteOrder,
+) -> [Stats; LANES] {
+    let size = std::mem::size_of::<T>();
     let mut min = [f64::INFINITY; LANES];
     let mut max = [f64::NEG_INFINITY; LANES];
     let mut sum = [0.0f64; LANES];
     let mut nan = [0u64; LANES];
-    let mut groups = piece.chunks_exact(size * LANES);
-    for g in &mut groups {
+    for g in groups {
+        prefetch(g.as_ptr().wrapping_add(PREFETCH_AHEAD));
         for l in 0..LANES {
             let x = T::decode(&g[l * size..(l + 1) * size], order).to_f64();
-            let is_nan = x.is_nan();
-            nan[l] += u64::from(is_nan);
             // f64::min and max already pass over a NaN operand.
             min[l] = min[l].min(x);
             max[l] = max[l].max(x);
-            sum[l] += if is_nan { 0.0 } else { x };
+            if COUNT_NAN {
+                let is_nan = x.is_nan();
+                nan[l] += u64::from(is_nan);
+                sum[l] += if is_nan { 0.0 } else { x };
+            } else {
+                sum[l] += x;
+            }
         }
     }
-    let mut s = Stats::EMPTY;
-    for l in 0..LANES {
-        s = s.merge(Stats { count: 0, nan: nan[l], min: min[l], max: max[l], sum: sum[l] });
-    }
-    s.count = ((piece.len() - groups.remainder().len()) / size) as u64;
-    for b in groups.remainder().chunks_exact(size) {
-        s.add(T::decode(b, order).to_f64());
-    }
-    s
+    std::array::from_fn(|l| Stats { count: 0, nan: nan[l], min: min[l], max: max[l], sum: sum[l] })
 }
 
 /// Statistics of a numeric (or boolean) array; `None` for complex, string and record
@@ -362,5 +405,43 @@ mod tests {
         let s = contiguous::<f64>(&all_nan.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>(), ByteOrder::Little);
         assert_eq!((s.count, s.nan), (20, 20));
         assert!(s.finish().min.is_nan());
+    }
+
+    #[test]
+    #[allow(clippy::cast_precision_loss)]
+    fn the_pass_without_nan_counting_gives_the_counting_pass_numbers_and_hands_over_on_a_nan() {
+        let le = |v: f64, o: ByteOrder| {
+            if o == ByteOrder::Little { v.to_le_bytes().to_vec() } else { v.to_be_bytes().to_vec() }
+        };
+        let ramp: Vec<f64> = (0..PIECE + 5).map(|i| (i as f64).sin() * 1e3 + 0.25).collect();
+        // Without NaNs the two passes are the same numbers, bit for bit, lane by lane.
+        let bytes: Vec<u8> = ramp.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let fast = lane_stats::<f64, false>(bytes.chunks_exact(8 * LANES), ByteOrder::Little);
+        let counting = lane_stats::<f64, true>(bytes.chunks_exact(8 * LANES), ByteOrder::Little);
+        for (f, c) in fast.iter().zip(&counting) {
+            assert_eq!(
+                (f.nan, f.min.to_bits(), f.max.to_bits(), f.sum.to_bits()),
+                (c.nan, c.min.to_bits(), c.max.to_bits(), c.sum.to_bits())
+            );
+        }
+        // One NaN anywhere (first, in a lane's middle, last of the groups, in the rest
+        // after them) is counted and left out of the sum.
+        for at in [0, 7, 8, 1000, PIECE - 1, PIECE + 4] {
+            let mut xs = ramp.clone();
+            xs[at] = f64::NAN;
+            check(&xs, le);
+            let bytes: Vec<u8> = xs.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let s = piece_stats::<f64>(&bytes, ByteOrder::Little);
+            assert_eq!((s.count, s.nan), (xs.len() as u64, 1), "NaN at {at}");
+            assert!(!s.sum.is_nan(), "NaN at {at}");
+        }
+        // Infinities of both signs make a sum NaN with no NaN element: none is counted.
+        let mut xs = ramp.clone();
+        xs[3] = f64::INFINITY;
+        xs[PIECE - 2] = f64::NEG_INFINITY;
+        let bytes: Vec<u8> = xs.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let s = piece_stats::<f64>(&bytes, ByteOrder::Little);
+        assert_eq!((s.nan, s.min, s.max), (0, f64::NEG_INFINITY, f64::INFINITY));
+        assert!(s.sum.is_nan());
     }
 }
