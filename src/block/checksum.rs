@@ -187,7 +187,7 @@ const VECTOR_MIN: usize = 1 << 20;
 fn vector_is_faster() -> bool {
     static FASTER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *FASTER.get_or_init(|| {
-        if !(std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl")) {
+        if !has_avx512() {
             return false;
         }
         let buf = [0x5au8; 4096];
@@ -208,6 +208,12 @@ fn vector_is_faster() -> bool {
         }
         best[1] < best[0]
     })
+}
+
+/// Whether the processor has what the AVX-512 chain uses: AVX-512 F and VL.
+#[cfg(target_arch = "x86_64")]
+fn has_avx512() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl")
 }
 
 /// One step of the portable version: `a = b + ((a + f + x + t) <<< s)`, with `f` the
@@ -475,7 +481,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_avx512_steps_give_what_the_scalar_steps_give() {
-        if !(std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl")) {
+        if !has_avx512() {
             eprintln!("skipped: this processor has no AVX-512 F and VL, so the vector chain cannot run here");
             return;
         }
