@@ -36,6 +36,7 @@ pub const TARGETS: &[&str] = &[
     "convert_ra",
     "convert_gsd",
     "convert_b2nd",
+    "lz4_encode",
 ];
 
 /// Makes panics inside the YAML parser (which rasdf turns into errors) pass quietly
@@ -62,7 +63,33 @@ pub fn run(name: &str, data: &[u8]) {
         "convert_ra" => convert_ra(data),
         "convert_gsd" => convert_gsd(data),
         "convert_b2nd" => convert_b2nd(data),
+        "lz4_encode" => lz4_encode(data),
         _ => {}
+    }
+}
+
+/// rasdf's LZ4 encoder (the one input that is not a file): the bytes after the first,
+/// cut in two where the first says, compressed alone and as a pair, must be blocks that
+/// the bounds-checked decoder gives back as they were, each within the room promised,
+/// and the pair's blocks the same as the singles'. The bytes are also stretched (each
+/// repeated as often as the next says) so that long matches and long runs come up.
+pub fn lz4_encode(data: &[u8]) {
+    use crate::block::lz4;
+    let Some((&cut, rest)) = data.split_first() else { return };
+    let stretched: Vec<u8> =
+        rest.chunks(2).flat_map(|p| std::iter::repeat_n(p[0], usize::from(p[p.len() - 1]))).collect();
+    for input in [rest, &stretched[..]] {
+        let (a, b) = input.split_at(input.len() * usize::from(cut) / 255);
+        let mut out_a = vec![0u8; lz4::max_compressed_len(a.len())];
+        let mut out_b = vec![0u8; lz4::max_compressed_len(b.len())];
+        let (na, nb) = lz4::compress_pair(a, &mut out_a, b, &mut out_b).expect("room as promised");
+        for (block, raw) in [(&out_a[..na], a), (&out_b[..nb], b)] {
+            let back = lz4_flex::block::decompress(block, raw.len()).expect("a valid LZ4 block");
+            assert!(back == raw, "the LZ4 block does not give back its input");
+            let mut single = vec![0u8; lz4::max_compressed_len(raw.len())];
+            let n = lz4::compress(raw, &mut single).expect("room as promised");
+            assert!(single[..n] == *block, "a pair's block differs from the single's");
+        }
     }
 }
 

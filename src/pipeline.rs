@@ -67,10 +67,10 @@ impl Pool {
     }
 }
 
-/// A piece made: its buffer, and how much of it is the piece (or why it is not).
-struct Made<E> {
+/// A piece made: its buffer, and which of its bytes are the piece (or why it is not).
+struct Made<L, E> {
     buf: Vec<u8>,
-    len: Result<usize, E>,
+    len: Result<L, E>,
 }
 
 /// Stops the workers when the calling thread leaves early (an error from `take`, or a
@@ -103,13 +103,26 @@ pub(crate) fn in_order<E: Send>(
     make: impl Fn(usize, &mut Vec<u8>) -> Result<usize, E> + Sync,
     mut take: impl FnMut(&[u8]) -> Result<(), E>,
 ) -> Result<(), E> {
+    in_order_parts(pieces, workers, slots, make, |buf, len| take(&buf[..len]))
+}
+
+/// [`in_order`] with pieces that are not simply the start of their buffer: `make`
+/// returns a `L` that says where the piece is (several ranges, say), and `take` gets the
+/// whole buffer with it.
+pub(crate) fn in_order_parts<L: Send, E: Send>(
+    pieces: usize,
+    workers: usize,
+    slots: usize,
+    make: impl Fn(usize, &mut Vec<u8>) -> Result<L, E> + Sync,
+    mut take: impl FnMut(&[u8], L) -> Result<(), E>,
+) -> Result<(), E> {
     let workers = workers.clamp(1, pieces.max(1));
     let slots = slots.max(workers + 1);
     let pool = Pool {
         state: Mutex::new(Shared { next: 0, free: (0..slots).map(|_| Vec::new()).collect(), stop: false }),
         freed: Condvar::new(),
     };
-    let (done, finished) = mpsc::channel::<(usize, Made<E>)>();
+    let (done, finished) = mpsc::channel::<(usize, Made<L, E>)>();
     std::thread::scope(|scope| {
         // The calling thread is one of the workers.
         for _ in 1..workers {
@@ -130,11 +143,11 @@ pub(crate) fn in_order<E: Send>(
         let _stop = StopOnDrop { pool: &pool, always: true };
         // Pieces that came before their turn, by number modulo `slots` (at most
         // `slots` are out at a time, all within `slots` of the next one to take).
-        let mut early: Vec<Option<Made<E>>> = (0..slots).map(|_| None).collect();
+        let mut early: Vec<Option<Made<L, E>>> = (0..slots).map(|_| None).collect();
         let mut expected = 0;
         while expected < pieces {
             if let Some(Made { buf, len }) = early[expected % slots].take() {
-                take(&buf[..len?])?;
+                take(&buf, len?)?;
                 pool.give_back(buf);
                 expected += 1;
                 continue;

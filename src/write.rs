@@ -631,8 +631,9 @@ impl<'f> Document<'f> {
                 })?;
             }
             Compression::Lz4 => {
-                // Batches of whole records, a record per worker, compressed in parallel.
-                let batch = block::codec::LZ4_CHUNK * rayon::current_num_threads();
+                // Batches of whole records, two per worker (compressed together), the
+                // pairs in parallel.
+                let batch = 2 * block::codec::LZ4_CHUNK * rayon::current_num_threads();
                 total = batched(iter, batch, |b, _| {
                     if b.is_empty() {
                         return Ok(());
@@ -884,32 +885,35 @@ enum Prepared<'a> {
 }
 
 /// Writes `data` as an lz4 block at the current position; returns its allocated size.
-/// The records are compressed on worker threads (see [`crate::pipeline`]) while this
-/// thread hashes and writes the finished ones in order; the buffers go round, so memory
-/// stays at a few records however large the block, and no copy of the whole block is
-/// made.
+/// The records are compressed two at a time on worker threads (see [`crate::pipeline`]
+/// and `lz4_records_into`) while this thread hashes and writes the finished ones in
+/// order; the buffers go round, so memory stays at a few records however large the
+/// block, and no copy of the whole block is made.
 fn write_lz4_pipelined<W: Write + Seek>(out: &mut W, data: &[u8], options: &WriteOptions) -> Result<u64> {
     let start = out.stream_position()?;
     out.write_all(&[0u8; block::HEADER_LEN])?;
-    let records = data.len().div_ceil(block::codec::LZ4_CHUNK);
+    // A piece is two records, compressed together (see `lz4_records_into`).
+    let piece = 2 * block::codec::LZ4_CHUNK;
     let workers = rayon::current_num_threads();
     let mut md5 = block::Md5::new();
     let mut used = 0u64;
-    crate::pipeline::in_order(
-        records,
+    crate::pipeline::in_order_parts(
+        data.len().div_ceil(piece),
         workers,
         LZ4_SLOTS_PER_WORKER * workers,
         |n, buf| {
-            let at = n * block::codec::LZ4_CHUNK;
-            let chunk = &data[at..data.len().min(at + block::codec::LZ4_CHUNK)];
-            block::codec::lz4_record(chunk, buf).map_err(|e| Error::new(e, Location::default()))
+            let bytes = &data[n * piece..data.len().min((n + 1) * piece)];
+            block::codec::lz4_records_into(bytes, buf).map_err(|e| Error::new(e, Location::default()))
         },
-        |record| {
-            if options.checksums {
-                md5.update(record);
+        |buf, records| {
+            for record in records.map(|r| &buf[r]) {
+                if options.checksums {
+                    md5.update(record);
+                }
+                used += record.len() as u64;
+                out.write_all(record)?;
             }
-            used += record.len() as u64;
-            out.write_all(record).map_err(Error::from)
+            Ok(())
         },
     )?;
     finish_block(out, start, Compression::Lz4, used, data.len() as u64, md5.finalize(), options)

@@ -36,6 +36,7 @@
 mod bits;
 mod checksum;
 pub mod codec;
+pub(crate) mod lz4;
 mod pbunzip;
 pub(crate) mod pbzip;
 pub(crate) mod pdeflate;
