@@ -214,20 +214,40 @@ fn write_jobs(
     Ok(())
 }
 
-impl Write for DirectWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
+impl DirectWriter {
+    /// Writes all of `buf` and feeds it to `md5`, hashing the bytes as they are copied
+    /// into the staging area (one pass over them instead of two).
+    pub(crate) fn write_hashed(&mut self, mut buf: &[u8], md5: &mut crate::block::Md5) -> std::io::Result<()> {
+        while !buf.is_empty() {
+            let n = match self.patch(buf)? {
+                Some(n) => {
+                    md5.update(&buf[..n]);
+                    n
+                }
+                None => self.stage_bytes(buf, |from, to| md5.update_copying(from, to))?,
+            };
+            buf = &buf[n..];
         }
-        if self.pos < self.start {
-            // Behind the staging area: a patch of bytes already sent, through the page
-            // cache, after the direct writes before it (the writing thread keeps the
-            // order), which the kernel keeps coherent with them.
-            let n = buf.len().min(usize::try_from(self.start - self.pos).unwrap_or(usize::MAX));
-            self.send(Job::Buffered { bytes: buf[..n].to_vec(), offset: self.pos })?;
-            self.pos += n as u64;
-            return Ok(n);
+        Ok(())
+    }
+
+    /// Behind the staging area: a patch of bytes already sent, written through the page
+    /// cache after the direct writes before it (the writing thread keeps the order),
+    /// which the kernel keeps coherent with them. Returns how many bytes of `buf` went,
+    /// or `None` when the position is not behind the staging area.
+    fn patch(&mut self, buf: &[u8]) -> std::io::Result<Option<usize>> {
+        if self.pos >= self.start {
+            return Ok(None);
         }
+        let n = buf.len().min(usize::try_from(self.start - self.pos).unwrap_or(usize::MAX));
+        self.send(Job::Buffered { bytes: buf[..n].to_vec(), offset: self.pos })?;
+        self.pos += n as u64;
+        Ok(Some(n))
+    }
+
+    /// Stages bytes from the start of `buf` (non-empty) at the position, which is not
+    /// behind the staging area, with `copy(from, to)`; returns how many.
+    fn stage_bytes(&mut self, buf: &[u8], copy: impl FnOnce(&[u8], &mut [u8])) -> std::io::Result<usize> {
         let mut offset = usize::try_from(self.pos - self.start).unwrap_or(usize::MAX);
         while offset > self.len {
             // A seek past the end: the gap reads as zeros, as in a file.
@@ -240,13 +260,25 @@ impl Write for DirectWriter {
             offset = usize::try_from(self.pos - self.start).unwrap_or(usize::MAX);
         }
         let n = buf.len().min(STAGE - offset);
-        self.stage.area_mut()[offset..offset + n].copy_from_slice(&buf[..n]);
+        copy(&buf[..n], &mut self.stage.area_mut()[offset..offset + n]);
         self.len = self.len.max(offset + n);
         self.pos += n as u64;
         if self.len == STAGE {
             self.write_out()?;
         }
         Ok(n)
+    }
+}
+
+impl Write for DirectWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        match self.patch(buf)? {
+            Some(n) => Ok(n),
+            None => self.stage_bytes(buf, |from, to| to.copy_from_slice(from)),
+        }
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
@@ -325,16 +357,34 @@ mod tests {
             let len = (next() as usize % (3 << 20)) + usize::from(round % 5 == 0) * STAGE;
             let data: Vec<u8> = (0..len).map(|i| i.to_le_bytes()[0] ^ round.to_le_bytes()[0]).collect();
             let header_at = expect.stream_position().unwrap();
-            for out in [&mut w as &mut dyn WriteSeek, &mut expect] {
-                out.write_all(b"HEADER--").unwrap();
-                out.write_all(&data).unwrap();
+            expect.write_all(b"HEADER--").unwrap();
+            expect.write_all(&data).unwrap();
+            w.write_all(b"HEADER--").unwrap();
+            // Every other round hashed as it is copied: the same bytes, and their MD5.
+            if round % 2 == 1 {
+                let mut md5 = crate::block::Md5::new();
+                w.write_hashed(&data, &mut md5).unwrap();
+                assert_eq!(md5.finalize(), crate::block::md5(&data), "round {round}");
+            } else {
+                w.write_all(&data).unwrap();
             }
-            // Patch the header, as the block writer does once the checksum is known.
+            // Patch the header, as the block writer does once the checksum is known
+            // (hashed too in some rounds: behind the staging area or inside it).
             for out in [&mut w as &mut dyn WriteSeek, &mut expect] {
                 let end = out.stream_position().unwrap();
                 out.seek(SeekFrom::Start(header_at)).unwrap();
                 out.write_all(&round.to_le_bytes()).unwrap();
                 out.seek(SeekFrom::Start(end)).unwrap();
+            }
+            if round % 3 == 0 {
+                let mut md5 = crate::block::Md5::new();
+                let end = w.stream_position().unwrap();
+                w.seek(SeekFrom::Start(header_at + 4)).unwrap();
+                w.write_hashed(b"RE", &mut md5).unwrap();
+                w.seek(SeekFrom::Start(end)).unwrap();
+                assert_eq!(md5.finalize(), crate::block::md5(b"RE"));
+                let at = usize::try_from(header_at).unwrap() + 4;
+                expect.get_mut()[at..at + 2].copy_from_slice(b"RE");
             }
         }
         w.finish().unwrap();

@@ -1,11 +1,28 @@
-//! Memory advice for large buffers: transparent huge pages, and pages made present
-//! ahead of the thread filling them ([`Prefault`]).
+//! Memory advice for large buffers: transparent huge pages, pages made present ahead
+//! of the thread filling them ([`Prefault`]), and cache lines fetched ahead of a
+//! thread reading them ([`prefetch`]).
 //!
 //! A buffer of hundreds of MiB filled for the first time costs one page fault per
 //! 4 KiB page; on systems that give huge pages only where asked (`madvise` mode, the
 //! common default) rasdf asks for its large buffers (decoded blocks, a big tree's node
 //! arena), so they fault in 2 MiB at a time. Advice only: nothing changes when the
 //! kernel declines.
+
+/// A hint to bring the cache line at `at` in: it reads nothing the program sees and
+/// never faults, so any address will do (past the data's end too). For loops that read
+/// a mapped file's scattered 4 KiB pages, or bytes another core has just written, where
+/// the processor's own prefetcher stops short.
+#[inline(always)]
+pub(crate) fn prefetch(at: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of x86-64, and a prefetch neither faults nor reads memory the
+    // program sees, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(at.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
 
 /// Buffers smaller than this are left alone: a huge page may cost up to 2 MiB of
 /// resident memory beyond what is used. (At 4 MiB, the node arena of a 440 KB tree

@@ -233,20 +233,6 @@ const BATCH: usize = 512;
 /// float64 from the page cache, two threads: 0.13 -> 0.077 s).
 const PREFETCH_AHEAD: usize = 4096;
 
-/// A hint to bring the cache line at `at` in: it reads nothing the program sees and never
-/// faults, so any address will do (past the data's end too).
-#[inline(always)]
-fn prefetch(at: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE is part of x86-64, and a prefetch neither faults nor reads memory the
-    // program sees, whatever the address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(at.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
-}
-
 /// `LANES` independent running minimums, maximums, sums and NaN counts: element `i` of a
 /// group goes to lane `i`, so no element waits for the one before it.
 #[derive(Clone, Copy)]
@@ -267,7 +253,7 @@ impl Lanes {
         let size = std::mem::size_of::<T>();
         let Lanes { min, max, sum, nan } = self;
         for g in bytes.chunks_exact(size * LANES) {
-            prefetch(g.as_ptr().wrapping_add(PREFETCH_AHEAD));
+            crate::hugepages::prefetch(g.as_ptr().wrapping_add(PREFETCH_AHEAD));
             for l in 0..LANES {
                 let x = T::decode(&g[l * size..(l + 1) * size], order).to_f64();
                 // f64::min and max already pass over a NaN operand.
