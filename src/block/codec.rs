@@ -595,7 +595,7 @@ pub fn encode(codec: Compression, data: &[u8]) -> Result<Vec<u8>, BlockError> {
 /// `[u32 BE length of the rest][u32 LE raw length][raw LZ4 block]` each, written into
 /// `buf` (grown when too short, else reused as it is); returns where each record is in
 /// it (the second is empty when `bytes` fits one record). Two records are compressed
-/// together by rasdf's encoder, their work interleaved (see [`super::lz4`]): 20-25 %
+/// together by rasdf's encoder, their work interleaved (see [`super::lz4`]): about 25 %
 /// faster on array data than lz4_flex's encoder one after the other; a record alone
 /// (a block of 4 MiB or less, the last of an odd count) is lz4_flex's, which is the
 /// faster on a single input.
