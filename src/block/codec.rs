@@ -608,9 +608,10 @@ pub(crate) fn lz4_records_into(bytes: &[u8], buf: &mut Vec<u8>) -> Result<[std::
     let room_a = 8 + super::lz4::max_compressed_len(a.len()).max(lz4_flex::block::get_maximum_output_size(a.len()));
     let room_b = if b.is_empty() { 0 } else { 8 + super::lz4::max_compressed_len(b.len()) };
     // Compressed straight into the records. A buffer too short is replaced by a fresh
-    // one, zeroed by the system as its pages are first written (not all at once, as
-    // growing it would), with huge pages where they can be had: the four buffers of
-    // the 256 MiB benchmark write take 3-4 ms less each in their first use.
+    // one, zeroed by the system as its pages are first written, not all at once as
+    // growing it would (in the 256 MiB benchmark write, a piece compressed into a
+    // buffer just grown took 15 ms against 11-12 ms in a used one; huge pages for the
+    // buffers were no faster).
     if buf.len() < room_a + room_b {
         *buf = vec![0; room_a + room_b];
     }
