@@ -616,16 +616,13 @@ pub(crate) fn lz4_records_into(bytes: &[u8], buf: &mut Vec<u8>) -> Result<[std::
         *buf = vec![0; room_a + room_b];
     }
     let (rec_a, rec_b) = buf.split_at_mut(room_a);
-    let (na, nb) = if b.is_empty() {
+    let lens = if b.is_empty() {
         // A record alone: lz4_flex's encoder, faster than rasdf's on one input.
-        (lz4_flex::block::compress_into(a, &mut rec_a[8..]).ok(), Some(0))
+        lz4_flex::block::compress_into(a, &mut rec_a[8..]).ok().map(|na| (na, 0))
     } else {
-        match super::lz4::compress_pair(a, &mut rec_a[8..], b, &mut rec_b[8..room_b]) {
-            Some((na, nb)) => (Some(na), Some(nb)),
-            None => (None, None),
-        }
+        super::lz4::compress_pair(a, &mut rec_a[8..], b, &mut rec_b[8..room_b])
     };
-    let (Some(na), Some(nb)) = (na, nb) else {
+    let Some((na, nb)) = lens else {
         return Err(BlockError::Corrupt { codec, message: "no room for an lz4 record".into() });
     };
     lz4_frame(&mut rec_a[..8], a.len(), na)?;
