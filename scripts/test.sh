@@ -23,12 +23,18 @@ export RASDF_PYTHON_ASTRO="$astro/bin/python"
 # Cross-tests fail instead of skipping when the venv is missing.
 export RASDF_REQUIRE_PYTHON=1
 
+# strace: the crash tests kill writers at chosen system calls with its fault injection.
+if ! command -v strace >/dev/null; then
+    echo "== installing strace"
+    (apt-get update -qq && apt-get install -y -qq strace) >/dev/null
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
-cargo clippy --all-targets --quiet -- -D warnings
+cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== cargo test"
-cargo test --all-targets --quiet
-cargo test --doc --quiet
+cargo test --workspace --all-targets --quiet
+cargo test --workspace --doc --quiet
 echo "== cargo doc (broken links and other rustdoc warnings are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet

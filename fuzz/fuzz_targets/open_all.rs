@@ -1,3 +1,3 @@
 #![no_main]
-//! Fuzz target `open_all`: see `rasdf::fuzzing::run`.
-libfuzzer_sys::fuzz_target!(init: rasdf::fuzzing::install_panic_filter(), |data: &[u8]| rasdf::fuzzing::run("open_all", data));
+//! Fuzz target `open_all`: see `rasdf_cli::fuzzing::run`.
+libfuzzer_sys::fuzz_target!(init: rasdf_cli::fuzzing::install_panic_filter(), |data: &[u8]| rasdf_cli::fuzzing::run("open_all", data));

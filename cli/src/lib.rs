@@ -1,0 +1,30 @@
+//! The command-line tools as library functions: each writes its report to an
+//! `impl Write`, so tests call them in process. The binaries only parse arguments.
+
+pub mod args;
+pub mod check;
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod info;
+mod pyrepr;
+pub mod rewrite;
+pub mod to_yaml;
+
+/// What a command tells its caller to exit with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Exit 0: all is well.
+    Ok,
+    /// Exit 1: the input is damaged or the command failed.
+    Failed,
+}
+
+impl Outcome {
+    /// The process exit code: 0 or 1 (usage errors, 2, are the argument parser's).
+    pub fn code(self) -> u8 {
+        match self {
+            Outcome::Ok => 0,
+            Outcome::Failed => 1,
+        }
+    }
+}

@@ -1,0 +1,361 @@
+#![allow(clippy::cast_possible_truncation)] // test code on 64-bit hosts
+//! Hostile files: each gets a clear error (or bounded work), never a crash, a hang, an
+//! unbounded allocation or a read outside the file's folder.
+
+#[path = "../../rasdf/tests/common/mod.rs"]
+mod common;
+
+use std::path::PathBuf;
+
+use rasdf::block::{BlockHeader, Compression};
+use rasdf::{AsdfFile, ErrorKind, Limits, OpenOptions};
+use rasdf_cli::info::{InfoOptions, report};
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rasdf-hostile-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn asdf_with_tree(tree: &str) -> Vec<u8> {
+    format!(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n{tree}\n...\n"
+    )
+    .into_bytes()
+}
+
+#[test]
+fn billion_laughs_stay_linear() {
+    let mut tree = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for i in 1..10 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+        tree += &format!("a{i}: &a{i} [{refs}]\n");
+    }
+    let f = OpenOptions::new().from_bytes(asdf_with_tree(&tree)).unwrap();
+    assert!(f.tree().len() < 200, "aliases are shared nodes, not copies");
+    // info enters each list once, as the reference does, and shows it again as a
+    // recursive reference with its Python repr, which is cut at 1 MiB, and all of
+    // them at 64 MiB (the reference would print 10^9 items).
+    let mut out = Vec::new();
+    report(&f, &InfoOptions::default(), &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(text.lines().count(), 1 + 10 * 11, "the root, each list and its items");
+    assert!(text.len() < 65 << 20, "{} bytes", text.len());
+    assert!(text.lines().all(|l| l.len() < (1 << 20) + 100));
+    for i in 1..10 {
+        let line =
+            text.lines().find(|l| l.starts_with(&format!("├─a{i} ")) || l.starts_with(&format!("└─a{i} "))).unwrap();
+        assert!(
+            line.starts_with(&format!("├─a{i} (list)")) || line.starts_with(&format!("└─a{i} (list)")),
+            "{line:.80}"
+        );
+    }
+    assert!(text.contains("(recursive reference)"));
+    // to-yaml keeps the anchors.
+    let yaml = rasdf_cli::to_yaml::to_yaml(&f).unwrap();
+    assert!(yaml.len() < 4_000, "{} bytes", yaml.len());
+    // serde stops instead of expanding 10^10 nodes.
+    let r = f.get("a9").unwrap().deserialize_limited::<serde_json::Value>(100_000);
+    assert!(r.is_err());
+    assert!(f.get("a2").unwrap().deserialize::<serde_json::Value>().is_ok(), "a small expansion is fine");
+}
+
+/// Many `<<` strings beside many mappings: a mapping's end spots merge keys by their tag,
+/// not by searching a list of every `<<` read (which made this 400 000-node file take
+/// minutes), and merges still happen where `<<` is a key.
+#[test]
+fn many_merge_strings_stay_linear() {
+    let n = 200_000;
+    let mut tree = String::with_capacity(n * 16);
+    tree += "base: &b {x: 1}
+m: {<<: *b, y: 2}
+a:
+";
+    for _ in 0..n {
+        tree += "- <<
+";
+    }
+    tree += "b:
+";
+    for _ in 0..n {
+        tree += "- {k: 1}
+";
+    }
+    let f = OpenOptions::new().from_bytes(asdf_with_tree(&tree)).unwrap();
+    let m: Vec<_> = f.get("m").unwrap().pairs().unwrap().map(|(k, _)| k.as_str().unwrap().to_string()).collect();
+    assert_eq!(m, ["x", "y"]);
+    assert_eq!(f.get("a").unwrap().items().unwrap().len(), n);
+    assert_eq!(f.get("a/0").unwrap().tag(), Some("tag:yaml.org,2002:merge"));
+}
+
+#[test]
+fn deep_nesting_is_an_error() {
+    for deep in
+        ["[".repeat(200_000), "{a: ".repeat(200_000), (0..1500).map(|i| format!("{}- \n", " ".repeat(i * 2))).collect()]
+    {
+        let e = OpenOptions::new().from_bytes(asdf_with_tree(&format!("x: {deep}"))).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Tree(_)), "{e}");
+        assert!(e.location().line.is_some() || e.location().offset.is_some(), "{e}");
+    }
+}
+
+#[test]
+fn many_empty_blocks() {
+    let mut file = asdf_with_tree("x: 1");
+    let n = 200_000;
+    let mut offsets = Vec::with_capacity(n);
+    for _ in 0..n {
+        offsets.push(file.len() as u64);
+        let h = BlockHeader {
+            offset: 0,
+            header_size: 48,
+            flags: 0,
+            compression: Compression::None,
+            allocated_size: 0,
+            used_size: 0,
+            data_size: 0,
+            checksum: [0; 16],
+        };
+        file.extend_from_slice(&h.to_bytes());
+    }
+    file.extend_from_slice(&rasdf::index::write(&offsets));
+    let f = OpenOptions::new().from_bytes(file.clone()).unwrap();
+    assert_eq!(f.blocks().len(), n);
+    assert_eq!(f.index_status(), &rasdf::index::IndexStatus::Valid);
+    // Too many for a tight limit: an error, not an allocation.
+    let tight = OpenOptions::new().limits(Limits { max_blocks: 1000, ..Limits::default() }).from_bytes(file).unwrap();
+    assert_eq!(tight.blocks().len(), 1000);
+    assert!(matches!(tight.blocks_error().unwrap().kind(), ErrorKind::Limit(_)));
+}
+
+#[test]
+fn decompression_bombs_and_huge_sizes() {
+    // 64 MiB of zeros in a zlib block that claims 1 KiB, then one that claims 1 TiB.
+    let zeros = vec![0u8; 64 << 20];
+    let stored = rasdf::block::codec::encode(Compression::Zlib, &zeros).unwrap();
+    for (data_size, limits) in [
+        (1024u64, Limits::default()),
+        (1 << 40, Limits::default()),
+        (64 << 20, Limits { max_block_bytes: 1 << 20, ..Limits::default() }),
+    ] {
+        let mut file = asdf_with_tree("x: 1");
+        let h = BlockHeader {
+            offset: 0,
+            header_size: 48,
+            flags: 0,
+            compression: Compression::Zlib,
+            allocated_size: stored.len() as u64,
+            used_size: stored.len() as u64,
+            data_size,
+            checksum: [0; 16],
+        };
+        let at = file.len() as u64;
+        file.extend_from_slice(&h.to_bytes());
+        file.extend_from_slice(&stored);
+        let f = OpenOptions::new().limits(limits).from_bytes(file).unwrap();
+        let e = f.block_data(0).unwrap_err();
+        assert_eq!((e.location().block, e.location().offset), (Some(0), Some(at)), "{e}");
+        assert!(matches!(e.kind(), ErrorKind::Block(_) | ErrorKind::Limit(_)), "{e}");
+    }
+}
+
+#[test]
+fn layouts_that_overflow_or_escape_the_block() {
+    let cases = [
+        "{source: 0, datatype: float64, byteorder: little, shape: [1099511627776, 1099511627776]}",
+        "{source: 0, datatype: float64, byteorder: little, shape: [4], offset: 9223372036854775807}",
+        "{source: 0, datatype: float64, byteorder: little, shape: [4], strides: [-8]}",
+        "{source: 0, datatype: float64, byteorder: little, shape: [4, 4], strides: [9223372036854775807, 8]}",
+        // Strides of 0 are read (as the reference reads them), but not when they make the
+        // 32 bytes stand for a terabyte (`max_overlap_bytes`).
+        "{source: 0, datatype: uint8, byteorder: little, shape: [1048576, 1048576], strides: [0, 0]}",
+        "{source: 0, datatype: float64, byteorder: little, shape: [4, 1000000000], strides: [8, 0]}",
+        "{source: 5, datatype: float64, byteorder: little, shape: [2]}",
+        "{source: -9, datatype: float64, byteorder: little, shape: [2]}",
+        "{source: 0, datatype: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[float64]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]], byteorder: little, shape: [1]}",
+        "{source: 0, datatype: [{name: a, datatype: float64, shape: [4294967296, 4294967296]}], byteorder: little, shape: [1]}",
+        "{data: [[1, 2], [3]], datatype: int8}",
+        "{data: [1, 2], shape: [3], datatype: int8}",
+        "{source: 0, datatype: nonsense, byteorder: little, shape: [2]}",
+        "{source: 0, datatype: float64, byteorder: little, shape: [0, 3], offset: 1000}",
+    ];
+    for case in cases {
+        let mut file = asdf_with_tree(&format!("a: !core/ndarray-1.1.0 {case}"));
+        let h = BlockHeader {
+            offset: 0,
+            header_size: 48,
+            flags: 0,
+            compression: Compression::None,
+            allocated_size: 32,
+            used_size: 32,
+            data_size: 32,
+            checksum: [0; 16],
+        };
+        file.extend_from_slice(&h.to_bytes());
+        file.extend_from_slice(&[0u8; 32]);
+        let f = OpenOptions::new().from_bytes(file).unwrap();
+        let e = f.ndarray("a").unwrap_err();
+        assert!(e.location().path.is_some() || e.location().line.is_some(), "{case}: {e}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn external_sources_stay_in_the_folder() {
+    let dir = temp_dir("external");
+    let inner = dir.join("inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    // A real ASDF file outside the folder, and a link to it inside.
+    std::fs::copy(common::testdata("pyasdf/arrays/exploded0000.asdf"), dir.join("outside.asdf")).unwrap();
+    std::os::unix::fs::symlink(dir.join("outside.asdf"), inner.join("link.asdf")).unwrap();
+    std::fs::copy(common::testdata("pyasdf/arrays/exploded0000.asdf"), inner.join("ok.asdf")).unwrap();
+    let sources = [
+        ("ok.asdf", true),
+        ("./ok.asdf", true),
+        ("../outside.asdf", false),
+        ("link.asdf", false),
+        ("/etc/passwd", false),
+        ("file:///etc/passwd", false),
+        ("http://example.org/x.asdf", false),
+        (&*format!("{}", dir.join("outside.asdf").display()), false),
+        ("missing.asdf", false),
+    ];
+    for (source, ok) in sources {
+        let main = inner.join("main.asdf");
+        std::fs::write(
+            &main,
+            asdf_with_tree(&format!(
+                "a: !core/ndarray-1.1.0 {{source: '{source}', datatype: int32, byteorder: little, shape: [10]}}"
+            )),
+        )
+        .unwrap();
+        let f = AsdfFile::open(&main).unwrap();
+        let r = f.ndarray("a");
+        assert_eq!(r.is_ok(), ok, "{source}: {:?}", r.err());
+        if let Err(e) = r {
+            assert!(matches!(e.kind(), ErrorKind::External(_)), "{source}: {e}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A FIFO would block the open (and every read) until a writer came: as a `source`, as
+/// the file itself or as a conversion's input, it is refused at once, as are a folder and
+/// a device, each with an error that says what the path is.
+#[test]
+fn fifos_folders_and_devices_are_refused_not_waited_on() {
+    let dir = temp_dir("fifo");
+    let fifo = dir.join("pipe.asdf");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+    std::fs::create_dir(dir.join("folder.asdf")).unwrap();
+    let main = dir.join("main.asdf");
+    let array = |name: &str| {
+        format!("{name}: !core/ndarray-1.1.0 {{source: {name}.asdf, datatype: uint8, byteorder: little, shape: [3]}}")
+    };
+    std::fs::write(&main, asdf_with_tree(&format!("{}\n{}", array("pipe"), array("folder")))).unwrap();
+    // The test runs on a thread of its own, so a regression shows as a failure, not a
+    // test run that never ends.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (m, d) = (main.clone(), dir.clone());
+    std::thread::spawn(move || {
+        let f = AsdfFile::open(&m).unwrap();
+        let sources = ["pipe", "folder"].map(|a| f.ndarray(a).map(|_| ()).map_err(|e| e.to_string()));
+        let itself = AsdfFile::open(d.join("pipe.asdf")).map(|_| ()).map_err(|e| e.to_string());
+        let device = AsdfFile::open("/dev/zero").map(|_| ()).map_err(|e| e.to_string());
+        let convert = rasdf_convert::convert(&d.join("pipe.asdf"), &d.join("out.ra"), &Default::default())
+            .map_err(|e| e.to_string());
+        tx.send((sources, itself, device, convert)).unwrap();
+    });
+    let ([pipe, folder], itself, device, convert) =
+        rx.recv_timeout(std::time::Duration::from_secs(30)).expect("a FIFO was waited on");
+    for (r, what) in
+        [(pipe, "a FIFO"), (folder, "a folder"), (itself, "a FIFO"), (device, "a device"), (convert, "a FIFO")]
+    {
+        let e = r.expect_err(what);
+        assert!(e.contains(&format!("not a regular file but {what}")), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn cli_errors_are_one_line_with_exit_codes() {
+    let exe = env!("CARGO_BIN_EXE_rasdf");
+    let bad = common::testdata("bad/zlib_too_long.asdf");
+    let out = std::process::Command::new(exe).args(["info", "--stats", bad.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let missing = std::process::Command::new(exe).args(["info", "/nonexistent/x.asdf"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!stderr.contains("panicked"));
+    let usage = std::process::Command::new(exe).args(["info"]).output().unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+    let garbage = std::process::Command::new(exe)
+        .args(["check", common::testdata("bad/not_asdf.asdf").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(garbage.status.code(), Some(1));
+    // `validate` (asdftool's name) is `check`: a tree that breaks a schema fails it.
+    let dir = temp_dir("validate-alias");
+    let invalid = dir.join("invalid.asdf");
+    std::fs::write(&invalid, asdf_with_tree("asdf_library: 5")).unwrap();
+    let out = std::process::Command::new(exe).args(["validate", invalid.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("error: schema: tree path /asdf_library: 5 is not of type 'object'"), "{stdout}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `asdf-explode` and `asdf-implode` are command lines of their own: their usage names
+/// them (not `rasdf explode`), a missing argument is a usage error (2), and they do their
+/// one job, a round trip back to the same tree.
+#[test]
+fn asdf_explode_and_implode_are_their_own_command_lines() {
+    let dir = common::temp_dir("standalone-tools");
+    for (tool, exe) in
+        [("asdf-explode", env!("CARGO_BIN_EXE_asdf-explode")), ("asdf-implode", env!("CARGO_BIN_EXE_asdf-implode"))]
+    {
+        let out = std::process::Command::new(exe).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{tool} without arguments");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("Usage: {tool} ")), "{tool}: {stderr}");
+        assert!(!stderr.contains(" explode ") && !stderr.contains(" implode "), "{tool}: {stderr}");
+        let version = std::process::Command::new(exe).arg("--version").output().unwrap();
+        assert_eq!(version.status.code(), Some(0), "{tool} --version");
+        assert!(String::from_utf8_lossy(&version.stdout).starts_with(tool), "{tool} --version");
+        let bogus = std::process::Command::new(exe).args(["--bogus", "x.asdf"]).output().unwrap();
+        assert_eq!(bogus.status.code(), Some(2), "{tool} --bogus");
+    }
+    let input = dir.join("in.asdf");
+    std::fs::copy(common::testdata("pyasdf/arrays/views_masks.asdf"), &input).unwrap();
+    let (exploded, joined) = (dir.join("x.asdf"), dir.join("joined.asdf"));
+    let run = |argv: &[&std::path::Path]| {
+        let argv: Vec<std::ffi::OsString> = argv.iter().map(|a| a.as_os_str().to_owned()).collect();
+        rasdf_cli::args::main(argv, &mut Vec::new())
+    };
+    let (explode, implode) = (std::path::Path::new("/usr/bin/asdf-explode"), std::path::Path::new("asdf-implode"));
+    let flag = std::path::Path::new("-o");
+    assert_eq!(run(&[explode, &input, flag, &exploded]), 0);
+    assert!(dir.join("x0000.asdf").exists(), "no block file beside the exploded one");
+    assert_eq!(run(&[implode, &exploded, flag, &joined]), 0);
+    let (a, b) = (AsdfFile::open(&input).unwrap(), AsdfFile::open(&joined).unwrap());
+    let dump = |f: &AsdfFile| common::dump::without_library(common::dump::dump_file(f));
+    assert_eq!(dump(&a), dump(&b));
+    assert_eq!(run(&[explode, &dir.join("missing.asdf")]), 1);
+    // Exploding `a0000.asdf` to `a.asdf` would write the first block file over the input:
+    // a usage error, and the input stays as it was.
+    let a0 = dir.join("a0000.asdf");
+    std::fs::copy(&input, &a0).unwrap();
+    let before = std::fs::read(&a0).unwrap();
+    assert_eq!(run(&[explode, &a0, flag, &dir.join("a.asdf")]), 2);
+    assert!(std::fs::read(&a0).unwrap() == before, "the input was replaced");
+    assert!(!dir.join("a.asdf").exists() && !dir.join("a0001.asdf").exists());
+    // Written over itself, an exploded file is rewritten in place, as defragment is.
+    assert_eq!(run(&[explode, &exploded, flag, &exploded]), 0);
+    assert_eq!(dump(&a), dump(&AsdfFile::open(&exploded).unwrap()));
+
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,1084 @@
+//! Opening files: lazily, memory-mapped, with the blocks found and checked.
+//!
+//! Opening reads the header, the comments, the tree and the block headers. Block data is
+//! touched only when asked for: uncompressed blocks are borrowed straight from the
+//! memory map, compressed ones are decoded once and cached.
+
+use std::borrow::Cow;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+
+use crate::Limits;
+use crate::block::{self, BlockHeader, ChecksumStatus, Compression, Trailer};
+use crate::error::{Error, ErrorKind, Location, Result, Warning};
+use crate::index::{self, IndexStatus};
+use crate::ndarray::stats::{self, Stats, StatsStream};
+use crate::ndarray::{
+    ArrayError, ArrayMeta, ByteOrder, Datatype, Element, Layout, NativeType, NdArray, Source, Storage,
+};
+use crate::tree::header::{self, Header};
+use crate::tree::{NodeRef, Tree};
+use ::ndarray::{CowArray, IxDyn};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// The bytes of a file: a read-only memory map, or owned bytes.
+pub(crate) enum Bytes {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+/// Compressed blocks of at least this many decoded bytes are reduced piece by piece by
+/// [`AsdfFile::ndarray_stats_at`], not decoded whole (zlib blocks only above
+/// [`STREAM_STATS_ZLIB_BYTES`]).
+pub const STREAM_STATS_BYTES: u64 = 16 << 20;
+
+/// zlib blocks up to this many decoded bytes are decoded whole by
+/// [`AsdfFile::ndarray_stats_at`] (and dropped once reduced): libdeflate, which needs the
+/// whole output, inflates about twice as fast as the streaming inflater the piece path
+/// uses. Larger ones are reduced piece by piece, in a few megabytes.
+pub const STREAM_STATS_ZLIB_BYTES: u64 = 512 << 20;
+
+/// An ndarray to be read once (see [`AsdfFile::ndarray_once_at`]).
+pub enum ReadOnce<'f, T> {
+    /// The array with its data at hand: over the mapped file or the cache, or owned
+    /// when its block was decoded for this read alone.
+    Whole(NdArray<'f>),
+    /// Elements in C order in a large compressed block not decoded yet: `layout.len()`
+    /// items from byte `layout.offset` of the block's data, which the caller decodes
+    /// piece by piece with [`AsdfFile::decode_pieces_of`] into `sink`.
+    Pieces {
+        /// The array's datatype, byte order and shape.
+        meta: ArrayMeta,
+        /// Where its elements lie in the block's data.
+        layout: Layout,
+        /// The block's number.
+        block: usize,
+        /// The caller's sink, handed back.
+        sink: T,
+    },
+}
+
+/// What [`AsdfFile::ndarray_stats_at`] tells of an ndarray.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayStats {
+    /// The element type.
+    pub datatype: Datatype,
+    /// The shape.
+    pub shape: Vec<usize>,
+    /// Where the data is.
+    pub storage: Storage,
+    /// The statistics; `None` for complex, string and record arrays. Of the unmasked
+    /// elements only, when the array has a mask (see [`AsdfFile::mask_at`]).
+    pub stats: Option<Stats>,
+    /// How many elements the mask masks (0 without one).
+    pub masked: u64,
+}
+
+/// How to open a file. The defaults: [`Limits::default`], checksums not verified on
+/// access (as the reference library; `rasdf check` verifies them all), schema defaults
+/// filled into the tree of a file of standard 1.5.0 or older (as the reference does).
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    limits: Limits,
+    verify_checksums: bool,
+    fill_defaults: bool,
+    /// Overrides where [`AsdfFile::ndarray_stats_at`] starts streaming zlib blocks.
+    stream_zlib_stats_from: Option<u64>,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self { limits: Limits::default(), verify_checksums: false, fill_defaults: true, stream_zlib_stats_from: None }
+    }
+}
+
+impl OpenOptions {
+    /// Default options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether to fill into the tree of a file of ASDF Standard 1.5.0 or older the schema
+    /// defaults the reference library fills as it reads one (`description: ''` and
+    /// `meta: {}` of a `core/column-1.0.0`...: see [`crate::schema`]). On by default;
+    /// `false` keeps the tree as written.
+    pub fn fill_defaults(mut self, yes: bool) -> Self {
+        self.fill_defaults = yes;
+        self
+    }
+
+    /// Sets the limits checked while reading.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Verifies each block's checksum the first time its data is read.
+    pub fn verify_checksums(mut self, yes: bool) -> Self {
+        self.verify_checksums = yes;
+        self
+    }
+
+    /// zlib blocks of at least `bytes` decoded bytes are reduced piece by piece by
+    /// [`AsdfFile::ndarray_stats_at`] (by default those above
+    /// [`STREAM_STATS_ZLIB_BYTES`]); for tests of that path on small blocks.
+    #[doc(hidden)]
+    pub fn stream_zlib_stats_from(mut self, bytes: u64) -> Self {
+        self.stream_zlib_stats_from = Some(bytes);
+        self
+    }
+
+    /// Opens the file at `path`, memory-mapped.
+    ///
+    /// # Errors
+    /// I/O errors, and a malformed header or tree (see [`AsdfFile::open`]).
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<AsdfFile> {
+        let path = path.as_ref();
+        let in_file = |e: Error| e.in_file(path);
+        let (f, len) = open_regular(path).map_err(|e| in_file(Error::from(e)))?;
+        let bytes = if len == 0 {
+            Bytes::Owned(Vec::new())
+        } else {
+            // SAFETY: the map is read-only. If another process truncates the file while
+            // it is mapped, reads past the new end fault; rasdf cannot prevent that, and
+            // neither can any reader of memory-mapped files.
+            let map = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| in_file(Error::from(e)))?;
+            Bytes::Mapped(map)
+        };
+        AsdfFile::from_parts(bytes, Some(path.to_path_buf()), self.clone()).map_err(in_file)
+    }
+
+    /// Reads a file from bytes in memory.
+    ///
+    /// # Errors
+    /// As [`OpenOptions::open`].
+    pub fn from_bytes(&self, bytes: Vec<u8>) -> Result<AsdfFile> {
+        AsdfFile::from_parts(Bytes::Owned(bytes), None, self.clone())
+    }
+}
+
+/// Opens `path` for reading, refusing anything but a regular file, and returns it with its
+/// length. A FIFO would block the open and every read until some writer came (an exploded
+/// file's `source` may name one), and a device or a folder has no length to map; on Unix
+/// the open does not block, so such a path is refused at once.
+///
+/// # Errors
+/// The open's own errors, and `InvalidInput` naming what the path is instead.
+pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = options.open(path)?;
+    let meta = f.metadata()?;
+    if meta.is_file() {
+        return Ok((f, meta.len()));
+    }
+    let kind = meta.file_type();
+    let what = if kind.is_dir() {
+        "a folder"
+    } else {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if kind.is_fifo() {
+                "a FIFO (named pipe)"
+            } else if kind.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            }
+        }
+        #[cfg(not(unix))]
+        "a device"
+    };
+    Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("not a regular file but {what}")))
+}
+
+/// An open ASDF file.
+pub struct AsdfFile {
+    path: Option<PathBuf>,
+    bytes: Bytes,
+    options: OpenOptions,
+    header: Header,
+    blocks: Vec<BlockHeader>,
+    decoded: Vec<OnceLock<Vec<u8>>>,
+    /// How many times a walk of the tree reaches an ndarray in each block; counted when
+    /// first needed.
+    block_users: OnceLock<Vec<u32>>,
+    index: IndexStatus,
+    walk_error: Option<Error>,
+    warnings: Vec<Warning>,
+    tree: Tree,
+    /// Lines before the tree, to turn tree lines into file lines.
+    tree_first_line: usize,
+    /// The files of external sources, opened once each; entries are never removed
+    /// (see `AsdfFile::external`).
+    externals: Mutex<HashMap<PathBuf, Arc<AsdfFile>>>,
+}
+
+impl std::fmt::Debug for AsdfFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsdfFile")
+            .field("path", &self.path)
+            .field("len", &self.bytes.len())
+            .field("header", &self.header)
+            .field("blocks", &self.blocks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AsdfFile {
+    /// Opens the file at `path` with default options.
+    ///
+    /// # Errors
+    /// I/O errors; [`ErrorKind::Header`] when the file does not start like an ASDF file.
+    /// Damaged blocks do not fail the open: they fail when read, and
+    /// [`AsdfFile::blocks_error`] tells about them.
+    pub fn open(path: impl AsRef<Path>) -> Result<AsdfFile> {
+        OpenOptions::new().open(path)
+    }
+
+    /// Options for opening a file.
+    pub fn options() -> OpenOptions {
+        OpenOptions::new()
+    }
+
+    fn from_parts(bytes: Bytes, path: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile> {
+        let header = header::parse(&bytes).map_err(|(e, at)| Error::new(e, Location::at(at)))?;
+        let mut warnings: Vec<Warning> =
+            header.warnings.iter().map(|(at, m)| Warning { message: m.clone(), location: Location::at(*at) }).collect();
+        if let Some(tree) = &header.tree {
+            Limits::check("max_tree_bytes", tree.end - tree.start, options.limits.max_tree_bytes)
+                .map_err(|e| Error::new(e, Location::at(tree.start)))?;
+        }
+        let (blocks, index, walk_error) = find_blocks(&bytes, &header, &options.limits, &mut warnings);
+        let decoded = (0..blocks.len()).map(|_| OnceLock::new()).collect();
+        let (tree, tree_first_line) = match &header.tree {
+            Some(r) => {
+                // The range lies inside the file: `header::parse` found it there.
+                let (s, e) = (usize::try_from(r.start).unwrap_or(0), usize::try_from(r.end).unwrap_or(0));
+                let first_line = memchr::memchr_iter(b'\n', &bytes[..s]).count();
+                let text = std::str::from_utf8(&bytes[s..e]).map_err(|err| {
+                    let at = r.start + err.valid_up_to() as u64;
+                    Error::new(
+                        crate::tree::TreeError::Syntax(format!("the tree is not UTF-8: {err}")),
+                        Location::at(at),
+                    )
+                })?;
+                let mut tree = Tree::parse(text, &options.limits).map_err(|(err, pos)| {
+                    let mut loc = Location::at(r.start);
+                    loc.line = pos.map(|(l, c)| (l + first_line, c));
+                    Error::new(err, loc)
+                })?;
+                tree.settle_asdf_objects();
+                if options.fill_defaults {
+                    crate::schema::fill_defaults(&mut tree, header.standard());
+                }
+                (tree, first_line)
+            }
+            None => (Tree::empty(), 0),
+        };
+        Ok(AsdfFile {
+            path,
+            bytes,
+            options,
+            header,
+            blocks,
+            decoded,
+            block_users: OnceLock::new(),
+            index,
+            walk_error,
+            warnings,
+            tree,
+            tree_first_line,
+            externals: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The file's path, when opened from one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The whole file's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The parsed header and comments.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The YAML tree's text, if the file has a tree.
+    pub fn tree_bytes(&self) -> Option<&[u8]> {
+        let r = self.header.tree.as_ref()?;
+        // The range was found inside the file by `header::parse`.
+        self.bytes.get(usize::try_from(r.start).ok()?..usize::try_from(r.end).ok()?)
+    }
+
+    /// The YAML tree.
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    /// The node at `path` (`sci/data`, `history/entries/0`), see [`Tree::get`].
+    pub fn get(&self, path: &str) -> Option<NodeRef<'_>> {
+        self.tree.get(path)
+    }
+
+    /// The file line (1-based) of a node.
+    pub fn line_of(&self, node: NodeRef<'_>) -> (usize, usize) {
+        (node.node().line as usize + self.tree_first_line, node.node().col as usize)
+    }
+
+    /// The node at `path` (as [`AsdfFile::get`]), or a [`ErrorKind::NotFound`] error
+    /// naming the path.
+    ///
+    /// # Errors
+    /// No node at `path`.
+    pub fn node_at(&self, path: &str) -> Result<NodeRef<'_>> {
+        self.get(path).ok_or_else(|| {
+            Error::new(ErrorKind::NotFound(format!("no node at '{path}'")), Location::path(path))
+                .in_file_opt(self.path.as_deref())
+        })
+    }
+
+    /// The ndarray at `path`, its layout resolved and checked, its data read (decoded if
+    /// compressed) but not copied.
+    ///
+    /// # Errors
+    /// A missing path, a node that is not a valid ndarray, a missing or damaged block,
+    /// a refused external source, a layout that needs bytes outside its block.
+    pub fn ndarray(&self, path: &str) -> Result<NdArray<'_>> {
+        let node = self.node_at(path)?;
+        self.ndarray_at(node).map_err(|e| e.at_path(path))
+    }
+
+    /// The ndarray of `node` (see [`AsdfFile::ndarray`]).
+    ///
+    /// # Errors
+    /// As [`AsdfFile::ndarray`].
+    pub fn ndarray_at(&self, node: NodeRef<'_>) -> Result<NdArray<'_>> {
+        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
+        self.ndarray_of(node, &meta)
+    }
+
+    /// An [`ArrayError`] at `node`: this file, the node's line.
+    fn array_error(&self, node: NodeRef<'_>, e: ArrayError) -> Error {
+        Error::new(e, Location { line: Some(self.line_of(node)), file: self.path.clone(), ..Location::default() })
+    }
+
+    /// [`AsdfFile::ndarray_at`] with the node's declarations read already.
+    fn ndarray_of(&self, node: NodeRef<'_>, meta: &ArrayMeta) -> Result<NdArray<'_>> {
+        let arr = |e: ArrayError| self.array_error(node, e);
+        let limits = &self.options.limits;
+        match &meta.source {
+            Source::Inline => {
+                let data = node.key("data").unwrap_or(node);
+                let (bytes, mask) = crate::ndarray::encode_inline(data, meta).map_err(arr)?;
+                NdArray::new(meta, Cow::Owned(bytes), Storage::Inline, mask, limits).map_err(arr)
+            }
+            Source::Block(i) => {
+                let n = self.resolve_block(*i).map_err(arr)?;
+                let data = self.block_data(n)?;
+                NdArray::new(meta, Cow::Borrowed(data), Storage::Block(n), None, limits).map_err(arr)
+            }
+            Source::External(uri) => {
+                let ext = self.external(uri).map_err(|e| e.in_file_opt(self.path.as_deref()))?;
+                // The other file's block as it holds it (mapped, or decoded in its cache),
+                // not copied.
+                let data = match ext {
+                    Some(f) => f.block_data(0)?,
+                    None => self.block_data(0)?,
+                };
+                NdArray::new(meta, Cow::Borrowed(data), Storage::External(uri.clone()), None, limits).map_err(arr)
+            }
+        }
+    }
+
+    /// The statistics of the ndarray at `node` (min, max, mean, NaN count; see
+    /// [`stats::stats`]), with its type, shape and storage; the numbers are those of
+    /// [`stats::stats`] over [`AsdfFile::ndarray_at`], to the last digit, however they
+    /// are reached:
+    /// - A large compressed block (of [`STREAM_STATS_BYTES`] or more; zlib above
+    ///   [`STREAM_STATS_ZLIB_BYTES`]) is not held decoded: it is decoded piece by piece
+    ///   ([`BlockHeader::decode_pieces`]) and each piece reduced as it comes
+    ///   ([`StatsStream`]), so memory stays at a few megabytes however large the array.
+    ///   A layout that is not C-contiguous, and verified checksums (which need the block
+    ///   whole), take the whole path instead.
+    /// - A compressed block that no other ndarray of the tree uses is decoded whole, then
+    ///   dropped, not cached: reducing every array of a file holds one decoded block at a
+    ///   time per thread, not all of them.
+    /// - Anything else (a block decoded already, or shared) goes through
+    ///   [`AsdfFile::ndarray_at`] and its cache.
+    ///
+    /// # Errors
+    /// As [`AsdfFile::ndarray_at`].
+    pub fn ndarray_stats_at(&self, node: NodeRef<'_>) -> Result<ArrayStats> {
+        let stream = |meta: &ArrayMeta, layout: &Layout| match meta.datatype {
+            Datatype::Scalar(scalar) => StatsStream::new(scalar, meta.byteorder, layout.offset, layout.len()),
+            _ => None,
+        };
+        // A masked array is read whole, its mask applied.
+        let masked = node.key("mask").is_some_and(|m| !m.is_null());
+        let stream = |meta: &ArrayMeta, layout: &Layout| if masked { None } else { stream(meta, layout) };
+        match self.ndarray_once_at(node, stream)? {
+            ReadOnce::Whole(a) => {
+                let (stats, masked) = match self.mask_at(node, &a)? {
+                    Some(mask) => (stats::stats_unmasked(&a, &mask), mask.iter().map(|&m| u64::from(m)).sum()),
+                    None => (stats::stats(&a), 0),
+                };
+                Ok(ArrayStats { datatype: a.datatype, shape: a.shape, storage: a.storage, stats, masked })
+            }
+            ReadOnce::Pieces { meta, layout, block, sink: mut acc } => {
+                self.decode_pieces_of(block, |piece| {
+                    acc.feed(piece);
+                    Ok::<(), Error>(())
+                })?;
+                Ok(ArrayStats {
+                    datatype: meta.datatype,
+                    shape: layout.shape,
+                    storage: Storage::Block(block),
+                    stats: Some(acc.finish()),
+                    masked: 0,
+                })
+            }
+        }
+    }
+
+    /// The ndarray at `node`, to be read once, holding as little of its data as it can:
+    /// - [`ReadOnce::Pieces`] for an array in a large compressed block (of
+    ///   [`STREAM_STATS_BYTES`] or more; zlib above [`STREAM_STATS_ZLIB_BYTES`]) that is
+    ///   not decoded already, when its elements lie in C order and `pieces` gives a sink
+    ///   for them: the caller decodes the block piece by piece into it
+    ///   ([`AsdfFile::decode_pieces_of`]).
+    ///   With checksums verified (which needs the block whole), never.
+    /// - [`ReadOnce::Whole`] over a compressed block that no other ndarray of the tree
+    ///   uses, decoded for this read alone and not cached: reading every array of a file
+    ///   this way holds one decoded block at a time per thread, not all of them.
+    /// - [`AsdfFile::ndarray_at`] (and its cache) for anything else.
+    ///
+    /// # Errors
+    /// As [`AsdfFile::ndarray_at`].
+    pub fn ndarray_once_at<T>(
+        &self,
+        node: NodeRef<'_>,
+        pieces: impl FnOnce(&ArrayMeta, &Layout) -> Option<T>,
+    ) -> Result<ReadOnce<'_, T>> {
+        let arr = |e: ArrayError| self.array_error(node, e);
+        let meta = ArrayMeta::parse(node).map_err(arr)?;
+        let Source::Block(i) = meta.source else { return self.ndarray_of(node, &meta).map(ReadOnce::Whole) };
+        let n = self.resolve_block(i).map_err(arr)?;
+        let h = self.block_header(n)?;
+        let streams = self.in_pieces(h) && !self.options.verify_checksums && self.decoded[n].get().is_none();
+        if let Some(size) = streams.then_some(usize::try_from(h.data_size).ok()).flatten() {
+            let layout = meta.layout(size, &self.options.limits).map_err(arr)?;
+            if let Some(sink) = layout.is_c_contiguous(meta.datatype.size()).then(|| pieces(&meta, &layout)).flatten() {
+                return Ok(ReadOnce::Pieces { meta, layout, block: n, sink });
+            }
+        }
+        if self.used_once_undecoded(n) {
+            let data = self.decode_block(n)?;
+            return NdArray::new(&meta, Cow::Owned(data), Storage::Block(n), None, &self.options.limits)
+                .map(ReadOnce::Whole)
+                .map_err(arr);
+        }
+        self.ndarray_of(node, &meta).map(ReadOnce::Whole)
+    }
+
+    /// The datatype, byte order and shape of the ndarray at `node`, as
+    /// [`AsdfFile::ndarray_at`] finds them, but with no compressed block decoded: the
+    /// layout is checked against the block's `data_size` (the block's own faults come
+    /// out when it is read).
+    ///
+    /// # Errors
+    /// As [`AsdfFile::ndarray_at`], but for a damaged compressed block.
+    pub fn ndarray_shape_at(&self, node: NodeRef<'_>) -> Result<(Datatype, ByteOrder, Vec<usize>)> {
+        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
+        if let Some(layout) = self.compressed_layout(node, &meta, |_| true)? {
+            return Ok((meta.datatype, meta.byteorder, layout.shape));
+        }
+        let a = self.ndarray_of(node, &meta)?;
+        Ok((a.datatype, a.byteorder, a.shape))
+    }
+
+    /// The layout of `meta` (`node`'s declarations) checked against its block's
+    /// `data_size` without decoding the block, when its data is in a compressed block
+    /// `n` for which `skip_decode(n)` holds; `None` otherwise.
+    fn compressed_layout(
+        &self,
+        node: NodeRef<'_>,
+        meta: &ArrayMeta,
+        skip_decode: impl Fn(usize) -> bool,
+    ) -> Result<Option<Layout>> {
+        let arr = |e: ArrayError| self.array_error(node, e);
+        let Source::Block(i) = meta.source else { return Ok(None) };
+        let n = self.resolve_block(i).map_err(arr)?;
+        let h = self.block_header(n)?;
+        if h.compression == Compression::None || !skip_decode(n) {
+            return Ok(None);
+        }
+        let size = usize::try_from(h.data_size).unwrap_or(usize::MAX);
+        meta.layout(size, &self.options.limits).map(Some).map_err(arr)
+    }
+
+    /// Decodes block `n` piece by piece (see [`BlockHeader::decode_pieces`]) into `sink`,
+    /// caching nothing.
+    ///
+    /// # Errors
+    /// A damaged block (with its number), and those of `sink`.
+    pub fn decode_pieces_of<E: From<Error>>(
+        &self,
+        n: usize,
+        mut sink: impl FnMut(&[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        // The block's errors are told apart from the sink's, which keep their own place.
+        enum Failure<E> {
+            Block(Error),
+            Sink(E),
+        }
+        impl<E> From<Error> for Failure<E> {
+            fn from(e: Error) -> Self {
+                Failure::Block(e)
+            }
+        }
+        let h = self.block_header(n)?;
+        h.decode_pieces(&self.bytes, &self.options.limits, |piece| sink(piece).map_err(Failure::Sink)).map_err(|f| {
+            match f {
+                Failure::Block(e) => E::from(e.with_block(n)),
+                Failure::Sink(e) => e,
+            }
+        })
+    }
+
+    /// Whether a block is one to decode piece by piece when only reduced or verified: a
+    /// compressed block of [`STREAM_STATS_BYTES`] or more (zlib: over
+    /// [`STREAM_STATS_ZLIB_BYTES`], or as the options say).
+    fn in_pieces(&self, h: &BlockHeader) -> bool {
+        let least = match h.compression {
+            Compression::Zlib => self.options.stream_zlib_stats_from.unwrap_or(STREAM_STATS_ZLIB_BYTES + 1),
+            _ => STREAM_STATS_BYTES,
+        };
+        h.compression != Compression::None && h.data_size >= least
+    }
+
+    /// Whether block `n` is compressed, not decoded yet, and holds the data of one
+    /// ndarray reached once in the tree.
+    fn used_once_undecoded(&self, n: usize) -> bool {
+        if self.blocks.get(n).is_none_or(|h| h.compression == Compression::None) || self.decoded[n].get().is_some() {
+            return false;
+        }
+        let users = self.block_users.get_or_init(|| {
+            let mut users = vec![0u32; self.blocks.len()];
+            for (_, node) in self.ndarray_nodes() {
+                let Ok(meta) = ArrayMeta::parse(node) else { continue };
+                if let Source::Block(i) = meta.source
+                    && let Some(u) = self.resolve_block(i).ok().and_then(|m| users.get_mut(m))
+                {
+                    *u = u.saturating_add(1);
+                }
+            }
+            users
+        });
+        users.get(n) == Some(&1)
+    }
+
+    /// The ndarray at `path` as an `ndarray` array of `T`: a view with no copy when the
+    /// block is uncompressed, in the machine's byte order and aligned; an owned copy
+    /// otherwise.
+    ///
+    /// ```
+    /// # let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
+    /// let file = rasdf::AsdfFile::open(example)?;
+    /// let data = file.array::<f32>("sci/data")?;
+    /// assert_eq!(data.shape(), &[64, 64]);
+    /// assert!(file.array::<f64>("sci/data").is_err()); // float32, not float64
+    /// # Ok::<(), rasdf::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`AsdfFile::ndarray`], and [`ArrayError::TypeMismatch`] when the array does not
+    /// hold `T`.
+    pub fn array<T: NativeType>(&self, path: &str) -> Result<CowArray<'_, T, IxDyn>> {
+        self.ndarray(path)?
+            .into_cow::<T>()
+            .map_err(|e| Error::new(e, Location::path(path)).in_file_opt(self.path.as_deref()))
+    }
+
+    /// The mask of the ndarray `array` read from `node`, in C order: the `null`s of
+    /// inline data, together with what the node's `mask` masks: an array (non-zero is
+    /// masked; one element masks all or none), `nan` (NaN elements), or a scalar (a
+    /// number, a boolean, a core/complex: the elements equal to it, floats within
+    /// numpy's `isclose` tolerance, as the reference's `masked_values`). `None` when
+    /// there is no mask (`mask: null`, or a plain list, which the reference ignores).
+    ///
+    /// # Errors
+    /// A `mask` array that cannot be read or does not match the array's size; a scalar
+    /// mask over text or records, or a mask that is text (the reference fails to
+    /// convert such an array).
+    pub fn mask_at(&self, node: NodeRef<'_>, array: &NdArray<'_>) -> Result<Option<Vec<bool>>> {
+        let inline = array.inline_mask();
+        let Some(mask) = node.key("mask").filter(|m| !m.is_null()) else {
+            return Ok(inline.map(<[bool]>::to_vec));
+        };
+        let n = array.len();
+        let bad = |m: String| {
+            Error::new(ArrayError::Invalid(m), Location { line: Some(self.line_of(mask)), ..Location::default() })
+        };
+        let mut out: Vec<bool> = if mask.is_asdf_tag("core/ndarray") {
+            let m = self.ndarray_at(mask)?;
+            let mut v = Vec::with_capacity(m.len());
+            for e in m.elements() {
+                v.push(e.as_f64().is_some_and(|x| x != 0.0));
+            }
+            match v.len() {
+                // numpy's masked array resizes a one-element mask to the data's shape.
+                1 => vec![v[0]; n],
+                len if len == n => v,
+                len => return Err(bad(format!("mask has {len} elements, the array {n}"))),
+            }
+        } else if let Some(value) = mask_value(mask) {
+            let Datatype::Scalar(t) = array.datatype else {
+                return Err(bad(format!("a scalar mask cannot be compared with elements of {}", array.datatype)));
+            };
+            let mut v = Vec::with_capacity(n);
+            let float = t.name().starts_with("float");
+            let exact = matches!(value, MaskValue::Int(_)) && t.name().contains("int");
+            if exact || t.name().starts_with("complex") {
+                let data = array.data();
+                for at in array.byte_offsets() {
+                    let e = crate::ndarray::datatype::decode_element(&array.datatype, &data[at..], array.byteorder);
+                    v.push(value.masks(&e, float));
+                }
+            } else {
+                // Reals as floats, in one pass over the data.
+                array
+                    .for_each_f64(|x| v.push(value.masks(&Element::Float(x), float)))
+                    .map_err(|e| bad(e.to_string()))?;
+            }
+            v
+        } else if mask.items().is_some()
+            || mask.pairs().is_some()
+            || matches!(mask.value(), crate::tree::Value::Timestamp(_))
+        {
+            // The reference applies only arrays and numpy scalars (a datetime is not one).
+            return Ok(inline.map(<[bool]>::to_vec));
+        } else {
+            return Err(bad(format!("mask {} is neither an ndarray nor a number", mask.key_text())));
+        };
+        // Inline nulls stay masked.
+        if let Some(inline) = inline {
+            for (o, &i) in out.iter_mut().zip(inline) {
+                *o |= i;
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// The value of a core/integer node: uint32 words, least significant first, and a
+    /// sign.
+    ///
+    /// # Errors
+    /// A malformed node.
+    pub fn integer_at(&self, node: NodeRef<'_>) -> Result<num_bigint::BigInt> {
+        let loc = || Location { line: Some(self.line_of(node)), ..Location::default() };
+        let bad = |m: &str| Error::new(crate::tree::TreeError::Unexpected(format!("core/integer: {m}")), loc());
+        let words = node.key("words").ok_or_else(|| bad("no words"))?;
+        let a = self.ndarray_at(words)?;
+        let words: Vec<u64> = a
+            .elements()
+            .iter()
+            .map(|e| match e {
+                Element::UInt(w) => Some(*w),
+                Element::Int(w) => u64::try_from(*w).ok(),
+                _ => None,
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad("words must be non-negative integers"))?;
+        let negative = crate::tree::integer_is_negative(node).ok_or_else(|| bad("no sign"))?;
+        Ok(crate::tree::integer_from_words(&words, negative))
+    }
+
+    /// Paths of every ndarray node in the tree, in tree order.
+    pub fn ndarray_paths(&self) -> Vec<String> {
+        self.ndarray_nodes().into_iter().map(|(p, _)| p).collect()
+    }
+
+    /// Every ndarray node in the tree, in tree order, with its path.
+    pub fn ndarray_nodes(&self) -> Vec<(String, NodeRef<'_>)> {
+        let mut out = Vec::new();
+        self.tree.walk(|path, node| {
+            if node.is_asdf_tag("core/ndarray") {
+                out.push((path.to_string(), node));
+            }
+        });
+        out
+    }
+
+    /// The block a `source` number names; negative numbers count from the end.
+    fn resolve_block(&self, i: i64) -> std::result::Result<usize, ArrayError> {
+        let n = self.blocks.len();
+        let idx = if i < 0 { i64::try_from(n).unwrap_or(i64::MAX).checked_add(i) } else { Some(i) };
+        idx.and_then(|k| usize::try_from(k).ok())
+            // A block past the last one read is reported by `block_data` (with the reason
+            // reading stopped, if it did).
+            .filter(|&k| k < n || (i >= 0 && self.walk_error.is_some()))
+            .ok_or(ArrayError::NoSuchBlock { index: i, blocks: n })
+    }
+
+    /// Opens (once) the external file `uri` names; `None` when it names this file.
+    fn external(&self, uri: &str) -> Result<Option<&AsdfFile>> {
+        let base = self
+            .path
+            .as_deref()
+            .map(|p| p.parent().map(Path::to_path_buf).unwrap_or_default())
+            .ok_or_else(|| Error::new(crate::external::ExternalError::NoBase(uri.into()), Location::default()))?;
+        let base = if base.as_os_str().is_empty() { PathBuf::from(".") } else { base };
+        let Some(path) = crate::external::resolve(&base, uri).map_err(|e| Error::new(e, Location::default()))? else {
+            return Ok(None);
+        };
+        let mut cache = self.externals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let f = match cache.get(&path) {
+            Some(f) => Arc::clone(f),
+            None => {
+                let f = Arc::new(self.options.open(&path)?);
+                cache.insert(path, Arc::clone(&f));
+                f
+            }
+        };
+        // SAFETY: entries of `externals` are only ever inserted, never removed or
+        // replaced, until `self` is dropped; the file an `Arc` points to never moves. So
+        // the file outlives this borrow of `self`, and its mapped or cached block data
+        // can be lent out for as long, with no copy.
+        Ok(Some(unsafe { &*Arc::as_ptr(&f) }))
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.options.limits
+    }
+
+    /// Every block header, in file order.
+    pub fn blocks(&self) -> &[BlockHeader] {
+        &self.blocks
+    }
+
+    /// How the block index compared with the blocks.
+    pub fn index_status(&self) -> &IndexStatus {
+        &self.index
+    }
+
+    /// The error that stopped reading block headers early, if any: blocks after it are
+    /// missing from [`AsdfFile::blocks`].
+    pub fn blocks_error(&self) -> Option<&Error> {
+        self.walk_error.as_ref()
+    }
+
+    /// Things that are odd but did not stop reading.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    fn block_header(&self, n: usize) -> Result<&BlockHeader> {
+        self.blocks.get(n).ok_or_else(|| match &self.walk_error {
+            Some(e) if n >= self.blocks.len() => Error::new(
+                ErrorKind::NotFound(format!(
+                    "block {n} cannot be read: reading block headers stopped at block {}: {}",
+                    self.blocks.len(),
+                    e.kind()
+                )),
+                Location { block: Some(n), ..e.location().clone() },
+            ),
+            _ => Error::new(
+                ErrorKind::NotFound(format!("block {n} does not exist; the file has {}", self.blocks.len())),
+                Location { block: Some(n), ..Location::default() },
+            ),
+        })
+    }
+
+    /// The stored (possibly compressed) bytes of block `n`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] for a block the file does not have.
+    pub fn block_stored(&self, n: usize) -> Result<&[u8]> {
+        let h = self.block_header(n)?;
+        h.stored_bytes(&self.bytes).map_err(|e| Error::new(e, Location::block(n, h.offset)))
+    }
+
+    /// The decoded bytes of block `n`: borrowed from the file when uncompressed, decoded
+    /// once and cached otherwise. Verifies the checksum first when the options say so.
+    ///
+    /// # Errors
+    /// A missing block, a decoding error, a checksum mismatch, a limit.
+    pub fn block_data(&self, n: usize) -> Result<&[u8]> {
+        let h = self.block_header(n)?;
+        if h.compression == Compression::None {
+            let stored = self.block_stored(n)?;
+            if self.options.verify_checksums {
+                block::verify_checksum(h, stored, || Ok(Cow::Borrowed(stored))).map_err(|e| e.with_block(n))?;
+            }
+            return Ok(stored);
+        }
+        if let Some(d) = self.decoded[n].get() {
+            return Ok(d);
+        }
+        let data = self.decode_block(n)?;
+        Ok(self.decoded[n].get_or_init(|| data))
+    }
+
+    /// Block `n` decoded, not cached; its checksum verified when the options say so.
+    fn decode_block(&self, n: usize) -> Result<Vec<u8>> {
+        let h = self.block_header(n)?;
+        let stored = self.block_stored(n)?;
+        let data = h.decode(&self.bytes, &self.options.limits).map_err(|e| e.with_block(n))?.into_owned();
+        if self.options.verify_checksums {
+            block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&data))).map_err(|e| e.with_block(n))?;
+        }
+        Ok(data)
+    }
+
+    /// Decodes every block and verifies every checksum, in parallel. Returns, per block,
+    /// the checksum status or the error. Nothing is kept decoded: a large compressed
+    /// block (as [`AsdfFile::ndarray_stats_at`] chooses) is decoded piece by piece and
+    /// hashed as it comes, when its checksum is of the decoded data; others are decoded
+    /// whole, one per thread at a time.
+    pub fn verify_blocks(&self) -> Vec<Result<ChecksumStatus>> {
+        (0..self.blocks.len()).into_par_iter().map(|n| self.verify_block(n).map_err(|e| e.with_block(n))).collect()
+    }
+
+    fn verify_block(&self, n: usize) -> Result<ChecksumStatus> {
+        let h = &self.blocks[n];
+        let stored = self.block_stored(n)?;
+        let cached = self.decoded[n].get();
+        if !self.in_pieces(h) || cached.is_some() {
+            let decoded = match cached {
+                Some(d) => Cow::Borrowed(&d[..]),
+                None => h.decode(&self.bytes, &self.options.limits)?,
+            };
+            return block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&decoded)));
+        }
+        // The stored bytes' MD5 first: only when it does not match is the decoded data
+        // hashed (a file of asdf <= 5.2), as it is decoded.
+        let stored_md5 = block::md5(stored);
+        let mut decoded_md5 = (h.has_checksum() && stored_md5 != h.checksum).then(block::Md5::new);
+        h.decode_pieces(&self.bytes, &self.options.limits, |piece| {
+            if let Some(m) = &mut decoded_md5 {
+                m.update(piece);
+            }
+            Ok::<(), Error>(())
+        })?;
+        block::checksum_status(h, stored_md5, decoded_md5.map(block::Md5::finalize))
+    }
+
+    /// Whether the ndarray at `node` can be read, as [`AsdfFile::ndarray_at`] tells, with
+    /// the same error; but an array in a compressed block for which `sound(block)` holds
+    /// (decoded and verified already, by [`AsdfFile::verify_blocks`]) is checked against
+    /// the block's `data_size`, without decoding the block again.
+    pub fn check_ndarray_at(&self, node: NodeRef<'_>, sound: impl Fn(usize) -> bool) -> Result<()> {
+        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
+        if self.compressed_layout(node, &meta, sound)?.is_some() {
+            return Ok(());
+        }
+        self.ndarray_of(node, &meta).map(drop)
+    }
+}
+
+/// Finds the blocks: from a verified index when there is one, by walking headers otherwise.
+fn find_blocks(
+    file: &[u8],
+    header: &Header,
+    limits: &Limits,
+    warnings: &mut Vec<Warning>,
+) -> (Vec<BlockHeader>, IndexStatus, Option<Error>) {
+    let Some(first) = block::find_first_block(file, header.blocks_from) else {
+        // No magic at all; a file cut inside the first block's magic ends with part of one.
+        let tail_at = file.len().saturating_sub(3).max(usize::try_from(header.blocks_from).unwrap_or(usize::MAX));
+        let error = (tail_at..file.len())
+            .find_map(|at| block::cut_magic(&file[at..]).map(|e| Error::new(e, Location::block(0, at as u64))));
+        return (Vec::new(), IndexStatus::Missing, error);
+    };
+    let index_at = index::find(file, first, limits);
+    if let Some(at) = index_at {
+        let verified = index::parse(file, at).and_then(|offsets| {
+            Limits::check("max_blocks", offsets.len() as u64, limits.max_blocks as u64)
+                .map_err(|e| index::IndexError::Syntax(e.to_string()))?;
+            index::verify(file, &offsets, first, at)
+        });
+        match verified {
+            Ok(blocks) => return (blocks, IndexStatus::Valid, None),
+            Err(e) => {
+                let walk = block::walk(file, first, limits);
+                warnings.push(Warning {
+                    message: format!("block index not used ({e}); blocks found by reading their headers"),
+                    location: Location::at(at),
+                });
+                note_trailer(&walk.trailer, Some(at), warnings);
+                let mut error = walk.error;
+                // The index points at a block that walking did not reach, and that is not
+                // a valid block: the file is damaged there, not merely stale.
+                if let index::IndexError::BadEntry { entry, offset, reason } = &e
+                    && error.is_none()
+                    && walk.blocks.len() <= *entry
+                    && !walk.blocks.iter().any(|b| b.offset == *offset)
+                {
+                    error = Some(Error::new(reason.clone(), Location::block(*entry, *offset)));
+                }
+                return (walk.blocks, IndexStatus::Invalid(e), error);
+            }
+        }
+    }
+    let walk = block::walk(file, first, limits);
+    let mut status = IndexStatus::Missing;
+    if let Trailer::Index(at) = walk.trailer {
+        // Found by walking but not by the bounded tail search: an index larger than
+        // `max_index_bytes`, or one followed by junk. Check it anyway.
+        status = match index::parse(file, at).and_then(|o| index::verify(file, &o, first, at)) {
+            Ok(_) => IndexStatus::Valid,
+            Err(e) => IndexStatus::Invalid(e),
+        };
+    }
+    note_trailer(&walk.trailer, None, warnings);
+    (walk.blocks, status, walk.error)
+}
+
+fn note_trailer(trailer: &Trailer, index_at: Option<u64>, warnings: &mut Vec<Warning>) {
+    if let Trailer::Junk(at) = trailer
+        && index_at != Some(*at)
+    {
+        warnings.push(Warning {
+            message: "unexpected bytes after the last block; the file may be damaged".into(),
+            location: Location::at(*at),
+        });
+    }
+}
+
+/// A scalar `mask`: an integer (compared exactly with integer elements), or any other
+/// number, a boolean (1 or 0) or a core/complex, as a complex number.
+#[derive(Debug, Clone, Copy)]
+enum MaskValue {
+    Int(i128),
+    Number(f64, f64),
+}
+
+impl MaskValue {
+    /// Whether the mask masks element `e` (of a float array when `float`), as numpy's
+    /// `masked_values` decides: `isclose` for float arrays, `==` for others; a NaN value
+    /// masks the NaN elements.
+    fn masks(self, e: &Element, float: bool) -> bool {
+        #[allow(clippy::cast_precision_loss)]
+        let (x, y) = match *e {
+            Element::Int(i) => {
+                if let MaskValue::Int(v) = self {
+                    return i128::from(i) == v;
+                }
+                (i as f64, 0.0)
+            }
+            Element::UInt(u) => {
+                if let MaskValue::Int(v) = self {
+                    return i128::from(u) == v;
+                }
+                (u as f64, 0.0)
+            }
+            Element::Bool(b) => (f64::from(u8::from(b)), 0.0),
+            Element::Float(f) => (f, 0.0),
+            Element::Complex(re, im) => (re, im),
+            _ => return false,
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let (re, im) = match self {
+            MaskValue::Int(v) => (v as f64, 0.0),
+            MaskValue::Number(re, im) => (re, im),
+        };
+        if re.is_nan() || im.is_nan() {
+            x.is_nan() || y.is_nan()
+        } else if float {
+            (x == re && y == im)
+                || (re.is_finite() && im.is_finite() && (x - re).hypot(y - im) <= 1e-8 + 1e-5 * re.hypot(im))
+        } else {
+            x == re && y == im
+        }
+    }
+}
+
+/// A scalar `mask`'s value; `None` when it is not a number, a boolean or a core/complex.
+fn mask_value(mask: NodeRef<'_>) -> Option<MaskValue> {
+    use crate::tree::Value;
+    if mask.is_asdf_tag("core/complex") {
+        return mask.as_str().and_then(crate::ndarray::parse_complex).map(|(re, im)| MaskValue::Number(re, im));
+    }
+    match mask.value() {
+        Value::Bool(b) => Some(MaskValue::Int(i128::from(*b))),
+        Value::Int(i) => Some(MaskValue::Int(i128::from(*i))),
+        Value::BigInt(b) => i128::try_from(&**b).ok().map(MaskValue::Int),
+        Value::Float(f) => Some(MaskValue::Number(*f, 0.0)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write::{Document, WriteOptions};
+
+    /// Statistics of an array whose compressed block no other array uses leave that block
+    /// out of the cache; a block views share is decoded once, into the cache. The numbers
+    /// are those of the whole arrays either way.
+    #[test]
+    fn statistics_cache_only_shared_blocks() {
+        let views = AsdfFile::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/pyasdf/arrays/shared_views.asdf"))
+            .unwrap();
+        let mut doc = Document::from_file(&views).unwrap();
+        let lone = ::ndarray::Array1::<f64>::linspace(-1.0, 2.0, 1000);
+        doc.set_array("lone", lone.view(), Compression::Zlib).unwrap();
+        let mut out = std::io::Cursor::new(Vec::new());
+        let options = WriteOptions { compression: Some(Compression::Zlib), ..WriteOptions::default() };
+        doc.write(&mut out, None, &options).unwrap();
+        let f = OpenOptions::new().from_bytes(out.into_inner()).unwrap();
+        // Read off the tree: asking for the array would decode its block.
+        let block = |name: &str| match ArrayMeta::parse(f.get(name).unwrap()).unwrap().source {
+            Source::Block(i) => f.resolve_block(i).unwrap(),
+            other => panic!("{name} is not in a block: {other:?}"),
+        };
+        let check = |name: &str| {
+            let got = f.ndarray_stats_at(f.get(name).unwrap()).unwrap().stats.unwrap();
+            let want = stats::stats(&f.ndarray(name).unwrap()).unwrap();
+            assert_eq!(
+                [got.min, got.max, got.sum].map(f64::to_bits),
+                [want.min, want.max, want.sum].map(f64::to_bits),
+                "{name}"
+            );
+        };
+        let fresh = || f.decoded.iter().all(|d| d.get().is_none());
+        let (lone_block, shared) = (block("lone"), block("slice"));
+        assert_eq!(f.blocks()[lone_block].compression, Compression::Zlib);
+        assert_eq!(f.blocks()[shared].compression, Compression::Zlib);
+        assert_eq!(block("reversed"), shared, "the views share their base's block");
+        assert!(f.ndarray_stats_at(f.get("lone").unwrap()).is_ok());
+        assert!(fresh(), "the lone array's block was cached");
+        assert!(f.ndarray_stats_at(f.get("slice").unwrap()).is_ok());
+        assert!(f.decoded[shared].get().is_some(), "the shared block was not cached");
+        assert!(f.decoded[lone_block].get().is_none());
+        for name in ["lone", "base", "slice", "reversed", "stepped", "column", "transposed"] {
+            check(name);
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! rasdf: the Advanced Scientific Data Format (ASDF) in Rust.
+//!
+//! The format's layers are the crate's modules, and data flows one way through them:
+//! bytes -> [`block`]s and the [`tree`] -> typed arrays ([`ndarray`]).
+//!
+//! - [`block`]: block headers, codecs (zlib, bzp2, lz4), checksums, walking;
+//! - [`index`]: the block index at the end of the file, checked before use;
+//! - [`tree`]: the header, comments and the YAML tree;
+//! - [`ndarray`]: array datatypes, layouts and data;
+//! - [`schema`]: what the standard's schemas add to a tree (defaults, in older files);
+//! - [`file`](mod@file): opening files (lazy, memory-mapped);
+//!
+//! The command-line tools are the package `rasdf-cli`; conversion to and from RawArray,
+//! GSD and Blosc2 b2nd is the package `rasdf-convert`.
+//!
+//! ```no_run
+//! let file = rasdf::AsdfFile::open("data.asdf")?;
+//! for (n, block) in file.blocks().iter().enumerate() {
+//!     println!("block {n}: {} bytes, {}", block.data_size, block.compression);
+//! }
+//! # Ok::<(), rasdf::Error>(())
+//! ```
+
+pub mod block;
+mod direct;
+pub mod error;
+pub mod external;
+pub mod file;
+#[doc(hidden)]
+pub mod fuzzing;
+mod hugepages;
+pub mod index;
+pub mod limits;
+pub mod ndarray;
+mod pipeline;
+pub mod schema;
+#[cfg(test)]
+mod testutil;
+pub mod tree;
+mod uri;
+pub mod write;
+
+pub use error::{Error, ErrorKind, Location, Result, Warning};
+
+/// The crates of rasdf's public API, re-exported so that a user's versions match:
+/// [`ndarray`](::ndarray) for arrays, [`half`] for `float16`,
+/// [`num_complex`] for complex numbers.
+pub mod deps {
+    pub use ::half;
+    pub use ::ndarray;
+    pub use ::num_complex;
+}
+
+// The README's Rust examples run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+pub use file::{AsdfFile, OpenOptions};
+pub use limits::{LimitError, Limits};

@@ -1,8 +1,0 @@
-//! `asdf-explode IN [-o OUT]`: every array of IN in a file of its own beside OUT.
-
-mod shared;
-
-fn main() -> std::process::ExitCode {
-    shared::setup();
-    rasdf::cli::args::process_main()
-}

@@ -1,8 +1,0 @@
-//! `rasdf`: check, inspect and convert ASDF files.
-
-mod shared;
-
-fn main() -> std::process::ExitCode {
-    shared::setup();
-    rasdf::cli::args::process_main()
-}
