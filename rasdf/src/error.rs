@@ -14,10 +14,10 @@ use std::io;
 use std::path::PathBuf;
 
 use crate::block::BlockError;
+use crate::header::HeaderError;
 use crate::limits::LimitError;
 use crate::ndarray::ArrayError;
 use crate::tree::TreeError;
-use crate::tree::header::HeaderError;
 
 /// Where in a file an error happened. Every field is optional; `Display` prints those set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

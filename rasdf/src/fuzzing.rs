@@ -84,7 +84,7 @@ pub fn lz4_encode(data: &[u8]) {
 
 /// The header line, comments and tree range.
 pub fn header(data: &[u8]) {
-    let _ = crate::tree::header::parse(data);
+    let _ = crate::header::parse(data);
 }
 
 /// YAML to a tree; the fast scanner, where it does not give up, must agree with

@@ -23,7 +23,7 @@ pub use validate::{SchemaError, validate};
 
 use std::collections::HashSet;
 
-use crate::tree::header::KNOWN_STANDARDS;
+use crate::header::KNOWN_STANDARDS;
 use crate::tree::{Node, NodeId, NodeRef, SET_TAG, Tree, Value};
 
 /// The schema of `tag` when standard `standard` lists it and the schema holds a default

@@ -21,7 +21,7 @@ fn tree_texts() -> Vec<(String, String)> {
     let mut out = Vec::new();
     for p in files {
         let bytes = std::fs::read(&p).unwrap();
-        let Ok(h) = rasdf::tree::header::parse(&bytes) else { continue };
+        let Ok(h) = rasdf::header::parse(&bytes) else { continue };
         let Some(r) = h.tree else { continue };
         let text = String::from_utf8(bytes[r.start as usize..r.end as usize].to_vec()).unwrap();
         out.push((p.display().to_string(), text));
@@ -83,7 +83,7 @@ fn fast_scanner_matches_libyaml_on_the_yaml_fixtures() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "asdf") {
             let bytes = std::fs::read(&p).unwrap();
-            let h = rasdf::tree::header::parse(&bytes).unwrap();
+            let h = rasdf::header::parse(&bytes).unwrap();
             let r = h.tree.unwrap();
             let text = String::from_utf8(bytes[r.start as usize..r.end as usize].to_vec()).unwrap();
             check_same(&p.display().to_string(), &text);

@@ -229,7 +229,7 @@ fn blocks(files: &[Vec<u8>]) -> Vec<Vec<u8>> {
 
 /// The tree text of a file (from `%YAML` or `---` to the end of the tree), when it has one.
 fn tree_text(data: &[u8]) -> Option<Vec<u8>> {
-    let h = rasdf::tree::header::parse(data).ok()?;
+    let h = rasdf::header::parse(data).ok()?;
     let r = h.tree?;
     data.get(r.start as usize..r.end as usize).map(<[u8]>::to_vec)
 }

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::Ev;
+use super::build::Ev;
 
 /// Feeds `sink` the events of `text`; `Ok(true)` when the whole text was scanned,
 /// `Ok(false)` when it gave up (the sink then has partial events to throw away).

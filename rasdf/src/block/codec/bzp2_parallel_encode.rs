@@ -22,8 +22,8 @@ use std::io::Write;
 
 use rayon::prelude::*;
 
-use super::bits::{BitWriter, read_bits};
-use super::pbunzip::{BLOCK_MAGIC, END_MAGIC};
+use super::bzp2_bits::{BitWriter, read_bits};
+use super::bzp2_parallel_decode::{BLOCK_MAGIC, END_MAGIC};
 
 /// Compresses `data` at `level` (1-9) in parallel; `None` when it fits one block (the
 /// serial compressor is as fast) or a piece did not compress to exactly one block.

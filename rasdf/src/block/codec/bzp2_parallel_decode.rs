@@ -13,7 +13,7 @@
 //! to the stored one, a piece fails to decode or to match its CRC, or the sizes disagree.
 //! The serial decoder then gives the authoritative result or error.
 
-use super::bits::{BitWriter, read_bits};
+use super::bzp2_bits::{BitWriter, read_bits};
 
 pub(super) const BLOCK_MAGIC: u64 = 0x3141_5926_5359;
 pub(super) const END_MAGIC: u64 = 0x1772_4538_5090;

@@ -1,0 +1,467 @@
+//! Block codecs: zlib, bzp2 and lz4 in the reference library's own framing.
+//!
+//! Every decoder writes into a buffer of exactly `data_size` bytes and fails when the
+//! stream holds more or fewer (reference notes 2.2-2.3): a decompression bomb stops at
+//! `data_size`, never later.
+//!
+//! Here are the [`Compression`] label, the dispatch on it ([`decode`], [`decode_into`],
+//! [`decode_pieces`], [`encode`]) and what the codecs share: the driver of streaming
+//! decoders and [`zeroed`] buffers. Each codec has a file of its own, and each of its
+//! accelerators one more beside it:
+//!
+//! - `zlib`: one RFC 1950 stream, inflated whole or piece by piece on a thread of its
+//!   own; `zlib_parallel`, deflate on several threads into one stream;
+//! - `bzp2`: one bzip2 stream; `bzp2_parallel_decode` and `bzp2_parallel_encode`, a
+//!   block per thread, over the bit strings of `bzp2_bits`;
+//! - `lz4`: the reference's framing of LZ4 blocks in records, a record per thread;
+//!   `lz4_encode`, the LZ4 block encoder that compresses two records at a time.
+
+mod bzp2;
+mod bzp2_bits;
+mod bzp2_parallel_decode;
+pub(crate) mod bzp2_parallel_encode;
+mod lz4;
+pub(crate) mod lz4_encode;
+mod zlib;
+pub(crate) mod zlib_parallel;
+
+use std::fmt;
+
+use super::BlockError;
+
+pub use lz4::LZ4_CHUNK;
+pub(crate) use lz4::lz4_records_into;
+
+/// A block's compression label. Unknown labels stay representable; they fail only when
+/// the block is decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// `\0\0\0\0`: stored as is.
+    None,
+    /// `zlib`: one RFC 1950 zlib stream.
+    Zlib,
+    /// `bzp2`: one bzip2 stream.
+    Bzp2,
+    /// `lz4\0`: records of `[u32 BE length][u32 LE raw length][raw LZ4 block]`.
+    Lz4,
+    /// Any other label, kept as its four bytes.
+    Other([u8; 4]),
+}
+
+impl Compression {
+    /// The compression for a 4-byte label from a block header.
+    pub fn from_label(label: [u8; 4]) -> Self {
+        match &label {
+            b"\0\0\0\0" => Compression::None,
+            b"zlib" => Compression::Zlib,
+            b"bzp2" => Compression::Bzp2,
+            b"lz4\0" => Compression::Lz4,
+            _ => Compression::Other(label),
+        }
+    }
+
+    /// The compression for a name as used on the command line and in the reference
+    /// library (`zlib`, `bzp2`, `lz4`, `none`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "" | "none" => Some(Compression::None),
+            "zlib" => Some(Compression::Zlib),
+            "bzp2" => Some(Compression::Bzp2),
+            "lz4" => Some(Compression::Lz4),
+            _ => None,
+        }
+    }
+
+    /// The 4-byte label written in block headers.
+    pub fn label(self) -> [u8; 4] {
+        match self {
+            Compression::None => *b"\0\0\0\0",
+            Compression::Zlib => *b"zlib",
+            Compression::Bzp2 => *b"bzp2",
+            Compression::Lz4 => *b"lz4\0",
+            Compression::Other(l) => l,
+        }
+    }
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Compression::None => f.write_str("none"),
+            Compression::Zlib => f.write_str("zlib"),
+            Compression::Bzp2 => f.write_str("bzp2"),
+            Compression::Lz4 => f.write_str("lz4"),
+            Compression::Other(l) => {
+                let trimmed: Vec<u8> = l.iter().copied().take_while(|&b| b != 0).collect();
+                match std::str::from_utf8(&trimmed) {
+                    Ok(s) if s.chars().all(|c| c.is_ascii_graphic()) && !s.is_empty() => {
+                        write!(f, "'{s}'")
+                    }
+                    _ => write!(f, "{l:02x?}"),
+                }
+            }
+        }
+    }
+}
+
+/// `data_size` as a length in memory, or why it cannot be one.
+fn memory_size(codec: Compression, data_size: u64) -> Result<usize, BlockError> {
+    usize::try_from(data_size)
+        .map_err(|_| BlockError::Corrupt { codec, message: format!("data_size {data_size} does not fit in memory") })
+}
+
+/// Decodes `stored` bytes compressed with `codec` into exactly `data_size` bytes.
+///
+/// The caller checks `data_size` against its limits first: this allocates it.
+///
+/// # Errors
+/// [`BlockError::UnknownCompression`], [`BlockError::Corrupt`],
+/// [`BlockError::DecodedTooLong`], [`BlockError::DecodedTooShort`].
+pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u8>, BlockError> {
+    let n = memory_size(codec, data_size)?;
+    let cannot = || BlockError::Corrupt { codec, message: format!("cannot allocate data_size {data_size} bytes") };
+    let mut out = zeroed(n).ok_or_else(cannot)?;
+    if codec == Compression::Zlib {
+        // One thread inflates: the other makes the output's pages present ahead of it
+        // (the whole buffer is filled, so it may run as far ahead as it can).
+        let helper = crate::hugepages::Prefault::whole(out.as_ptr(), n);
+        let inflated = zlib::inflate(stored, &mut out);
+        drop(helper);
+        inflated?;
+    } else {
+        decode_into(codec, stored, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// `n` zero bytes, asked of the allocator as zeroed memory: a large buffer then comes
+/// fresh from the system, already zero, and no page of it is touched (so none faults in)
+/// until the decoder writes it, on whichever thread does; filling it with zeros first
+/// would fault in every page on this thread, then write it twice. `None` when the
+/// allocation fails.
+pub fn zeroed(n: usize) -> Option<Vec<u8>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(n).ok()?;
+    // SAFETY: the layout's size is not zero.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return None;
+    }
+    crate::hugepages::advise(ptr, n);
+    // SAFETY: `ptr` comes from the global allocator with the layout of `n` bytes of
+    // alignment 1, and all `n` bytes are initialized (zero).
+    Some(unsafe { Vec::from_raw_parts(ptr, n, n) })
+}
+
+/// Decodes `stored` into `out`, which must be filled exactly.
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_into(codec: Compression, stored: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
+    match codec {
+        Compression::None => {
+            if stored.len() != out.len() {
+                return Err(BlockError::SizeMismatch { used: stored.len() as u64, data: out.len() as u64 });
+            }
+            out.copy_from_slice(stored);
+            Ok(())
+        }
+        Compression::Zlib => zlib::inflate(stored, out),
+        Compression::Bzp2 => bzp2::bunzip(stored, out),
+        Compression::Lz4 => lz4::lz4_decode(stored, out),
+        Compression::Other(_) => Err(BlockError::UnknownCompression(codec)),
+    }
+}
+
+/// The size of the pieces [`decode_pieces`] hands on from a zlib stream: small enough to
+/// stay in cache from the decoder's writing to the sink's reading.
+pub const PIECE: usize = 256 << 10;
+
+/// Decodes `stored` as [`decode`] does, with the same checks, but hands the decoded bytes
+/// to `sink` piece by piece, in order, and never holds them all: memory stays at a few
+/// pieces however large the block. A large zlib stream is inflated on another thread
+/// while its Adler-32 and `sink` run on this one, in pieces of [`PIECE`] bytes; lz4
+/// records and bzip2 blocks are decoded in parallel and handed on one at a time (a bzip2
+/// stream the parallel path declines is decoded on this thread, in pieces of [`PIECE`]
+/// bytes). Small zlib blocks are decoded whole first and handed on in one piece.
+///
+/// # Errors
+/// As [`decode`]; the first error of `sink`, which stops the decoding.
+pub fn decode_pieces<E: From<BlockError>>(
+    codec: Compression,
+    stored: &[u8],
+    data_size: u64,
+    mut sink: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    match codec {
+        Compression::Zlib if data_size >= zlib::PIECES_ZLIB => zlib::inflate_pieces(stored, data_size, &mut sink),
+        Compression::Lz4 => lz4::lz4_pieces(stored, data_size, &mut sink),
+        Compression::Bzp2 => bzp2::bunzip_pieces(stored, data_size, &mut sink),
+        Compression::None => {
+            if stored.len() as u64 != data_size {
+                return Err(BlockError::SizeMismatch { used: stored.len() as u64, data: data_size }.into());
+            }
+            sink(stored)
+        }
+        _ => sink(&decode(codec, stored, data_size)?),
+    }
+}
+
+/// Runs a streaming decoder `step(input, output) -> (consumed, produced, ended)` until the
+/// stream ends and `expected` bytes came out, into the windows `window()` hands out
+/// (each filled, or up to the end, then handed to `finished` with how much of it is
+/// filled), and then into a scratch byte that, if written, proves the stream longer
+/// than `expected`. Returns the input bytes consumed.
+fn drive<W: AsMut<[u8]>>(
+    codec: Compression,
+    input: &[u8],
+    expected: u64,
+    mut step: impl FnMut(&[u8], &mut [u8]) -> Result<(usize, usize, bool), String>,
+    mut window: impl FnMut() -> Result<W, BlockError>,
+    mut finished: impl FnMut(W, usize) -> Result<(), BlockError>,
+) -> Result<usize, BlockError> {
+    let (mut ip, mut op) = (0usize, 0u64);
+    let mut step =
+        |input: &[u8], target: &mut [u8]| step(input, target).map_err(|message| BlockError::Corrupt { codec, message });
+    let mut ended = false;
+    while op < expected && !ended {
+        let mut w = window()?;
+        let buf = w.as_mut();
+        // A window longer than what is left is filled only that far.
+        let room = usize::try_from(expected - op).map_or(buf.len(), |left| left.min(buf.len()));
+        if room == 0 {
+            return Err(BlockError::Corrupt { codec, message: "no room to decode into".into() });
+        }
+        let mut filled = 0;
+        while filled < room {
+            let (consumed, produced, end) = step(&input[ip..], &mut buf[filled..room])?;
+            ip += consumed;
+            filled += produced;
+            if end {
+                ended = true;
+                break;
+            }
+            if consumed == 0 && produced == 0 {
+                // No progress: the input ran out before the stream's end.
+                return Err(BlockError::DecodedTooShort { codec, expected, got: op + filled as u64 });
+            }
+        }
+        op += filled as u64;
+        finished(w, filled)?;
+    }
+    let mut probe = [0u8; 1];
+    while !ended {
+        // All `expected` bytes came: the stream must end here, without one byte more.
+        let (consumed, produced, end) = step(&input[ip..], &mut probe)?;
+        if produced > 0 {
+            return Err(BlockError::DecodedTooLong { codec, expected });
+        }
+        ip += consumed;
+        ended = end;
+        if !end && consumed == 0 {
+            return Err(BlockError::DecodedTooShort { codec, expected, got: op });
+        }
+    }
+    if op < expected {
+        return Err(BlockError::DecodedTooShort { codec, expected, got: op });
+    }
+    Ok(ip)
+}
+
+/// [`drive`] into `out`, which it must fill exactly.
+fn drive_into(
+    codec: Compression,
+    input: &[u8],
+    out: &mut [u8],
+    step: impl FnMut(&[u8], &mut [u8]) -> Result<(usize, usize, bool), String>,
+) -> Result<usize, BlockError> {
+    let mut whole = Some(out);
+    let expected = whole.as_ref().map_or(0, |o| o.len() as u64);
+    let window = || whole.take().ok_or_else(|| BlockError::Corrupt { codec, message: "no room to decode into".into() });
+    drive(codec, input, expected, step, window, |_, _| Ok(()))
+}
+
+/// Compresses `data` with `codec` as the reference library does (zlib level 6, bzip2
+/// level 9, lz4 in 4 MiB records).
+///
+/// # Errors
+/// [`BlockError::UnknownCompression`] for labels rasdf cannot write.
+pub fn encode(codec: Compression, data: &[u8]) -> Result<Vec<u8>, BlockError> {
+    match codec {
+        Compression::None => Ok(data.to_vec()),
+        Compression::Zlib => zlib::encode(data),
+        Compression::Bzp2 => bzp2::encode(data),
+        Compression::Lz4 => lz4::encode(data),
+        Compression::Other(_) => Err(BlockError::UnknownCompression(codec)),
+    }
+}
+
+/// The pieces of a compressed block, one after the other, in one buffer.
+pub(crate) fn concat(parts: &[Vec<u8>]) -> Vec<u8> {
+    let total = parts.iter().map(Vec::len).sum();
+    let mut out = Vec::with_capacity(total);
+    crate::hugepages::advise(out.as_ptr(), total);
+    for p in parts {
+        out.extend_from_slice(p);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        (0..10_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn every_codec_round_trips() {
+        let data = sample();
+        for codec in [Compression::None, Compression::Zlib, Compression::Bzp2, Compression::Lz4] {
+            let enc = encode(codec, &data).unwrap();
+            assert_eq!(decode(codec, &enc, data.len() as u64).unwrap(), data, "{codec}");
+        }
+    }
+
+    #[test]
+    fn zeroed_buffers_are_zero_at_every_size() {
+        for n in [0, 1, 4095, 4096, 5 << 20] {
+            let v = zeroed(n).unwrap();
+            assert_eq!(v.len(), n);
+            assert!(v.iter().all(|&b| b == 0), "{n} bytes");
+        }
+        assert!(zeroed(usize::MAX).is_none(), "an impossible size is refused, not aborted on");
+    }
+
+    #[test]
+    fn empty_data_round_trips() {
+        for codec in [Compression::Zlib, Compression::Bzp2, Compression::Lz4] {
+            let enc = encode(codec, &[]).unwrap();
+            assert_eq!(decode(codec, &enc, 0).unwrap(), Vec::<u8>::new(), "{codec}");
+        }
+        // The reference writes an empty zlib block as these 8 bytes, and lz4 as nothing.
+        assert_eq!(encode(Compression::Zlib, &[]).unwrap(), b"\x78\x9c\x03\x00\x00\x00\x00\x01");
+        assert!(encode(Compression::Lz4, &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn longer_and_shorter_streams_fail() {
+        let data = sample();
+        for codec in [Compression::Zlib, Compression::Bzp2, Compression::Lz4] {
+            let enc = encode(codec, &data).unwrap();
+            let n = data.len() as u64;
+            assert!(matches!(decode(codec, &enc, n - 1), Err(BlockError::DecodedTooLong { .. })), "{codec}: too long");
+            assert!(
+                matches!(decode(codec, &enc, n + 1), Err(BlockError::DecodedTooShort { .. })),
+                "{codec}: too short"
+            );
+            let cut = &enc[..enc.len() / 2];
+            assert!(decode(codec, cut, n).is_err(), "{codec}: truncated stream");
+        }
+    }
+
+    /// Every piece `decode_pieces` (or the zlib path under it) hands on, joined.
+    pub(super) fn joined(
+        run: impl FnOnce(&mut dyn FnMut(&[u8]) -> Result<(), BlockError>) -> Result<(), BlockError>,
+    ) -> Result<Vec<u8>, BlockError> {
+        let mut all = Vec::new();
+        run(&mut |p| {
+            all.extend_from_slice(p);
+            Ok(())
+        })?;
+        Ok(all)
+    }
+
+    /// The pieces, joined, are the decoded block, and the verdicts on damaged streams are
+    /// those of `decode`: zlib inflated on its own thread (called directly, as blocks
+    /// below `PIECES_ZLIB` take the whole path), lz4 of many records.
+    #[test]
+    fn pieces_are_the_decoded_bytes_in_order() {
+        let data: Vec<u8> = (0..u32::try_from(5 * PIECE + 12_345).unwrap())
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 27).to_le_bytes()[0])
+            .collect();
+        let n = data.len() as u64;
+        let z = encode(Compression::Zlib, &data).unwrap();
+        let zlib = |stored: &[u8], size: u64| joined(|sink| zlib::inflate_pieces(stored, size, sink));
+        assert!(zlib(&z, n).unwrap() == data);
+        for (what, stored, size) in [
+            ("too long", z.clone(), n - 1),
+            ("too short", z.clone(), n + 1),
+            ("truncated", z[..z.len() / 2].to_vec(), n),
+            ("Adler-32 cut short", z[..z.len() - 2].to_vec(), n),
+            ("wrong Adler-32", [&z[..z.len() - 1], &[z[z.len() - 1] ^ 1]].concat(), n),
+        ] {
+            let whole = decode(Compression::Zlib, &stored, size).map(drop);
+            let pieces = zlib(&stored, size).map(drop);
+            assert!(whole.is_err() && pieces.is_err(), "{what}");
+            if size != n {
+                assert_eq!(pieces, whole, "{what}");
+            }
+        }
+        // lz4 records of any size, as another writer may cut them.
+        let mut l = Vec::new();
+        for chunk in data[..40_000].chunks(1000).chain(data[40_000..].chunks(3001)) {
+            let mut rec = Vec::new();
+            let [one, none] = lz4_records_into(chunk, &mut rec).unwrap();
+            assert!(none.is_empty());
+            l.extend_from_slice(&rec[one]);
+        }
+        let lz4 = |stored: &[u8], size: u64| joined(|sink| decode_pieces(Compression::Lz4, stored, size, sink));
+        assert!(lz4(&l, n).unwrap() == data);
+        assert!(matches!(lz4(&l, n - 1), Err(BlockError::DecodedTooLong { .. })));
+        assert!(matches!(lz4(&l, n + 1), Err(BlockError::DecodedTooShort { .. })));
+        assert!(lz4(&l[..l.len() - 3], n).is_err(), "truncated");
+        // The other codecs (zlib below PIECES_ZLIB: one piece, the decoded block).
+        for codec in [Compression::None, Compression::Bzp2, Compression::Zlib] {
+            let enc = encode(codec, &data).unwrap();
+            assert!(joined(|sink| decode_pieces(codec, &enc, n, sink)).unwrap() == data, "{codec}");
+        }
+        assert!(joined(|sink| decode_pieces(Compression::None, &data, n + 1, sink)).is_err());
+    }
+
+    /// A failing sink stops the decoding soon, and its error is the one returned.
+    #[test]
+    fn a_failing_sink_stops_the_pieces() {
+        let data = crate::testutil::noise(40 * PIECE, 7);
+        let n = data.len() as u64;
+        let z = encode(Compression::Zlib, &data).unwrap();
+        let l = encode(Compression::Lz4, &data).unwrap();
+        let b = encode(Compression::Bzp2, &data).unwrap();
+        let b1 = crate::testutil::bzip(&data[..5 * PIECE], 9).unwrap();
+        for (codec, stored, n) in [
+            (Compression::Zlib, &z, n),
+            (Compression::Lz4, &l, n),
+            (Compression::Bzp2, &b, n),
+            (Compression::Bzp2, &b1, 5 * PIECE as u64),
+        ] {
+            let mut calls = 0;
+            let stop = |_: &[u8]| {
+                calls += 1;
+                if calls == 2 { Err("enough") } else { Ok(()) }
+            };
+            let r = match codec {
+                Compression::Zlib => zlib::inflate_pieces(stored, n, &mut { stop }),
+                _ => decode_pieces(codec, stored, n, stop),
+            };
+            assert_eq!(r, Err("enough"), "{codec}");
+            assert_eq!(calls, 2, "{codec}: no piece after the error");
+        }
+    }
+
+    impl From<BlockError> for &'static str {
+        fn from(_: BlockError) -> Self {
+            "decoding failed"
+        }
+    }
+
+    #[test]
+    fn unknown_label_is_kept_and_fails_on_decode() {
+        let c = Compression::from_label(*b"zstd");
+        assert_eq!(c.label(), *b"zstd");
+        assert_eq!(c.to_string(), "'zstd'");
+        assert_eq!(decode(c, b"xx", 2), Err(BlockError::UnknownCompression(c)));
+    }
+}
