@@ -9,6 +9,7 @@
 
 pub mod datatype;
 mod inline;
+pub(crate) mod node;
 pub mod stats;
 
 use std::borrow::Cow;
@@ -659,7 +660,9 @@ impl Iterator for ByteOffsets<'_> {
 
 /// Keeps [`NativeType`] to the types of this crate: a zero-copy read views a file's
 /// bytes as the type, which is sound only for types every bit pattern of whose size is a
-/// valid value (a `char` or an enum is not).
+/// valid value (a `char` or an enum is not); and a write views the type's elements as
+/// bytes ([`as_bytes`]), which is sound only for types without padding bytes (each of
+/// them is a primitive, or `#[repr(C)]` of two equal floats).
 mod sealed {
     pub trait Sealed {}
 }
@@ -784,6 +787,15 @@ impl NativeType for num_complex::Complex<f64> {
     fn to_f64(self) -> f64 {
         self.re
     }
+}
+
+/// The bytes of `elements` as they lie in memory (the machine's byte order), with no
+/// copy: what [`NativeType::encode`] appends for each, one after another.
+pub(crate) fn as_bytes<T: NativeType>(elements: &[T]) -> &[u8] {
+    // SAFETY: the pointer and length cover exactly the memory of `elements`, borrowed
+    // for the returned lifetime; u8 has alignment 1; and every `NativeType` (sealed to
+    // the types above) is plain data without padding, so every byte is initialized.
+    unsafe { std::slice::from_raw_parts(elements.as_ptr().cast::<u8>(), std::mem::size_of_val(elements)) }
 }
 
 /// Parses a core/complex-1.0.0 text as Python's `complex()` does: `1+2j`, `(1-2j)`, `2j`,
@@ -951,5 +963,28 @@ mod tests {
             NdArray::new(&bad, Cow::Borrowed(&data), Storage::Block(0), None, &Limits::default()),
             Err(ArrayError::OutOfBounds { .. })
         ));
+    }
+
+    /// The bytes viewed in place are the bytes `encode` makes, for every element type.
+    #[test]
+    fn as_bytes_is_encode() {
+        fn check<T: NativeType>(values: &[T]) {
+            let mut encoded = Vec::new();
+            for &v in values {
+                v.encode(&mut encoded);
+            }
+            assert_eq!(as_bytes(values), &encoded[..], "{}", T::SCALAR.name());
+        }
+        check(&[1i8, -2]);
+        check(&[1u16, 0xfeff]);
+        check(&[-1i32, 7]);
+        check(&[u64::MAX, 3]);
+        check(&[1.5f32, -0.0]);
+        check(&[f64::NAN, 2.0]);
+        check(&[half::f16::from_f32(0.5)]);
+        check(&[true, false, true]);
+        check(&[num_complex::Complex::new(1f32, -2.0)]);
+        check(&[num_complex::Complex::new(1f64, f64::INFINITY)]);
+        check::<u8>(&[]);
     }
 }

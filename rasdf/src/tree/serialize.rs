@@ -33,8 +33,30 @@ impl ser::Error for SerError {
 }
 
 /// Adds `value` to `tree` as nodes; returns its root (not attached anywhere).
+///
+/// An array serde met as `rasdf::write::Ndarray` (a newtype struct of the name
+/// [`SERDE_NDARRAY`](crate::ndarray::node::SERDE_NDARRAY)) is a mapping of its
+/// `datatype`, `byteorder`, `shape`, `compression` and `data` (`!!binary`) tagged
+/// [`PENDING_NDARRAY_TAG`](crate::ndarray::node::PENDING_NDARRAY_TAG): the caller makes
+/// it an ndarray node (see `Document::set_serialize`), taking the bytes with
+/// [`Tree::take_binary`].
 pub(crate) fn to_node<T: Serialize + ?Sized>(tree: &mut Tree, value: &T) -> Result<NodeId, SerError> {
     value.serialize(NodeSer { tree })
+}
+
+impl Tree {
+    /// The bytes of `!!binary` node `id`, taken out (it is left `null`); `None` for any
+    /// other node.
+    pub(crate) fn take_binary(&mut self, id: NodeId) -> Option<Vec<u8>> {
+        let value = &mut self.nodes.get_mut(id.0 as usize)?.value;
+        match std::mem::replace(value, Value::Null) {
+            Value::Binary(bytes) => Some(bytes),
+            other => {
+                *value = other;
+                None
+            }
+        }
+    }
 }
 
 fn plain(value: Value) -> Node {
@@ -135,10 +157,17 @@ impl<'t> ser::Serializer for NodeSer<'t> {
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
-        _name: &'static str,
+        name: &'static str,
         value: &T,
     ) -> Result<NodeId, SerError> {
-        value.serialize(self)
+        let tree = self.tree;
+        let id = value.serialize(NodeSer { tree: &mut *tree })?;
+        // An array (`rasdf::write::Ndarray`): marked for the document, which takes its
+        // bytes for a block and makes the node an ndarray.
+        if name == crate::ndarray::node::SERDE_NDARRAY {
+            tree.set_tag(id, Some(crate::ndarray::node::PENDING_NDARRAY_TAG.into()));
+        }
+        Ok(id)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,

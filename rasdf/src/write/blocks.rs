@@ -1,0 +1,435 @@
+//! Writing the file: the header and the tree, then the blocks, compressed (in parallel,
+//! at the options' level) and hashed, padded as asked, and the block index; through a
+//! writer that seeks ([`WriteSeek`]): a buffered one, or past the page cache for large
+//! files ([`crate::direct::DirectWriter`], which hashes as it copies).
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::array::BaseData;
+use super::document::{Base, Document};
+use super::plan::{Naming, old_block_files, software};
+use super::stage::{self, StageOptions, Staged, commit_all};
+use super::{ArrayStorage, WriteOptions, node, usage};
+use crate::block::{self, BlockError, BlockHeader, Compression};
+use crate::error::{Error, Location, Result};
+use crate::index;
+use crate::tree::emit::Emitter;
+use crate::tree::{Overlay, Value};
+
+/// Documents with at least this much array data are written past the page cache
+/// where the filesystem allows it (see `crate::direct`).
+const DIRECT_MIN: usize = 64 << 20;
+
+/// Blocks at least this large have their MD5 computed while their data is written.
+const OVERLAP_MD5: usize = 8 << 20;
+
+/// Buffers per worker in [`write_lz4_pipelined`]: one being filled, one waiting its turn.
+const LZ4_SLOTS_PER_WORKER: usize = 2;
+
+impl Document<'_> {
+    /// [`Document::write`], with the block files of external arrays left staged in
+    /// `externals`, for the caller to put in place.
+    pub(super) fn write_staging<W: WriteSeek>(
+        &self,
+        out: &mut W,
+        main_path: Option<&Path>,
+        options: &WriteOptions,
+        externals: &mut Vec<Staged>,
+        old_set: Option<&mut Vec<PathBuf>>,
+    ) -> Result<()> {
+        options.check()?;
+        let mut plan = self.plan(options)?;
+        // When the main file is replaced too (`old_set` given), the block files of the
+        // exploded file there keep their names until the new main file is in place: the
+        // new set takes the other naming.
+        if let (Some(main), Some(old_set)) = (main_path, old_set)
+            && !plan.external.is_empty()
+        {
+            *old_set = old_block_files(main);
+            plan.naming = Naming::next(main, old_set);
+        }
+        self.check_external_names(&plan, main_path)?;
+        let tree = self.output_tree(&plan, main_path)?;
+        // The header and the tree in one buffer, sized for about 12 bytes a node.
+        let mut header = String::with_capacity(tree.len().saturating_mul(12).min(1 << 30));
+        let _ = write!(header, "#ASDF 1.0.0\n#ASDF_STANDARD {}\n", self.standard);
+        let mut text = Emitter::new(&tree).for_standard(&self.standard).document_after(header).into_bytes();
+        let pad = |len: usize| if options.pad_blocks { padding(len) } else { 0 };
+        let tree_pad = if plan.internal.is_empty() { 0 } else { pad(text.len()) };
+        text.resize(text.len() + tree_pad, 0);
+        out.write_all(&text)?;
+        // Compress and hash blocks in parallel, then write them in order; chunked data
+        // is compressed and hashed as it arrives, and its header patched afterwards.
+        let blocks: Vec<Prepared<'_>> = plan
+            .internal
+            .par_iter()
+            .map(|&(base, comp)| {
+                if self.bases.get(base).is_some_and(|b| b.chunks.is_some()) {
+                    Ok(Prepared::Chunked)
+                } else {
+                    prepare(self.block_bytes(base, &plan), comp, options)
+                }
+            })
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Error::new(e, Location::default()))?;
+        let mut offset = text.len() as u64;
+        let mut offsets = Vec::with_capacity(blocks.len());
+        for (prepared, &(base, comp)) in blocks.into_iter().zip(&plan.internal) {
+            offsets.push(offset);
+            let allocated = match prepared {
+                Prepared::Chunked => self.write_chunked(out, base, comp, options)?,
+                other => write_prepared(out, other, self.block_bytes(base, &plan), options)?,
+            };
+            offset += block::HEADER_LEN as u64 + allocated;
+        }
+        if self.stream.is_some() {
+            // Reference notes 1.11: flags 1, no compression, sizes and checksum zero.
+            let h = BlockHeader {
+                offset: 0,
+                header_size: block::MIN_HEADER_SIZE,
+                flags: block::FLAG_STREAMED,
+                compression: Compression::None,
+                allocated_size: 0,
+                used_size: 0,
+                data_size: 0,
+                checksum: [0; 16],
+            };
+            out.write_all(&h.to_bytes())?;
+        } else if options.include_index && !offsets.is_empty() {
+            out.write_all(&index::write(&offsets))?;
+        }
+        if !plan.external.is_empty() {
+            let main =
+                main_path.ok_or_else(|| usage("external arrays need the main file's path to name their files"))?;
+            for (n, &(base, comp)) in plan.external.iter().enumerate() {
+                let path = plan.naming.path(main, n);
+                let mut sub = Document::new();
+                sub.standard.clone_from(&self.standard);
+                sub.bases.push(Base {
+                    data: BaseData::Bytes(Cow::Borrowed(self.block_bytes(base, &plan))),
+                    compression: comp,
+                    chunks: None,
+                });
+                // As the reference writes them: no padding.
+                let sub_opts =
+                    WriteOptions { storage: Some(ArrayStorage::Internal), pad_blocks: false, ..options.clone() };
+                externals.push(sub.stage_raw_block_file(&path, &sub_opts)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes an external block file: a minimal tree and one block, as the main file's
+    /// blocks are written (a large one past the page cache, its MD5 beside the write,
+    /// lz4 record by record).
+    fn stage_raw_block_file(&self, path: &Path, options: &WriteOptions) -> Result<Staged> {
+        let mut tree = Overlay::new(&self.tree);
+        let root = tree.root().ok_or_else(|| usage("no root"))?;
+        let lib = software(&mut tree);
+        let k = tree.push(node(Value::Str("asdf_library".into())));
+        tree.set_value(root, Value::Map(vec![(k, lib)]));
+        let mut text = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", self.standard).into_bytes();
+        text.extend_from_slice(Emitter::new(&tree).for_standard(&self.standard).document().as_bytes());
+        let base = &self.bases[0];
+        self.stage_path_with(path, options, |out| {
+            out.write_all(&text)?;
+            let prepared =
+                prepare(&base.data, base.compression, options).map_err(|e| Error::new(e, Location::default()))?;
+            write_prepared(out, prepared, &base.data, options)?;
+            if options.include_index {
+                out.write_all(&index::write(&[text.len() as u64]))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs `body` on a temporary file beside `path`, to be renamed into place by the
+    /// caller; with 64 MiB of array data or more, the file is written past the page
+    /// cache.
+    pub(super) fn stage_path_with(
+        &self,
+        path: &Path,
+        options: &WriteOptions,
+        body: impl FnOnce(&mut &mut dyn WriteSeek) -> Result<()>,
+    ) -> Result<Staged> {
+        let mut failure = None;
+        let big = self.bases.iter().map(|b| b.data.len()).sum::<usize>() >= DIRECT_MIN;
+        let result = stage::stage_with(path, StageOptions { sync: options.sync }, |f| {
+            let written = match big.then(|| crate::direct::DirectWriter::new(f)).flatten() {
+                Some(direct) => {
+                    let mut w = direct;
+                    body(&mut (&mut w as &mut dyn WriteSeek)).map(|()| w.finish())
+                }
+                None => {
+                    let mut w = std::io::BufWriter::with_capacity(1 << 20, &*f);
+                    body(&mut (&mut w as &mut dyn WriteSeek)).map(|()| w.flush())
+                }
+            };
+            match written {
+                Ok(flushed) => flushed,
+                Err(e) => {
+                    failure = Some(e);
+                    Err(std::io::Error::other("write failed"))
+                }
+            }
+        });
+        match (result, failure) {
+            (_, Some(e)) => Err(e.in_file(path)),
+            (Err(e), None) => Err(Error::from(e).in_file(path)),
+            (Ok(staged), None) => Ok(staged),
+        }
+    }
+}
+
+/// Puts staged files in place, in order. A rename fails, in practice, only onto a
+/// folder: that is looked for first, so that none is put in place then.
+pub(super) fn commit(staged: Vec<Staged>) -> Result<()> {
+    if let Some(s) = staged.iter().find(|s| s.target().symlink_metadata().is_ok_and(|m| m.is_dir())) {
+        let e = std::io::Error::new(std::io::ErrorKind::IsADirectory, "a folder stands where the file goes");
+        return Err(Error::from(e).in_file(s.target()));
+    }
+    let path = staged.last().map(|s| s.target().to_path_buf()).unwrap_or_default();
+    commit_all(staged).map_err(|e| Error::from(e).in_file(path))
+}
+
+/// Reference notes 5.2: the padding `pad_blocks=True` adds to `len` bytes (4096-byte
+/// filesystem blocks, factor 1.1).
+fn padding(len: usize) -> usize {
+    let bs = 4096usize;
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let blocks = ((len as f64 * 1.1) / bs as f64).ceil() as usize + 1;
+    (blocks * bs).saturating_sub(len)
+}
+
+/// Compresses `data` with `comp` at `level` (zlib and bzp2; ignored by the others). At
+/// the reference's own levels, exactly [`block::codec::encode`]'s bytes.
+pub(super) fn encode(comp: Compression, data: &[u8], level: u32) -> std::result::Result<Vec<u8>, BlockError> {
+    let corrupt = |message: String| BlockError::Corrupt { codec: comp, message };
+    match comp {
+        Compression::Zlib if level != super::ZLIB_LEVEL => block::pdeflate::compress(data, level).map_err(corrupt),
+        Compression::Bzp2 if level != super::BZP2_LEVEL => {
+            if let Some(stream) = block::pbzip::compress(data, level) {
+                return Ok(stream);
+            }
+            let mut e =
+                bzip2::write::BzEncoder::new(Vec::with_capacity(data.len() / 2), bzip2::Compression::new(level));
+            e.write_all(data).and_then(|()| e.finish()).map_err(|e| corrupt(e.to_string()))
+        }
+        _ => block::codec::encode(comp, data),
+    }
+}
+
+/// A block before it is written.
+pub(super) enum Prepared<'a> {
+    /// Compressed and (small enough) hashed already: its header and stored bytes.
+    Encoded(BlockHeader, Cow<'a, [u8]>),
+    /// A chunked base: compressed and hashed as its chunks arrive.
+    Chunked,
+    /// lz4 of two records or more: compressed while it is written (see
+    /// [`write_lz4_pipelined`]).
+    Lz4Pipelined,
+}
+
+/// How the block of `data` is to be written with `comp`: lz4 of two records or more
+/// compressed while it is written, anything else compressed (and, when small, hashed)
+/// now.
+fn prepare<'a>(
+    data: &'a [u8],
+    comp: Compression,
+    options: &WriteOptions,
+) -> std::result::Result<Prepared<'a>, BlockError> {
+    if comp == Compression::Lz4 && data.len() > block::codec::LZ4_CHUNK {
+        return Ok(Prepared::Lz4Pipelined);
+    }
+    encode_block(data, comp, options).map(|(h, stored)| Prepared::Encoded(h, stored))
+}
+
+fn encode_block<'a>(
+    data: &'a [u8],
+    comp: Compression,
+    options: &WriteOptions,
+) -> std::result::Result<(BlockHeader, Cow<'a, [u8]>), BlockError> {
+    let stored: Cow<'_, [u8]> = if comp == Compression::None {
+        Cow::Borrowed(data)
+    } else {
+        Cow::Owned(encode(comp, data, options.level(comp))?)
+    };
+    // Large blocks: the checksum is computed beside the write (see `write_prepared`).
+    let checksums = options.checksums && stored.len() < OVERLAP_MD5;
+    let h = BlockHeader {
+        offset: 0,
+        header_size: block::MIN_HEADER_SIZE,
+        flags: 0,
+        compression: comp,
+        allocated_size: stored.len() as u64,
+        used_size: stored.len() as u64,
+        data_size: data.len() as u64,
+        checksum: if checksums { block::md5(&stored) } else { [0; 16] },
+    };
+    Ok((h, stored))
+}
+
+/// Writes a block [`prepare`]d from `data` at the current position; returns its
+/// allocated size. A large block's MD5 is computed on another thread while it is
+/// written, then patched into its header.
+fn write_prepared<W: WriteSeek>(
+    out: &mut W,
+    prepared: Prepared<'_>,
+    data: &[u8],
+    options: &WriteOptions,
+) -> Result<u64> {
+    let (mut h, stored) = match prepared {
+        Prepared::Encoded(h, stored) => (h, stored),
+        Prepared::Lz4Pipelined => return write_lz4_pipelined(out, data, options),
+        Prepared::Chunked => return Err(usage("a chunked block is written by its document")),
+    };
+    let extra = if options.pad_blocks { padding(stored.len()) } else { 0 };
+    h.allocated_size = h.used_size + extra as u64;
+    if options.checksums && stored.len() >= OVERLAP_MD5 {
+        let start = out.stream_position()?;
+        // Not hashed as it is copied (`write_hashed`): the bytes are often a mapped
+        // file's, and the first touch of each page would then fall on the hash, the
+        // write's critical path (1 GiB: 1.55-1.75 s against 1.38-1.71 s this way, where
+        // the copy, running ahead of the hash, takes the page faults).
+        let written = std::thread::scope(|scope| {
+            let md5 = scope.spawn(|| block::md5(&stored));
+            let w = out
+                .write_all(&h.to_bytes())
+                .and_then(|()| out.write_all(&stored))
+                .and_then(|()| out.write_all(&vec![0u8; extra]));
+            w.map(|()| md5.join().unwrap_or([0; 16]))
+        });
+        h.checksum = written?;
+        let end = out.stream_position()?;
+        out.seek(SeekFrom::Start(start))?;
+        out.write_all(&h.to_bytes())?;
+        out.seek(SeekFrom::Start(end))?;
+    } else {
+        out.write_all(&h.to_bytes())?;
+        out.write_all(&stored)?;
+        out.write_all(&vec![0u8; extra])?;
+    }
+    Ok(h.allocated_size)
+}
+
+/// Writes `data` as an lz4 block at the current position; returns its allocated size.
+/// The records are compressed two at a time on worker threads (see [`crate::pipeline`]
+/// and `lz4_records_into`) while this thread hashes and writes the finished ones in
+/// order, in one pass where the writer copies for the disk (`write_hashed`); the buffers
+/// go round, so memory stays at a few records however large the block, and no copy of
+/// the whole block is made.
+fn write_lz4_pipelined<W: WriteSeek>(out: &mut W, data: &[u8], options: &WriteOptions) -> Result<u64> {
+    let start = out.stream_position()?;
+    out.write_all(&[0u8; block::HEADER_LEN])?;
+    // A piece is two records, compressed together (see `lz4_records_into`).
+    let piece = 2 * block::codec::LZ4_CHUNK;
+    let workers = rayon::current_num_threads();
+    let mut md5 = block::Md5::new();
+    let mut used = 0u64;
+    crate::pipeline::in_order_parts(
+        data.len().div_ceil(piece),
+        workers,
+        LZ4_SLOTS_PER_WORKER * workers,
+        |n, buf| {
+            let bytes = &data[n * piece..data.len().min((n + 1) * piece)];
+            block::codec::lz4_records_into(bytes, buf).map_err(|e| Error::new(e, Location::default()))
+        },
+        |buf, records| {
+            for record in records.map(|r| &buf[r]) {
+                if options.checksums {
+                    out.write_hashed(record, &mut md5)?;
+                } else {
+                    out.write_all(record)?;
+                }
+                used += record.len() as u64;
+            }
+            Ok(())
+        },
+    )?;
+    finish_block(out, start, Compression::Lz4, used, data.len() as u64, md5.finalize(), options)
+}
+
+/// Ends a block whose data was written after a placeholder header at `start`: pads it
+/// (if asked), then writes the real header there; returns the allocated size.
+pub(super) fn finish_block<W: Write + Seek>(
+    out: &mut W,
+    start: u64,
+    compression: Compression,
+    used: u64,
+    data_size: u64,
+    digest: [u8; 16],
+    options: &WriteOptions,
+) -> Result<u64> {
+    let extra = if options.pad_blocks { padding(usize::try_from(used).unwrap_or(usize::MAX)) } else { 0 };
+    out.write_all(&vec![0u8; extra])?;
+    let end = out.stream_position()?;
+    let h = BlockHeader {
+        offset: start,
+        header_size: block::MIN_HEADER_SIZE,
+        flags: 0,
+        compression,
+        allocated_size: used + extra as u64,
+        used_size: used,
+        data_size,
+        checksum: if options.checksums { digest } else { [0; 16] },
+    };
+    out.seek(SeekFrom::Start(start))?;
+    out.write_all(&h.to_bytes())?;
+    out.seek(SeekFrom::Start(end))?;
+    Ok(h.allocated_size)
+}
+
+/// Where a document's bytes go: a writer that seeks, and may hash bytes as it copies
+/// them (the direct writer of large files does both in one pass).
+pub(super) trait WriteSeek: Write + Seek {
+    /// Writes all of `bytes` and feeds them to `md5`.
+    fn write_hashed(&mut self, bytes: &[u8], md5: &mut block::Md5) -> std::io::Result<()> {
+        md5.update(bytes);
+        self.write_all(bytes)
+    }
+}
+
+impl<T: WriteSeek + ?Sized> WriteSeek for &mut T {
+    fn write_hashed(&mut self, bytes: &[u8], md5: &mut block::Md5) -> std::io::Result<()> {
+        (**self).write_hashed(bytes, md5)
+    }
+}
+
+impl WriteSeek for crate::direct::DirectWriter {
+    fn write_hashed(&mut self, bytes: &[u8], md5: &mut block::Md5) -> std::io::Result<()> {
+        crate::direct::DirectWriter::write_hashed(self, bytes, md5)
+    }
+}
+
+impl WriteSeek for std::io::BufWriter<&std::fs::File> {}
+
+/// A caller's writer, with no hashing of its own.
+pub(super) struct Plain<'w, W: Write + Seek>(pub(super) &'w mut W);
+
+impl<W: Write + Seek> Write for Plain<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0.write_all(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl<W: Write + Seek> Seek for Plain<'_, W> {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.0.seek(pos)
+    }
+    fn stream_position(&mut self) -> std::io::Result<u64> {
+        self.0.stream_position()
+    }
+}
+
+impl<W: Write + Seek> WriteSeek for Plain<'_, W> {}
