@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::Outcome;
-use crate::rewrite::{self, rewrite};
+use crate::rewrite::{self, rewrite_with};
 use clap::{Parser, Subcommand};
 use rasdf::write::ArrayStorage;
 use rasdf::{AsdfFile, OpenOptions};
@@ -15,6 +15,39 @@ use rasdf::{AsdfFile, OpenOptions};
 struct Args {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// Limits on what an input may make rasdf read or allocate (rasdf::Limits); each
+/// defaults to the library's.
+#[derive(clap::Args, Default)]
+struct LimitArgs {
+    /// Largest YAML tree to read, in bytes (default 1 GiB).
+    #[arg(long, global = true, value_name = "BYTES")]
+    max_tree_bytes: Option<u64>,
+    /// Most nodes in the tree (default 100 000 000).
+    #[arg(long, global = true, value_name = "N")]
+    max_nodes: Option<usize>,
+    /// Largest decoded block, in bytes (default 64 GiB).
+    #[arg(long, global = true, value_name = "BYTES")]
+    max_block_bytes: Option<u64>,
+    /// Most elements in one array (default 2^40).
+    #[arg(long, global = true, value_name = "N")]
+    max_array_elements: Option<u64>,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> rasdf::Limits {
+        let d = rasdf::Limits::default();
+        rasdf::Limits {
+            max_tree_bytes: self.max_tree_bytes.unwrap_or(d.max_tree_bytes),
+            max_nodes: self.max_nodes.unwrap_or(d.max_nodes),
+            max_block_bytes: self.max_block_bytes.unwrap_or(d.max_block_bytes),
+            max_array_elements: self.max_array_elements.unwrap_or(d.max_array_elements),
+            ..d
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -115,11 +148,28 @@ struct FileArgs {
 const EXPLODE_OUTPUT: &str = "Output file (default: FILE_exploded.asdf)";
 const IMPLODE_OUTPUT: &str = "Output file (default: FILE_all.asdf)";
 
-fn open(file: &PathBuf) -> Result<AsdfFile, u8> {
-    OpenOptions::new().open(file).map_err(|e| {
-        eprintln!("rasdf: {e}");
-        Outcome::Failed.code()
+/// Opens the input, or tells why it cannot be opened: exit 2 for a path that names no
+/// readable regular file (missing, a folder, no permission), 1 for a damaged file.
+fn open(file: &PathBuf, options: &OpenOptions) -> Result<AsdfFile, u8> {
+    readable(file)?;
+    options.open(file).map_err(|e| {
+        say(&e);
+        match e.kind() {
+            rasdf::ErrorKind::Io(_) => Outcome::Unopened.code(),
+            _ => Outcome::Failed.code(),
+        }
     })
+}
+
+/// `Err(2)`, with a message, unless `file` opens for reading as a regular file.
+fn readable(file: &std::path::Path) -> Result<(), u8> {
+    match rasdf::file::open_regular(file) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            eprintln!("rasdf: {}: cannot be opened: {e}", file.display());
+            Err(Outcome::Unopened.code())
+        }
+    }
 }
 
 fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
@@ -131,10 +181,12 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             Outcome::Failed.code()
         }
     };
+    let limits = args.limits.limits();
+    let options = OpenOptions::new().limits(limits);
     match args.command {
-        Command::Check { file } => crate::check::run(&file, &OpenOptions::new(), out).map_err(io),
+        Command::Check { file } => crate::check::run(&file, &options, out).map_err(io),
         Command::Info { file, max_rows, max_cols, show_values: _, no_show_values, show_blocks, stats } => {
-            let f = open(&file)?;
+            let f = open(&file, &options)?;
             let options =
                 crate::info::InfoOptions { max_rows, max_cols, show_values: !no_show_values, show_blocks, stats };
             let outcome = crate::info::report(&f, &options, out).map_err(io);
@@ -142,18 +194,22 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             outcome
         }
         Command::Defragment { file, output, compress, views_only } => {
+            readable(&file)?;
             let compression = compress.as_deref().and_then(rasdf::block::Compression::from_name);
-            report(rewrite(&file, &output, ArrayStorage::Internal, compression, views_only))
+            report(rewrite_with(&options, &file, &output, ArrayStorage::Internal, compression, views_only))
         }
         Command::Explode(FileArgs { file, output }) => {
+            readable(&file)?;
             let output = output.unwrap_or_else(|| rewrite::default_output(&file, "_exploded"));
-            report(rewrite(&file, &output, ArrayStorage::External, None, false))
+            report(rewrite_with(&options, &file, &output, ArrayStorage::External, None, false))
         }
         Command::Implode(FileArgs { file, output }) => {
+            readable(&file)?;
             let output = output.unwrap_or_else(|| rewrite::default_output(&file, "_all"));
-            report(rewrite(&file, &output, ArrayStorage::Internal, None, false))
+            report(rewrite_with(&options, &file, &output, ArrayStorage::Internal, None, false))
         }
         Command::Convert { input, output, array, compress } => {
+            readable(&input)?;
             use rasdf_convert::{Format, b2nd::BloscCodec};
             let to_b2nd = Format::from_extension(&output) == Some(Format::B2nd);
             let name = compress.as_deref().unwrap_or(if to_b2nd { "zstd" } else { "none" });
@@ -172,17 +228,17 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
                 }
                 (_, codec) => codec.unwrap_or(BloscCodec::Zstd),
             };
-            let options = rasdf_convert::ConvertOptions { array, compression, blosc_codec, ..Default::default() };
+            let options = rasdf_convert::ConvertOptions { array, compression, blosc_codec, limits };
             let mut warn = |w: String| eprintln!("rasdf: warning: {w}");
             report(rasdf_convert::convert_with_warnings(&input, &output, &options, &mut warn))
         }
         Command::ToYaml { file, output } => {
-            let f = open(&file)?;
+            let f = open(&file, &options)?;
             let output = output.unwrap_or_else(|| file.with_extension("yaml"));
             match crate::to_yaml::write(&f, &output) {
                 Ok(()) => Ok(Outcome::Ok),
                 Err(e) => {
-                    eprintln!("rasdf: {e}");
+                    say(&e);
                     Ok(Outcome::Failed)
                 }
             }
@@ -190,16 +246,34 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
     }
 }
 
-/// The outcome of a command that reads and writes: a usage error (arguments that cannot
-/// go together, such as an output that would replace the input's own file) exits with 2.
+/// Prints an error on standard error, with the option that raises a limit it hit.
+fn say(e: &(impl MaybeUsage + ?Sized)) {
+    eprintln!("rasdf: {e}");
+    if let Some(what) = e.limit() {
+        let option = format!("--{}", what.replace('_', "-"));
+        let known = ["--max-tree-bytes", "--max-nodes", "--max-block-bytes", "--max-array-elements"];
+        if known.contains(&option.as_str()) {
+            eprintln!("rasdf: a file you trust may raise the limit with {option}");
+        }
+    }
+}
+
 /// An error that may be the caller's (exit code 2) rather than the input's.
 trait MaybeUsage: std::fmt::Display {
     fn is_usage(&self) -> bool;
+    /// The `Limits` field the error hit, if it is a limit.
+    fn limit(&self) -> Option<&'static str>;
 }
 
 impl MaybeUsage for rasdf::Error {
     fn is_usage(&self) -> bool {
         matches!(self.kind(), rasdf::ErrorKind::Usage(_))
+    }
+    fn limit(&self) -> Option<&'static str> {
+        match self.kind() {
+            rasdf::ErrorKind::Limit(l) => Some(l.what),
+            _ => None,
+        }
     }
 }
 
@@ -207,18 +281,22 @@ impl MaybeUsage for rasdf_convert::Error {
     fn is_usage(&self) -> bool {
         rasdf_convert::Error::is_usage(self)
     }
+    fn limit(&self) -> Option<&'static str> {
+        match self {
+            rasdf_convert::Error::Asdf(e) => e.limit(),
+            _ => None,
+        }
+    }
 }
 
+/// The outcome of a command that reads and writes: a usage error (arguments that cannot
+/// go together, such as an output that would replace the input's own file) exits with 2.
 fn report(result: Result<(), impl MaybeUsage>) -> Result<Outcome, u8> {
     match result {
         Ok(()) => Ok(Outcome::Ok),
-        Err(e) if e.is_usage() => {
-            eprintln!("rasdf: {e}");
-            Err(2)
-        }
         Err(e) => {
-            eprintln!("rasdf: {e}");
-            Ok(Outcome::Failed)
+            say(&e);
+            if e.is_usage() { Err(2) } else { Ok(Outcome::Failed) }
         }
     }
 }
@@ -318,7 +396,7 @@ pub fn main(argv: Vec<std::ffi::OsString>, out: &mut impl std::io::Write) -> u8 
     let name = argv.first().and_then(|a| PathBuf::from(a).file_stem().map(|s| s.to_string_lossy().into_owned()));
     let tool = STANDALONE.iter().find(|t| name.as_deref() == Some(t.name));
     let parsed = match tool {
-        Some(tool) => standalone(argv, tool).map(|a| Args { command: (tool.command)(a) }),
+        Some(tool) => standalone(argv, tool).map(|a| Args { command: (tool.command)(a), limits: LimitArgs::default() }),
         None => Args::try_parse_from(argv),
     };
     let args = match parsed {

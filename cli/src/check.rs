@@ -18,13 +18,25 @@ use rasdf::{AsdfFile, OpenOptions};
 pub fn run(path: &Path, options: &OpenOptions, out: &mut impl Write) -> io::Result<Outcome> {
     let file = match options.open(path) {
         Ok(f) => f,
+        // A file that cannot be opened (missing, a folder, no permission) is not damaged:
+        // the caller named the wrong thing.
+        Err(e) if matches!(e.kind(), rasdf::ErrorKind::Io(_)) => {
+            writeln!(out, "error: {e}")?;
+            return Ok(Outcome::Unopened);
+        }
         Err(e) => {
             writeln!(out, "error: {e}")?;
             writeln!(out, "{}: damaged", path.display())?;
             return Ok(Outcome::Failed);
         }
     };
-    report(&file, &path.display().to_string(), out)
+    let outcome = report(&file, &path.display().to_string(), out)?;
+    // The verdict stands only for the file as it was read.
+    if let Err(e) = file.check_unchanged() {
+        writeln!(out, "error: {e}")?;
+        return Ok(Outcome::Failed);
+    }
+    Ok(outcome)
 }
 
 /// Checks an open file; `name` heads the report.
@@ -55,11 +67,15 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
     warnings += off_standard_tags(file, out)?;
     let statuses = file.verify_blocks();
     let sound: Vec<bool> = statuses.iter().map(Result::is_ok).collect();
+    let mismatch = |e: &rasdf::Error| {
+        matches!(e.kind(), rasdf::ErrorKind::Block(rasdf::block::BlockError::ChecksumMismatch { .. }))
+    };
     for (n, (b, status)) in file.blocks().iter().zip(statuses).enumerate() {
         let sum = match &status {
             Ok(ChecksumStatus::None) => "checksum none",
             Ok(ChecksumStatus::MatchesStored) => "checksum ok",
             Ok(ChecksumStatus::MatchesDecoded) => "checksum ok (of decoded data, asdf < 5.3)",
+            Err(e) if mismatch(e) => "checksum mismatch",
             Err(_) => "checksum not verified",
         };
         let kind = if b.is_streamed() { ", streamed" } else { "" };
@@ -82,8 +98,17 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
     let paths = file.ndarray_nodes();
     let mut bad_arrays = 0usize;
     for (path, node) in &paths {
-        // A block verified above is not decoded again for its arrays.
-        if let Err(e) = file.check_ndarray_at(*node, |n| sound.get(n) == Some(&true)) {
+        // An array whose block failed above is not readable (its bytes are not the
+        // ones written), and one verified above is not decoded again.
+        let failed_block = match file.ndarray_block(*node) {
+            Ok(Some(n)) => (sound.get(n) == Some(&false)).then_some(n),
+            _ => None,
+        };
+        if let Some(n) = failed_block {
+            writeln!(out, "error: tree path {path}: its data is in block {n}, which failed (above)")?;
+            errors += 1;
+            bad_arrays += 1;
+        } else if let Err(e) = file.check_ndarray_at(*node, |n| sound.get(n) == Some(&true)) {
             writeln!(out, "error: {}", e.at_path(path))?;
             errors += 1;
             bad_arrays += 1;

@@ -17,14 +17,19 @@ pub enum Outcome {
     Ok,
     /// Exit 1: the input is damaged or the command failed.
     Failed,
+    /// Exit 2: the input could not be opened (missing, a folder, no permission): a
+    /// usage error, not damage.
+    Unopened,
 }
 
 impl Outcome {
-    /// The process exit code: 0 or 1 (usage errors, 2, are the argument parser's).
+    /// The process exit code: 0, 1, or 2 for an input that could not be opened (other
+    /// usage errors, also 2, are the argument parser's).
     pub fn code(self) -> u8 {
         match self {
             Outcome::Ok => 0,
             Outcome::Failed => 1,
+            Outcome::Unopened => 2,
         }
     }
 }

@@ -7,10 +7,13 @@ use rasdf::error::Result;
 use rasdf::write::{ArrayStorage, Document, WriteOptions};
 use rasdf::{AsdfFile, OpenOptions};
 
-/// `<dir>/<stem><suffix>.asdf` for `input`.
+/// `<dir>/<stem><suffix>.asdf` for `input` (the stem's bytes kept as they are, UTF-8 or
+/// not).
 pub fn default_output(input: &Path, suffix: &str) -> PathBuf {
-    let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    input.with_file_name(format!("{stem}{suffix}.asdf"))
+    let mut name = input.file_stem().map(std::ffi::OsStr::to_os_string).unwrap_or_default();
+    name.push(suffix);
+    name.push(".asdf");
+    input.with_file_name(name)
 }
 
 /// Rewrites `input` to `output` with every array stored as `storage` and, when given,
@@ -25,7 +28,22 @@ pub fn rewrite(
     compression: Option<Compression>,
     views_only: bool,
 ) -> Result<()> {
-    let file = OpenOptions::new().open(input)?;
+    rewrite_with(&OpenOptions::new(), input, output, storage, compression, views_only)
+}
+
+/// [`rewrite`], the input opened with `options` (its limits).
+///
+/// # Errors
+/// As [`rewrite`].
+pub fn rewrite_with(
+    options: &OpenOptions,
+    input: &Path,
+    output: &Path,
+    storage: ArrayStorage,
+    compression: Option<Compression>,
+    views_only: bool,
+) -> Result<()> {
+    let file = options.open(input)?;
     rewrite_file(&file, output, storage, compression, views_only)
 }
 

@@ -199,16 +199,18 @@ fn large_blocks_verify_in_pieces_with_the_whole_paths_verdicts() {
             let report = String::from_utf8(report).unwrap();
             let sound = expected.is_some();
             assert_eq!(outcome == Outcome::Ok, sound, "{codec} {what}: {report}");
-            // A wrong checksum fails the block, not its array (checksums are verified
-            // on reading only when the options say so); damage that breaks the decoding
-            // fails both. zlib and bzip2 streams check themselves, so damage always
-            // breaks them; an lz4 record has no check of its own, and a flipped byte may
-            // still decode (to other data: then only the checksum tells).
+            // A block that fails (a wrong checksum, damage) fails its array too: its
+            // bytes are not the ones written. zlib and bzip2 streams check themselves,
+            // so damage always breaks them; an lz4 record has no check of its own, and a
+            // flipped byte may still decode (to other data: then only the checksum tells).
             let decodes = h.decode(f.bytes(), &rasdf::Limits::default()).is_ok();
             if what == "damaged" && codec != Compression::Lz4 {
                 assert!(!decodes, "{codec}: damage that still decodes");
             }
-            let readable = if decodes { "1 readable" } else { "0 readable" };
+            let readable = if sound { "1 readable" } else { "0 readable" };
+            if what == "wrong" {
+                assert!(report.contains("checksum mismatch\n"), "{codec}: {report}");
+            }
             assert!(report.contains(&format!("arrays: 1 declared, {readable}")), "{codec} {what}: {report}");
         }
     }

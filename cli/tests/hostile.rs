@@ -286,8 +286,9 @@ fn cli_errors_are_one_line_with_exit_codes() {
     let bad = common::testdata("bad/zlib_too_long.asdf");
     let out = std::process::Command::new(exe).args(["info", "--stats", bad.to_str().unwrap()]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
+    // An input that cannot be opened is the caller's mistake: a usage error.
     let missing = std::process::Command::new(exe).args(["info", "/nonexistent/x.asdf"]).output().unwrap();
-    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(missing.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&missing.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(!stderr.contains("panicked"));
@@ -344,7 +345,7 @@ fn asdf_explode_and_implode_are_their_own_command_lines() {
     let (a, b) = (AsdfFile::open(&input).unwrap(), AsdfFile::open(&joined).unwrap());
     let dump = |f: &AsdfFile| common::dump::without_library(common::dump::dump_file(f));
     assert_eq!(dump(&a), dump(&b));
-    assert_eq!(run(&[explode, &dir.join("missing.asdf")]), 1);
+    assert_eq!(run(&[explode, &dir.join("missing.asdf")]), 2);
     // Exploding `a0000.asdf` to `a.asdf` would write the first block file over the input:
     // a usage error, and the input stays as it was.
     let a0 = dir.join("a0000.asdf");

@@ -277,8 +277,15 @@ fn run_killed_at(strace: &Path, syscalls: &str, n: usize, args: &[&str]) -> bool
     status.success()
 }
 
+/// Whether `name` is a staged file's temporary name, `.rasdf-<16 hex>.tmp`.
+fn is_temp_name(name: &str) -> bool {
+    name.len() == 27 && name.starts_with(".rasdf-") && name.ends_with(".tmp")
+}
+
 /// A write killed at each of its writes, links, renames, syncs and closes leaves the
-/// target whole, old or new, and nothing beside it; so does an in-place rewrite.
+/// target whole, old or new, and nothing beside it but, killed in the microseconds
+/// between naming the finished file and renaming it over the target, its temporary
+/// name, which the next write in the folder removes; so does an in-place rewrite.
 #[test]
 fn killed_writes_never_leave_a_half_written_file_or_a_leftover() {
     let Some(strace) = common::strace() else { return };
@@ -290,13 +297,14 @@ fn killed_writes_never_leave_a_half_written_file_or_a_leftover() {
     std::fs::write(&target, &old).unwrap();
     let before = names_in(&dir);
     let (i, t) = (input.to_str().unwrap(), target.to_str().unwrap());
+    let mut swept = 0;
     for args in [["defragment", i, "-o", t, "-c", "zlib"], ["defragment", t, "-o", t, "-c", "lz4"]] {
         // What the write makes when it is not killed.
         assert!(Command::new(env!("CARGO_BIN_EXE_rasdf")).args(args).status().unwrap().success());
         let new = std::fs::read(&target).unwrap();
         assert!(new != old);
         std::fs::write(&target, &old).unwrap();
-        for syscalls in ["write,pwrite64,writev", "rename,renameat,renameat2,linkat", "fsync,fdatasync,close"] {
+        for syscalls in ["write,pwrite64,writev", "linkat", "rename,renameat,renameat2", "fsync,fdatasync,close"] {
             let mut killed = 0;
             for n in 1.. {
                 assert!(n < 400, "{syscalls}: still killed at call {n}");
@@ -307,7 +315,11 @@ fn killed_writes_never_leave_a_half_written_file_or_a_leftover() {
                     "{args:?} killed at {syscalls} #{n}: the target is neither old nor new"
                 );
                 assert!(finished || now == old || syscalls != "write,pwrite64,writev", "killed at a write, yet new");
-                assert_eq!(names_in(&dir), before, "{args:?} killed at {syscalls} #{n}: files left behind");
+                let names = names_in(&dir);
+                let (temps, rest): (Vec<String>, Vec<String>) = names.into_iter().partition(|n| is_temp_name(n));
+                assert_eq!(rest, before, "{args:?} killed at {syscalls} #{n}: files left behind");
+                assert!(temps.is_empty() || syscalls.starts_with("rename"), "{syscalls} #{n}: left {temps:?}");
+                swept += temps.len();
                 assert!(AsdfFile::open(&target).unwrap().verify_blocks().iter().all(Result::is_ok));
                 std::fs::write(&target, &old).unwrap();
                 if finished {
@@ -316,8 +328,11 @@ fn killed_writes_never_leave_a_half_written_file_or_a_leftover() {
                 killed += 1;
             }
             assert!(killed > 0, "{args:?}: never killed at {syscalls}");
+            // The writes after the kill removed any temporary name it left.
+            assert_eq!(names_in(&dir), before, "{args:?} {syscalls}: a temporary name stayed");
         }
     }
+    assert!(swept > 0, "no kill fell between naming and renaming: the window was not tested");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -816,15 +831,23 @@ fn a_failed_exploded_write_replaces_none_of_the_old_files() {
     };
     let before = files(&dir);
     assert_eq!(before.len(), 3, "y.asdf, y0000.asdf, y0001.asdf");
-    std::fs::create_dir(dir.join("y0002.asdf")).unwrap();
-    let e = write(3, 2.0).expect_err("a folder stands where y0002.asdf goes");
-    assert!(e.to_string().contains("y0002.asdf"), "{e}");
+    // The new set takes the other names (y-0000.asdf...), leaving the old set alone until
+    // the new main file is in place.
+    std::fs::create_dir(dir.join("y-0002.asdf")).unwrap();
+    let e = write(3, 2.0).expect_err("a folder stands where y-0002.asdf goes");
+    assert!(e.to_string().contains("y-0002.asdf"), "{e}");
     assert!(files(&dir) == before, "the old files were changed or temporary files left");
-    // With the folder gone, the same write replaces all three.
-    std::fs::remove_dir(dir.join("y0002.asdf")).unwrap();
+    // With the folder gone, the same write replaces all three, and the old set's block
+    // files go.
+    std::fs::remove_dir(dir.join("y-0002.asdf")).unwrap();
     write(3, 2.0).unwrap();
     let f = AsdfFile::open(&main).unwrap();
     assert_eq!(f.array::<f64>("a0").unwrap()[1], 2.0);
-    assert_eq!(files(&dir).len(), 4);
+    let names: Vec<String> = files(&dir).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["y-0000.asdf", "y-0001.asdf", "y-0002.asdf", "y.asdf"]);
+    // The next rewrite goes back to the reference's names.
+    write(1, 3.0).unwrap();
+    let names: Vec<String> = files(&dir).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["y.asdf", "y0000.asdf"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

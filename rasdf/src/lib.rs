@@ -5,7 +5,8 @@
 //!
 //! - [`block`]: block headers, codecs (zlib, bzp2, lz4), checksums, walking;
 //! - [`index`]: the block index at the end of the file, checked before use;
-//! - [`tree`]: the header, comments and the YAML tree;
+//! - [`header`]: the `#ASDF` header line, the comments and where the tree lies;
+//! - [`tree`]: the YAML tree;
 //! - [`ndarray`]: array datatypes, layouts and data;
 //! - [`schema`]: what the standard's schemas add to a tree (defaults, in older files);
 //! - [`file`](mod@file): opening files (lazy, memory-mapped);
@@ -28,6 +29,7 @@ pub mod external;
 pub mod file;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod header;
 mod hugepages;
 pub mod index;
 pub mod limits;

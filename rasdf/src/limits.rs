@@ -86,7 +86,7 @@ impl Limits {
 
 /// A value from the file exceeded one of the [`Limits`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{what} is {value}, over the limit of {limit}")]
+#[error("the file needs {value} where the limit {what} allows {limit}")]
 pub struct LimitError {
     /// Which limit, named as the `Limits` field.
     pub what: &'static str,

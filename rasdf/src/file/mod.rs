@@ -5,7 +5,6 @@
 //! memory map, compressed ones are decoded once and cached.
 
 use std::borrow::Cow;
-use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -14,32 +13,19 @@ use rayon::prelude::*;
 use crate::Limits;
 use crate::block::{self, BlockHeader, ChecksumStatus, Compression, Trailer};
 use crate::error::{Error, ErrorKind, Location, Result, Warning};
+use crate::header::{self, Header};
 use crate::index::{self, IndexStatus};
 use crate::ndarray::stats::{self, Stats, StatsStream};
 use crate::ndarray::{
     ArrayError, ArrayMeta, ByteOrder, Datatype, Element, Layout, NativeType, NdArray, Source, Storage,
 };
-use crate::tree::header::{self, Header};
 use crate::tree::{NodeRef, Tree};
 use ::ndarray::{CowArray, IxDyn};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// The bytes of a file: a read-only memory map, or owned bytes.
-pub(crate) enum Bytes {
-    Mapped(memmap2::Mmap),
-    Owned(Vec<u8>),
-}
-
-impl Deref for Bytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            Bytes::Mapped(m) => m,
-            Bytes::Owned(v) => v,
-        }
-    }
-}
+pub mod mapguard;
+pub use mapguard::{Changed, FileBytes};
 
 /// Compressed blocks of at least this many decoded bytes are reduced piece by piece by
 /// [`AsdfFile::ndarray_stats_at`], not decoded whole (zlib blocks only above
@@ -149,16 +135,10 @@ impl OpenOptions {
     pub fn open(&self, path: impl AsRef<Path>) -> Result<AsdfFile> {
         let path = path.as_ref();
         let in_file = |e: Error| e.in_file(path);
-        let (f, len) = open_regular(path).map_err(|e| in_file(Error::from(e)))?;
-        let bytes = if len == 0 {
-            Bytes::Owned(Vec::new())
-        } else {
-            // SAFETY: the map is read-only. If another process truncates the file while
-            // it is mapped, reads past the new end fault; rasdf cannot prevent that, and
-            // neither can any reader of memory-mapped files.
-            let map = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| in_file(Error::from(e)))?;
-            Bytes::Mapped(map)
-        };
+        let (f, _) = open_regular(path).map_err(|e| in_file(Error::from(e)))?;
+        // Mapped and guarded (a file cut short while mapped reads zeros and is reported
+        // by `check_unchanged`, never kills the process), or read when small.
+        let bytes = FileBytes::open(&f).map_err(|e| in_file(Error::from(e)))?;
         AsdfFile::from_parts(bytes, Some(path.to_path_buf()), self.clone()).map_err(in_file)
     }
 
@@ -167,7 +147,7 @@ impl OpenOptions {
     /// # Errors
     /// As [`OpenOptions::open`].
     pub fn from_bytes(&self, bytes: Vec<u8>) -> Result<AsdfFile> {
-        AsdfFile::from_parts(Bytes::Owned(bytes), None, self.clone())
+        AsdfFile::from_parts(FileBytes::Read(bytes), None, self.clone())
     }
 }
 
@@ -215,7 +195,7 @@ pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
 /// An open ASDF file.
 pub struct AsdfFile {
     path: Option<PathBuf>,
-    bytes: Bytes,
+    bytes: FileBytes,
     options: OpenOptions,
     header: Header,
     blocks: Vec<BlockHeader>,
@@ -261,7 +241,7 @@ impl AsdfFile {
         OpenOptions::new()
     }
 
-    fn from_parts(bytes: Bytes, path: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile> {
+    fn from_parts(bytes: FileBytes, path: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile> {
         let header = header::parse(&bytes).map_err(|(e, at)| Error::new(e, Location::at(at)))?;
         let mut warnings: Vec<Warning> =
             header.warnings.iter().map(|(at, m)| Warning { message: m.clone(), location: Location::at(*at) }).collect();
@@ -434,6 +414,11 @@ impl AsdfFile {
     /// # Errors
     /// As [`AsdfFile::ndarray_at`].
     pub fn ndarray_stats_at(&self, node: NodeRef<'_>) -> Result<ArrayStats> {
+        let stats = self.ndarray_stats_unchecked(node);
+        self.unchanged(stats)
+    }
+
+    fn ndarray_stats_unchecked(&self, node: NodeRef<'_>) -> Result<ArrayStats> {
         let stream = |meta: &ArrayMeta, layout: &Layout| match meta.datatype {
             Datatype::Scalar(scalar) => StatsStream::new(scalar, meta.byteorder, layout.offset, layout.len()),
             _ => None,
@@ -549,6 +534,16 @@ impl AsdfFile {
     pub fn decode_pieces_of<E: From<Error>>(
         &self,
         n: usize,
+        sink: impl FnMut(&[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let decoded = self.decode_pieces_unchecked(n, sink);
+        self.check_unchanged()?;
+        decoded
+    }
+
+    fn decode_pieces_unchecked<E: From<Error>>(
+        &self,
+        n: usize,
         mut sink: impl FnMut(&[u8]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
         // The block's errors are told apart from the sink's, which keep their own place.
@@ -619,9 +614,10 @@ impl AsdfFile {
     /// As [`AsdfFile::ndarray`], and [`ArrayError::TypeMismatch`] when the array does not
     /// hold `T`.
     pub fn array<T: NativeType>(&self, path: &str) -> Result<CowArray<'_, T, IxDyn>> {
-        self.ndarray(path)?
-            .into_cow::<T>()
-            .map_err(|e| Error::new(e, Location::path(path)).in_file_opt(self.path.as_deref()))
+        let array = self.ndarray(path).and_then(|a| {
+            a.into_cow::<T>().map_err(|e| Error::new(e, Location::path(path)).in_file_opt(self.path.as_deref()))
+        });
+        self.unchanged(array)
     }
 
     /// The mask of the ndarray `array` read from `node`, in C order: the `null`s of
@@ -636,6 +632,11 @@ impl AsdfFile {
     /// mask over text or records, or a mask that is text (the reference fails to
     /// convert such an array).
     pub fn mask_at(&self, node: NodeRef<'_>, array: &NdArray<'_>) -> Result<Option<Vec<bool>>> {
+        let mask = self.mask_unchecked(node, array);
+        self.unchanged(mask)
+    }
+
+    fn mask_unchecked(&self, node: NodeRef<'_>, array: &NdArray<'_>) -> Result<Option<Vec<bool>>> {
         let inline = array.inline_mask();
         let Some(mask) = node.key("mask").filter(|m| !m.is_null()) else {
             return Ok(inline.map(<[bool]>::to_vec));
@@ -834,14 +835,16 @@ impl AsdfFile {
         if h.compression == Compression::None {
             let stored = self.block_stored(n)?;
             if self.options.verify_checksums {
-                block::verify_checksum(h, stored, || Ok(Cow::Borrowed(stored))).map_err(|e| e.with_block(n))?;
+                let verified = block::verify_checksum(h, stored, || Ok(Cow::Borrowed(stored)));
+                self.unchanged(verified.map_err(|e| e.with_block(n)))?;
             }
             return Ok(stored);
         }
         if let Some(d) = self.decoded[n].get() {
             return Ok(d);
         }
-        let data = self.decode_block(n)?;
+        let data = self.decode_block(n);
+        let data = self.unchanged(data)?;
         Ok(self.decoded[n].get_or_init(|| data))
     }
 
@@ -862,7 +865,41 @@ impl AsdfFile {
     /// hashed as it comes, when its checksum is of the decoded data; others are decoded
     /// whole, one per thread at a time.
     pub fn verify_blocks(&self) -> Vec<Result<ChecksumStatus>> {
-        (0..self.blocks.len()).into_par_iter().map(|n| self.verify_block(n).map_err(|e| e.with_block(n))).collect()
+        (0..self.blocks.len())
+            .into_par_iter()
+            .map(|n| self.unchanged(self.verify_block(n).map_err(|e| e.with_block(n))))
+            .collect()
+    }
+
+    /// `Ok` unless this file, or an external file it read blocks from, changed under its
+    /// memory map since it was opened: cut short by another process (truncated, or
+    /// rewritten by `cp`), so that bytes read since then were zeros, not the file's.
+    ///
+    /// A file is mapped (zero copy) when it is large; a read of a page the file no
+    /// longer has does not kill the process (the `SIGBUS` a plain map gives) but reads
+    /// zeros and marks the map. Every method of `AsdfFile` that reads block data checks
+    /// this before it returns and fails with an error naming the file and the offset.
+    /// Data borrowed from the map and read later (an array view from
+    /// [`AsdfFile::array`], [`AsdfFile::block_data`]) cannot be checked by the method
+    /// that lent it: call this after using it, and discard what was computed if it
+    /// fails. A file rewritten in place without being cut short is not detected here;
+    /// the blocks' checksums ([`AsdfFile::verify_blocks`]) tell that.
+    ///
+    /// # Errors
+    /// An I/O error of kind `UnexpectedEof` that says from which offset the file was gone.
+    pub fn check_unchanged(&self) -> Result<()> {
+        if let Err(changed) = self.bytes.check() {
+            return Err(Error::from(std::io::Error::from(changed)).in_file_opt(self.path.as_deref()));
+        }
+        let externals = self.externals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        externals.values().try_for_each(|f| f.check_unchanged())
+    }
+
+    /// `r`, unless the file changed under its map: then that error, which explains a
+    /// failure of `r` as well (bytes that read as zeros).
+    fn unchanged<R>(&self, r: Result<R>) -> Result<R> {
+        self.check_unchanged()?;
+        r
     }
 
     fn verify_block(&self, n: usize) -> Result<ChecksumStatus> {
@@ -889,10 +926,24 @@ impl AsdfFile {
         block::checksum_status(h, stored_md5, decoded_md5.map(block::Md5::finalize))
     }
 
+    /// The number of the block holding the data of the ndarray at `node`: `None` for
+    /// inline data and external files.
+    ///
+    /// # Errors
+    /// A malformed ndarray node, or a `source` naming a block the file does not have.
+    pub fn ndarray_block(&self, node: NodeRef<'_>) -> Result<Option<usize>> {
+        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
+        let Source::Block(i) = meta.source else { return Ok(None) };
+        self.resolve_block(i).map(Some).map_err(|e| self.array_error(node, e))
+    }
+
     /// Whether the ndarray at `node` can be read, as [`AsdfFile::ndarray_at`] tells, with
     /// the same error; but an array in a compressed block for which `sound(block)` holds
     /// (decoded and verified already, by [`AsdfFile::verify_blocks`]) is checked against
     /// the block's `data_size`, without decoding the block again.
+    ///
+    /// # Errors
+    /// As [`AsdfFile::ndarray_at`].
     pub fn check_ndarray_at(&self, node: NodeRef<'_>, sound: impl Fn(usize) -> bool) -> Result<()> {
         let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
         if self.compressed_layout(node, &meta, sound)?.is_some() {

@@ -172,10 +172,12 @@ impl Staged {
             _ => Path::new("."),
         };
         let dir = open_dir(parent).map_err(|e| with_path(e, "cannot open the folder of", path))?;
+        sweep_stale_once(&dir);
 
         if !force_named {
             match open_unnamed(&dir) {
                 Ok(file) => {
+                    lock(&file);
                     let dest = Dest::Replace(Replace { dir, name, unnamed: true, pending: None });
                     return Ok(Staged { file, target: path.to_path_buf(), sync: options.sync, dest });
                 }
@@ -185,6 +187,7 @@ impl Staged {
         }
         let (file, pending) =
             create_named(&dir).map_err(|e| with_path(e, "cannot create a temporary file for", path))?;
+        lock(&file);
         let dest = Dest::Replace(Replace { dir, name, unnamed: false, pending: Some(pending) });
         Ok(Staged { file, target: path.to_path_buf(), sync: options.sync, dest })
     }
@@ -215,6 +218,14 @@ impl Staged {
         self.finish()
     }
 
+    /// A temporary name for an unnamed file whose target turned out to exist.
+    fn prepare_named(&mut self) -> io::Result<()> {
+        let Dest::Replace(rep) = &mut self.dest else { return Ok(()) };
+        rep.unnamed = false;
+        // The target now exists: `prepare` gives the file a temporary name.
+        self.prepare()
+    }
+
     /// Everything up to the rename: mode, fsync, and a temporary name in the target's folder.
     fn prepare(&mut self) -> io::Result<()> {
         let Dest::Replace(rep) = &mut self.dest else { return Ok(()) };
@@ -225,6 +236,11 @@ impl Staged {
             .map_err(|e| with_path(e, "cannot set the mode of the temporary file for", target))?;
         if self.sync {
             self.file.sync_all().map_err(|e| with_path(e, "cannot sync the temporary file for", target))?;
+        }
+        // An unnamed file for a target that does not exist yet is linked straight to the
+        // target's name in `finish`: no temporary name at all.
+        if rep.pending.is_none() && !exists(&rep.dir, &rep.name) {
+            return Ok(());
         }
         if rep.pending.is_none() {
             match link_unnamed(&self.file, &rep.dir) {
@@ -255,6 +271,26 @@ impl Staged {
         let Staged { file, target, sync, dest } = self;
         match dest {
             Dest::Replace(mut rep) => {
+                if rep.pending.is_none() && rep.unnamed {
+                    // A new target: the unnamed file gets the target's name itself. Should the
+                    // name have appeared meanwhile (EEXIST), or no way of linking work here,
+                    // the file goes through a temporary name as for an existing target.
+                    let linked =
+                        link_as(&file, &rep.dir, &rep.name, LinkMethod::ProcFd).or_else(|e| match e.raw_os_error() {
+                            Some(libc::EEXIST) => Err(e),
+                            _ => link_as(&file, &rep.dir, &rep.name, LinkMethod::EmptyPath),
+                        });
+                    if linked.is_ok() {
+                        drop(file);
+                        if sync {
+                            rep.dir.sync_all().map_err(|e| with_path(e, "cannot sync the folder of", &target))?;
+                        }
+                        return Ok(());
+                    }
+                    let mut again = Staged { file, target, sync, dest: Dest::Replace(rep) };
+                    again.prepare_named()?;
+                    return again.finish();
+                }
                 let Some(p) = rep.pending else {
                     return Err(with_path(io::ErrorKind::Other.into(), "internal error: unprepared write to", &target));
                 };
@@ -540,6 +576,91 @@ pub fn ignore_sigxfsz() -> io::Result<()> {
 fn open_dir(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(path)
+}
+
+/// Whether `name` exists in `dir` (as anything, a dangling symbolic link included).
+fn exists(dir: &File, name: &CStr) -> bool {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `name` is NUL-terminated, `st` is valid for writes of a `stat`.
+    unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), libc::AT_SYMLINK_NOFOLLOW) == 0 }
+}
+
+/// Takes an exclusive `flock` on a staged file for as long as it is open: a temporary
+/// name whose file nobody holds locked belongs to a writer that died between naming the
+/// file and renaming it (a window of microseconds), and the next write in the folder
+/// removes it ([`sweep_stale_once`]). Best effort: a filesystem without locks just leaves
+/// such a name.
+fn lock(file: &File) {
+    // SAFETY: `file` is an open descriptor; flock has no other effect on memory.
+    let _ = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+}
+
+/// Removes, once per folder and process, the temporary names (`.rasdf-<16 hex>.tmp`) that
+/// writers killed between naming a file and renaming it left in `dir`: those whose file
+/// no process holds locked. A named fallback file is locked just after it is made, so an
+/// empty one is only taken when it is over a minute old.
+fn sweep_stale_once(dir: &File) {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static SWEPT: Mutex<Option<HashSet<(u64, u64)>>> = Mutex::new(None);
+    let Ok(meta) = dir.metadata() else { return };
+    let key = (std::os::unix::fs::MetadataExt::dev(&meta), std::os::unix::fs::MetadataExt::ino(&meta));
+    {
+        let mut swept = SWEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !swept.get_or_insert_with(HashSet::new).insert(key) {
+            return;
+        }
+    }
+    let Ok(entries) = std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd())) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let b = name.as_bytes();
+        let ours = b.len() == NAME_LEN
+            && b.starts_with(NAME_PREFIX)
+            && b.ends_with(NAME_SUFFIX)
+            && b[NAME_PREFIX.len()..NAME_LEN - NAME_SUFFIX.len()].iter().all(u8::is_ascii_hexdigit);
+        if !ours {
+            continue;
+        }
+        let Ok(cname) = CString::new(b) else { continue };
+        remove_if_stale(dir, &cname);
+    }
+}
+
+/// Removes the temporary name `name` in `dir` when no process holds its file locked.
+fn remove_if_stale(dir: &File, name: &CStr) {
+    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
+    // SAFETY: `name` is NUL-terminated; `dir` is an open directory.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
+    if fd < 0 {
+        return;
+    }
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    let file = unsafe { File::from_raw_fd(fd) };
+    // SAFETY: `file` is an open descriptor.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return;
+    }
+    let Ok(meta) = file.metadata() else { return };
+    let young = meta.modified().ok().and_then(|m| m.elapsed().ok()).is_none_or(|age| age.as_secs() < 60);
+    if !meta.is_file() || (meta.len() == 0 && young) {
+        return;
+    }
+    // The name still names the file locked above (not one put there since).
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `name` is NUL-terminated, `st` is valid for writes of a `stat`.
+    if unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), libc::AT_SYMLINK_NOFOLLOW) } != 0 {
+        return;
+    }
+    // SAFETY: fstatat succeeded and filled `st`.
+    let st = unsafe { st.assume_init() };
+    if st.st_ino != std::os::unix::fs::MetadataExt::ino(&meta)
+        || st.st_dev != std::os::unix::fs::MetadataExt::dev(&meta)
+    {
+        return;
+    }
+    // SAFETY: `name` is NUL-terminated; `dir` is an open directory.
+    unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) };
 }
 
 /// `O_TMPFILE` in `dir`, mode 0600.
@@ -1067,7 +1188,10 @@ mod tests {
         let n2 = OsString::from(OsStr::from_bytes(&temp_name(r2)[..NAME_LEN]));
         std::os::unix::fs::symlink(&victim, d.join(&n1)).expect("symlink");
         std::os::unix::fs::symlink(elsewhere.join("created-through-link"), d.join(&n2)).expect("symlink");
+        // An existing target: the file goes through a temporary name (a new one is linked
+        // to the target's name at once).
         let target = d.join("out");
+        std::fs::write(&target, b"old").expect("write");
         let mut s = stage(&target, false);
         s.file().write_all(b"payload").expect("write");
         FORCED_RAND.with(|f| *f.borrow_mut() = vec![r3, r2, r1]);

@@ -1,0 +1,95 @@
+//! Faults of the environment seen through the library: a file cut short by another
+//! writer while it is mapped gives an error, never a `SIGBUS`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use rasdf::AsdfFile;
+use rasdf::block::Compression;
+use rasdf::write::{Document, WriteOptions};
+
+/// A file of 8 MiB: `data`, one million float64s uncompressed, then `z`, the same
+/// compressed with zlib (so that it is mapped, not read: it is over 256 KiB).
+fn big_file(tag: &str) -> PathBuf {
+    let dir = common::temp_dir(tag);
+    let path = dir.join("big.asdf");
+    let data = ::ndarray::Array1::from_iter((0..1_000_000).map(f64::from));
+    let mut doc = Document::new();
+    doc.set_array("data", data.view(), Compression::None).unwrap();
+    doc.set_array("z", data.view(), Compression::Zlib).unwrap();
+    doc.write_to_path(&path, &WriteOptions::default()).unwrap();
+    path
+}
+
+/// Cuts `path` to `len` bytes, as another process's `truncate` or `cp` would.
+fn cut(path: &Path, len: u64) {
+    std::fs::OpenOptions::new().write(true).open(path).unwrap().set_len(len).unwrap();
+}
+
+fn changed(e: &rasdf::Error) -> bool {
+    e.to_string().contains("changed while it was being read")
+}
+
+#[test]
+fn an_array_view_read_after_a_cut_is_reported_by_check_unchanged() {
+    let path = big_file("fault-view");
+    let f = AsdfFile::open(&path).unwrap();
+    assert!(f.check_unchanged().is_ok());
+    let first = f.blocks()[0].offset;
+    cut(&path, first + 4096);
+    // The array fails at once when lending it touched a vanished page; else the read of
+    // the view finds zeros, not a signal, and the check afterwards says why.
+    if let Ok(view) = f.array::<f64>("data") {
+        let sum: f64 = view.iter().sum();
+        assert!(sum < 499_999_500_000.0, "the sum {sum} read the whole array");
+    }
+    let e = f.check_unchanged().unwrap_err();
+    assert!(changed(&e), "{e}");
+    assert!(e.to_string().contains("big.asdf"), "{e}");
+    // Every later read says so too.
+    assert!(changed(&f.array::<f64>("data").unwrap_err()));
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn blocks_and_statistics_after_a_cut_are_errors() {
+    let path = big_file("fault-blocks");
+    let f = AsdfFile::open(&path).unwrap();
+    let z = f.get("z").unwrap();
+    cut(&path, f.blocks()[0].offset + 100);
+    let results = f.verify_blocks();
+    assert!(results.iter().all(|r| r.as_ref().is_err_and(changed)), "{results:?}");
+    assert!(changed(&f.ndarray_stats_at(z).unwrap_err()));
+    assert!(changed(&f.block_data(1).unwrap_err()));
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn an_unchanged_file_reads_whole() {
+    let path = big_file("fault-none");
+    let f = AsdfFile::open(&path).unwrap();
+    let sum: f64 = f.array::<f64>("data").unwrap().iter().sum();
+    assert_eq!(sum, 499_999_500_000.0);
+    assert!(f.verify_blocks().iter().all(Result::is_ok));
+    assert!(f.check_unchanged().is_ok());
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+/// A rewrite whose input is cut short while it is written fails, and leaves its target
+/// as it was: the zeros read are never put in place.
+#[test]
+fn a_rewrite_of_a_file_cut_short_is_not_put_in_place() {
+    let path = big_file("fault-rewrite");
+    let target = path.with_file_name("target.asdf");
+    std::fs::write(&target, b"old").unwrap();
+    let f = AsdfFile::open(&path).unwrap();
+    let doc = Document::from_file(&f).unwrap();
+    cut(&path, f.blocks()[0].offset + 4096);
+    let e = doc.write_to_path(&target, &WriteOptions::default()).unwrap_err();
+    assert!(changed(&e), "{e}");
+    assert_eq!(std::fs::read(&target).unwrap(), b"old");
+    let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
