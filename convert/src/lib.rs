@@ -245,14 +245,11 @@ pub fn convert_with_warnings(
     let to = Format::from_extension(output).ok_or_else(|| {
         usage(format!("{}: the output's extension names no format (.asdf, .ra, .gsd, .b2nd)", output.display()))
     })?;
-    let (file, len) = rasdf::file::open_regular(input).map_err(|e| Error::from(e).in_file(input))?;
-    // SAFETY: the map is read-only; a file truncated by another process while mapped
-    // faults on reads past its new end, as with every reader of mapped files.
-    let map = match len {
-        0 => None,
-        _ => Some(unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::from(e).in_file(input))?),
-    };
-    let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
+    let (file, _) = rasdf::file::open_regular(input).map_err(|e| Error::from(e).in_file(input))?;
+    // Mapped and guarded, as the library maps ASDF files: an input cut short by another
+    // process while read gives an error (see `unchanged`), never a crash.
+    let map = rasdf::file::FileBytes::open(&file).map_err(|e| Error::from(e).in_file(input))?;
+    let bytes: &[u8] = &map;
     let from = Format::sniff(bytes).ok_or_else(|| {
         Error::Asdf(rasdf::Error::new(
             ErrorKind::Usage("the input is not ASDF, RawArray, GSD or b2nd (no magic number at byte 0)".into()),
@@ -266,6 +263,7 @@ pub fn convert_with_warnings(
             let path = options.array.as_deref().unwrap_or("data");
             let mut doc = Document::new();
             doc.set_array_bytes(path, ra.into_array_bytes(), options.compression)?;
+            doc.add_source(&map);
             Ok(doc.write_to_path(output, &WriteOptions::default())?)
         }
         (Format::Asdf, Format::RawArray) => {
@@ -295,7 +293,8 @@ pub fn convert_with_warnings(
                         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
                         body(&mut w).and_then(|()| w.flush())
                     }
-                }
+                }?;
+                f.check_unchanged().map_err(|e| std::io::Error::other(e.to_string()))
             })
             .map_err(|e| {
                 failed.take().map_or_else(|| Error::from(e).in_file(output), |e| e.at_path(&path).in_file(input))
@@ -303,9 +302,9 @@ pub fn convert_with_warnings(
         }
         (Format::Gsd, Format::Asdf) => {
             let g = gsd::GsdFile::parse(bytes).map_err(|e| convert_error(e, input))?;
-            gsd_to_asdf(&g, options.compression)
-                .map_err(|e| e.in_file(input))?
-                .write_to_path(output, &WriteOptions::default())?;
+            let mut doc = gsd_to_asdf(&g, options.compression).map_err(|e| e.in_file(input))?;
+            doc.add_source(&map);
+            doc.write_to_path(output, &WriteOptions::default())?;
             Ok(())
         }
         (Format::Asdf, Format::Gsd) => {
@@ -322,13 +321,14 @@ pub fn convert_with_warnings(
                     failed = Some(e);
                     io
                 })?;
-                w.flush()
+                w.flush()?;
+                f.check_unchanged().map_err(|e| std::io::Error::other(e.to_string()))
             })
             .map_err(|e| failed.take().map_or_else(|| Error::from(e).in_file(output), |e| e.in_file(input)))
         }
         (Format::B2nd, Format::Asdf) => {
             let b = b2nd::B2ndFile::parse(bytes, &options.limits).map_err(|e| convert_error(e, input))?;
-            b2nd_to_asdf(&b, options, output).map_err(|e| e.in_file(input))
+            b2nd_to_asdf(&b, options, output, &map).map_err(|e| e.in_file(input))
         }
         (Format::Asdf, Format::B2nd) => {
             let f = OpenOptions::new().limits(options.limits).open(input)?;
@@ -367,7 +367,8 @@ pub fn convert_with_warnings(
                     rasdf::write::write_atomically_with(output, |file| {
                         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
                         encoder.write_to(&mut w)?;
-                        w.flush()
+                        w.flush()?;
+                        f.check_unchanged().map_err(|e| std::io::Error::other(e.to_string()))
                     })
                 }
                 // Else made in C order on a thread of their own (a large compressed
@@ -391,7 +392,9 @@ pub fn convert_with_warnings(
                             io
                         };
                         match (written, produced) {
-                            (Ok(()), Ok(Ok(()))) => Ok(()),
+                            (Ok(()), Ok(Ok(()))) => {
+                                f.check_unchanged().map_err(|e| std::io::Error::other(e.to_string()))
+                            }
                             // The items ended early, or after: the reading thread says why.
                             (Ok(()), Ok(Err(e))) => Err(blame(e)),
                             (Err(w), Ok(Err(e))) if w.kind() == std::io::ErrorKind::UnexpectedEof => Err(blame(e)),
@@ -417,7 +420,12 @@ pub fn convert_with_warnings(
 /// variable-length metadata (at `b2nd/vlmeta`). Numbers in the machine's byte order whose
 /// chunks are runs of rows are decoded on a thread of their own while the writer hashes
 /// and writes the chunks before them; other arrays are decoded whole first.
-fn b2nd_to_asdf(b: &b2nd::B2ndFile<'_>, options: &ConvertOptions, output: &Path) -> Result<()> {
+fn b2nd_to_asdf(
+    b: &b2nd::B2ndFile<'_>,
+    options: &ConvertOptions,
+    output: &Path,
+    source: &dyn rasdf::write::Source,
+) -> Result<()> {
     let (datatype, byteorder, extra) = b.datatype().map_err(|e| Error::format(e, Location::default()))?;
     let path = options.array.as_deref().unwrap_or("data");
     let items: usize = b.shape.iter().product();
@@ -456,6 +464,7 @@ fn b2nd_to_asdf(b: &b2nd::B2ndFile<'_>, options: &ConvertOptions, output: &Path)
             // The document owns the receiver: returning drops it, which stops the
             // decoding thread if the write ended early.
             let mut doc = Document::new();
+            doc.add_source(source);
             doc.set_array_chunks(path, t, &b.shape, options.compression, rx.into_iter())?;
             with_vlmeta(&mut doc)?;
             Ok(doc.write_to_path(output, &WriteOptions::default())?)
@@ -472,6 +481,7 @@ fn b2nd_to_asdf(b: &b2nd::B2ndFile<'_>, options: &ConvertOptions, output: &Path)
     let strides = rasdf::ndarray::c_strides(&shape, datatype.size());
     let array = ArrayBytes { datatype, byteorder, shape, strides, data: std::borrow::Cow::Owned(data) };
     let mut doc = Document::new();
+    doc.add_source(source);
     doc.set_array_bytes(path, array, options.compression)?;
     with_vlmeta(&mut doc)?;
     Ok(doc.write_to_path(output, &WriteOptions::default())?)
@@ -724,17 +734,22 @@ fn plain(value: rasdf::tree::Value) -> rasdf::tree::Node {
     rasdf::tree::Node { tag: None, value, line: 0, col: 0 }
 }
 
-/// A msgpack value as a tree node, or `None` when it holds an extension type.
+/// A msgpack value as a tree node, or `None` when it holds an extension type or text that
+/// is not UTF-8.
 fn msgpack_node(doc: &mut Document<'_>, v: &b2nd::msgpack::Value) -> Option<rasdf::tree::NodeId> {
     use b2nd::msgpack::Value as M;
     let value = match v {
         M::Nil => Value::Null,
-        M::Bool(b) => Value::Bool(*b),
-        M::Int(i) => Value::Int(*i),
-        M::UInt(u) => Value::BigInt(Box::new((*u).into())),
-        M::Float(f) => Value::Float(*f),
-        M::Str(s) => Value::Str(s.as_str().into()),
-        M::Bin(b) => Value::Binary(b.clone()),
+        M::Boolean(b) => Value::Bool(*b),
+        M::Integer(i) => match (i.as_i64(), i.as_u64()) {
+            (Some(i), _) => Value::Int(i),
+            (None, u) => Value::BigInt(Box::new(u?.into())),
+        },
+        M::F32(f) => Value::Float(f64::from(*f)),
+        M::F64(f) => Value::Float(*f),
+        // Text that is not UTF-8 stays its msgpack bytes, as an extension type does.
+        M::String(s) => Value::Str(s.as_str()?.into()),
+        M::Binary(b) => Value::Binary(b.clone()),
         M::Array(items) => Value::Seq(items.iter().map(|i| msgpack_node(doc, i)).collect::<Option<_>>()?),
         M::Map(pairs) => Value::Map(
             pairs.iter().map(|(k, v)| Some((msgpack_node(doc, k)?, msgpack_node(doc, v)?))).collect::<Option<_>>()?,
@@ -753,7 +768,10 @@ fn msgpack_node(doc: &mut Document<'_>, v: &b2nd::msgpack::Value) -> Option<rasd
 fn vlmeta_of(f: &AsdfFile, node: rasdf::tree::NodeRef<'_>) -> Result<Vec<(String, Vec<u8>)>> {
     use b2nd::msgpack::Value as M;
     fn int(b: &num_bigint::BigInt) -> Result<M, &'static str> {
-        i64::try_from(b).map(M::Int).or_else(|_| u64::try_from(b).map(M::UInt)).map_err(|_| "an integer beyond 64 bits")
+        i64::try_from(b)
+            .map(M::from)
+            .or_else(|_| u64::try_from(b).map(M::from))
+            .map_err(|_| "an integer beyond 64 bits")
     }
     fn value(f: &AsdfFile, n: rasdf::tree::NodeRef<'_>, depth: usize) -> Result<M, &'static str> {
         if depth > 64 {
@@ -765,12 +783,12 @@ fn vlmeta_of(f: &AsdfFile, node: rasdf::tree::NodeRef<'_>) -> Result<Vec<(String
         let value = |n, depth| value(f, n, depth);
         Ok(match n.value() {
             Value::Null => M::Nil,
-            Value::Bool(b) => M::Bool(*b),
-            Value::Int(i) => M::Int(*i),
+            Value::Bool(b) => M::Boolean(*b),
+            Value::Int(i) => M::from(*i),
             Value::BigInt(b) => int(b)?,
-            Value::Float(f) => M::Float(*f),
-            Value::Str(s) | Value::Timestamp(s) => M::Str(s.to_string()),
-            Value::Binary(b) => M::Bin(b.clone()),
+            Value::Float(f) => M::F64(*f),
+            Value::Str(s) | Value::Timestamp(s) => M::from(s.as_str()),
+            Value::Binary(b) => M::Binary(b.clone()),
             Value::Seq(_) => {
                 M::Array(n.items().into_iter().flatten().map(|i| value(i, depth + 1)).collect::<Result<_, _>>()?)
             }
@@ -790,9 +808,7 @@ fn vlmeta_of(f: &AsdfFile, node: rasdf::tree::NodeRef<'_>) -> Result<Vec<(String
         let name = k.key_text();
         let path = format!("/b2nd/vlmeta/{}", rasdf::tree::escape_step(&name));
         let m = value(f, v, 0).map_err(|why| bad(path, why))?;
-        let mut bytes = Vec::new();
-        b2nd::msgpack::encode(&m, &mut bytes);
-        out.push((name, bytes));
+        out.push((name, b2nd::msgpack::encode(&m)));
     }
     Ok(out)
 }

@@ -33,7 +33,7 @@
 //! let f = B2ndFile::parse(&frame, &rasdf::Limits::default())?;
 //! assert_eq!((f.shape.as_slice(), f.dtype.as_deref()), (&[3, 4][..], Some("<f4")));
 //! assert_eq!(f.decode()?, data);
-//! assert_eq!(b2nd::msgpack::decode(&f.vlmeta[0].1)?, b2nd::msgpack::Value::Str("hi".into()));
+//! assert_eq!(b2nd::msgpack::decode(&f.vlmeta[0].1)?, b2nd::msgpack::Value::from("hi"));
 //! # Ok::<(), rasdf_convert::ConvertError>(())
 //! ```
 

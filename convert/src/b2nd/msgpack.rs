@@ -1,9 +1,16 @@
-//! The msgpack that Blosc2 frames are made of: a cursor over the header's and trailer's
-//! items, and the values of variable-length metalayers (python-blosc2's `vlmeta`, each
-//! one msgpack value).
+//! The msgpack that Blosc2 frames are made of, read and written by the `rmp` crates: a
+//! cursor over the header's and trailer's items (`rmp`'s typed reads, with errors that
+//! name the byte offset in the file), and the values of variable-length metalayers
+//! (python-blosc2's `vlmeta`, each one msgpack value: [`rmpv::Value`]).
+
+use rmp::decode::{self, DecodeStringError, NumValueReadError};
 
 use super::malformed;
 use crate::ConvertError;
+
+/// One msgpack value (`rmpv`'s: text that is not UTF-8 keeps its bytes; the never-used
+/// byte 0xc1 reads as nil).
+pub use rmpv::Value;
 
 /// A cursor over msgpack bytes; errors name the byte offset in the file (`base` plus
 /// the position).
@@ -22,325 +29,224 @@ impl<'a> Msgpack<'a> {
         self.base + self.at
     }
 
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], ConvertError> {
-        let s = self
-            .b
-            .get(self.at..self.at.saturating_add(n))
-            .ok_or_else(|| malformed(format!("{what} at byte {} runs past its section", self.pos())))?;
-        self.at += n;
-        Ok(s)
-    }
-
-    fn byte(&mut self, what: &str) -> Result<u8, ConvertError> {
-        Ok(self.take(1, what)?[0])
-    }
-
-    fn be(&mut self, n: usize, what: &str) -> Result<u64, ConvertError> {
-        Ok(self.take(n, what)?.iter().fold(0u64, |v, &b| (v << 8) | u64::from(b)))
-    }
-
-    /// A big-endian length of `n` bytes (a length past the address space fails in the
-    /// `take` that follows).
-    fn len(&mut self, n: usize, what: &str) -> Result<usize, ConvertError> {
-        Ok(usize::try_from(self.be(n, what)?).unwrap_or(usize::MAX))
-    }
-
-    fn fixed<const N: usize>(&mut self, what: &str) -> Result<[u8; N], ConvertError> {
-        let mut out = [0; N];
-        out.copy_from_slice(self.take(N, what)?);
-        Ok(out)
-    }
-
-    pub(crate) fn int(&mut self, what: &str) -> Result<i64, ConvertError> {
+    /// Runs `read` on the bytes left, moving past what it took; `kind` names what it
+    /// reads for the error of another item.
+    fn read<T, E: Into<NumValueReadError>>(
+        &mut self,
+        what: &str,
+        kind: &str,
+        read: impl FnOnce(&mut &'a [u8]) -> Result<T, E>,
+    ) -> Result<T, ConvertError> {
         let at = self.pos();
-        let m = self.byte(what)?;
-        let v = match m {
-            0x00..=0x7f => i64::from(m),
-            0xe0..=0xff => i64::from(i8::from_be_bytes([m])),
-            0xcc => i64::from(self.fixed::<1>(what)?[0]),
-            0xcd => i64::from(u16::from_be_bytes(self.fixed(what)?)),
-            0xce => i64::from(u32::from_be_bytes(self.fixed(what)?)),
-            0xcf => i64::try_from(u64::from_be_bytes(self.fixed(what)?))
-                .map_err(|_| malformed(format!("{what} at byte {at} is too large")))?,
-            0xd0 => i64::from(i8::from_be_bytes(self.fixed(what)?)),
-            0xd1 => i64::from(i16::from_be_bytes(self.fixed(what)?)),
-            0xd2 => i64::from(i32::from_be_bytes(self.fixed(what)?)),
-            0xd3 => i64::from_be_bytes(self.fixed(what)?),
-            _ => return Err(malformed(format!("{what} at byte {at} is not an integer (msgpack {m:#04x})"))),
-        };
+        let mut rest = self.b.get(self.at..).unwrap_or_default();
+        let left = rest.len();
+        let v = read(&mut rest).map_err(|e| match e.into() {
+            NumValueReadError::TypeMismatch(m) => {
+                malformed(format!("{what} at byte {at} is not {kind} (msgpack {:#04x})", m.to_u8()))
+            }
+            NumValueReadError::OutOfRange => malformed(format!("{what} at byte {at} is too large")),
+            _ => malformed(format!("{what} at byte {at} runs past its section")),
+        })?;
+        self.at += left - rest.len();
         Ok(v)
     }
 
+    /// `n` bytes (a length past the section fails here, before anything is allocated).
+    fn take(&mut self, n: u32, what: &str, at: usize) -> Result<&'a [u8], ConvertError> {
+        let end = usize::try_from(n).ok().and_then(|n| self.at.checked_add(n));
+        let s = end
+            .and_then(|end| self.b.get(self.at..end))
+            .ok_or_else(|| malformed(format!("{what} at byte {at} runs past its section")))?;
+        self.at += s.len();
+        Ok(s)
+    }
+
+    pub(crate) fn int(&mut self, what: &str) -> Result<i64, ConvertError> {
+        self.read(what, "an integer", decode::read_int)
+    }
+
     pub(crate) fn array(&mut self, what: &str) -> Result<usize, ConvertError> {
-        let at = self.pos();
-        match self.byte(what)? {
-            m @ 0x90..=0x9f => Ok(usize::from(m & 0x0f)),
-            0xdc => Ok(self.len(2, what)?),
-            0xdd => Ok(self.len(4, what)?),
-            m => Err(malformed(format!("{what} at byte {at} is not a list (msgpack {m:#04x})"))),
-        }
+        Ok(self.read(what, "a list", decode::read_array_len)? as usize)
     }
 
     pub(crate) fn map(&mut self, what: &str) -> Result<usize, ConvertError> {
-        let at = self.pos();
-        match self.byte(what)? {
-            m @ 0x80..=0x8f => Ok(usize::from(m & 0x0f)),
-            0xde => Ok(self.len(2, what)?),
-            0xdf => Ok(self.len(4, what)?),
-            m => Err(malformed(format!("{what} at byte {at} is not a map (msgpack {m:#04x})"))),
-        }
+        Ok(self.read(what, "a map", decode::read_map_len)? as usize)
     }
 
     pub(crate) fn str(&mut self, what: &str) -> Result<&'a str, ConvertError> {
         let at = self.pos();
-        let n = match self.byte(what)? {
-            m @ 0xa0..=0xbf => usize::from(m & 0x1f),
-            0xd9 => self.len(1, what)?,
-            0xda => self.len(2, what)?,
-            0xdb => self.len(4, what)?,
-            m => return Err(malformed(format!("{what} at byte {at} is not a string (msgpack {m:#04x})"))),
-        };
-        let s = self.take(n, what)?;
-        std::str::from_utf8(s).map_err(|_| malformed(format!("{what} at byte {at} is not UTF-8")))
+        let rest = self.b.get(self.at..).unwrap_or_default();
+        let (s, tail) = decode::read_str_from_slice(rest).map_err(|e| match e {
+            DecodeStringError::TypeMismatch(m) => {
+                malformed(format!("{what} at byte {at} is not a string (msgpack {:#04x})", m.to_u8()))
+            }
+            DecodeStringError::InvalidUtf8(..) => malformed(format!("{what} at byte {at} is not UTF-8")),
+            _ => malformed(format!("{what} at byte {at} runs past its section")),
+        })?;
+        self.at += rest.len() - tail.len();
+        Ok(s)
     }
 
     pub(crate) fn bin(&mut self, what: &str) -> Result<&'a [u8], ConvertError> {
         let at = self.pos();
-        let n = match self.byte(what)? {
-            0xc4 => self.len(1, what)?,
-            0xc5 => self.len(2, what)?,
-            0xc6 => self.len(4, what)?,
-            m => return Err(malformed(format!("{what} at byte {at} is not bytes (msgpack {m:#04x})"))),
-        };
-        self.take(n, what)
+        let n = self.read(what, "bytes", decode::read_bin_len)?;
+        self.take(n, what, at)
     }
 }
 
-/// One msgpack value.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Value {
-    /// `nil`.
-    Nil,
-    /// A boolean.
-    Bool(bool),
-    /// A signed integer.
-    Int(i64),
-    /// An unsigned integer above `i64::MAX`.
-    UInt(u64),
-    /// A float (32-bit ones widened).
-    Float(f64),
-    /// Text.
-    Str(String),
-    /// Bytes.
-    Bin(Vec<u8>),
-    /// A list.
-    Array(Vec<Value>),
-    /// A map, in order.
-    Map(Vec<(Value, Value)>),
-    /// An extension type: its code and bytes (python-blosc2 codes complex numbers, sets
-    /// and NumPy arrays so).
-    Ext(i8, Vec<u8>),
-}
+/// The deepest nesting of lists and maps [`decode()`] reads: `rmpv` counts a level of
+/// nesting twice, text and bytes once more.
+pub const MAX_DEPTH: usize = 64;
 
-/// The deepest nesting [`decode`] reads.
-const MAX_DEPTH: usize = 64;
-
-impl Msgpack<'_> {
-    fn value(&mut self, depth: usize) -> Result<Value, ConvertError> {
-        let at = self.pos();
-        if depth > MAX_DEPTH {
-            return Err(malformed(format!("msgpack nested over {MAX_DEPTH} deep at byte {at}")));
-        }
-        let m = *self.b.get(self.at).ok_or_else(|| malformed(format!("msgpack ends at byte {at}")))?;
-        // Each item takes a byte at least, so no count can pass what is left.
-        let count = |n: usize, this: &Self| -> Result<usize, ConvertError> {
-            match n <= this.b.len() - this.at {
-                true => Ok(n),
-                false => Err(malformed(format!("a msgpack list or map of {n} items at byte {at} passes its end"))),
-            }
-        };
-        let v = match m {
-            0x00..=0x7f | 0xe0..=0xff | 0xcc..=0xce | 0xd0..=0xd3 => Value::Int(self.int("an integer")?),
-            0xcf => {
-                self.at += 1;
-                let u = u64::from_be_bytes(self.fixed("an integer")?);
-                i64::try_from(u).map_or(Value::UInt(u), Value::Int)
-            }
-            0xc0 => {
-                self.at += 1;
-                Value::Nil
-            }
-            0xc2 | 0xc3 => {
-                self.at += 1;
-                Value::Bool(m == 0xc3)
-            }
-            0xca => {
-                self.at += 1;
-                Value::Float(f64::from(f32::from_be_bytes(self.fixed("a float")?)))
-            }
-            0xcb => {
-                self.at += 1;
-                Value::Float(f64::from_be_bytes(self.fixed("a float")?))
-            }
-            0xa0..=0xbf | 0xd9..=0xdb => Value::Str(self.str("text")?.to_string()),
-            0xc4..=0xc6 => Value::Bin(self.bin("bytes")?.to_vec()),
-            0x90..=0x9f | 0xdc | 0xdd => {
-                let n = count(self.array("a list")?, self)?;
-                Value::Array((0..n).map(|_| self.value(depth + 1)).collect::<Result<_, _>>()?)
-            }
-            0x80..=0x8f | 0xde | 0xdf => {
-                let n = count(self.map("a map")?, self)?;
-                let mut pairs = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let k = self.value(depth + 1)?;
-                    pairs.push((k, self.value(depth + 1)?));
-                }
-                Value::Map(pairs)
-            }
-            0xd4..=0xd8 | 0xc7..=0xc9 => {
-                self.at += 1;
-                let n = match m {
-                    0xd4..=0xd8 => 1 << (m - 0xd4),
-                    0xc7 => self.len(1, "an extension")?,
-                    0xc8 => self.len(2, "an extension")?,
-                    _ => self.len(4, "an extension")?,
-                };
-                let code = i8::from_be_bytes(self.fixed("an extension")?);
-                Value::Ext(code, self.take(n, "an extension")?.to_vec())
-            }
-            _ => return Err(malformed(format!("msgpack byte {m:#04x} at byte {at} starts no value"))),
-        };
-        Ok(v)
-    }
-}
-
-/// Decodes the one msgpack value that `bytes` hold.
+/// Decodes the one msgpack value that `bytes` hold. Bounded for untrusted bytes: lists
+/// and maps grow as their items are read (a declared count is never allocated ahead) and
+/// text and bytes by at most 64 KiB ahead of what is there, and nesting deeper than
+/// [`MAX_DEPTH`] is an error, not a deep recursion.
 ///
 /// # Errors
-/// [`ConvertError::Malformed`] for truncated or unknown items, nesting over 64 deep, or
-/// bytes after the value.
+/// [`ConvertError::Malformed`] for truncated or unknown items, nesting over
+/// [`MAX_DEPTH`], or bytes after the value.
 pub fn decode(bytes: &[u8]) -> Result<Value, ConvertError> {
-    let mut m = Msgpack::new(bytes, 0);
-    let v = m.value(0)?;
-    match m.at == bytes.len() {
-        true => Ok(v),
-        false => Err(malformed(format!("{} bytes after a msgpack value", bytes.len() - m.at))),
+    let mut rest = bytes;
+    let v = rmpv::decode::read_value_with_max_depth(&mut rest, 2 * MAX_DEPTH + 3).map_err(|e| match e {
+        rmpv::decode::Error::DepthLimitExceeded => malformed(format!("msgpack nested over {MAX_DEPTH} deep")),
+        e => malformed(format!("msgpack at byte {}: {e}", bytes.len() - rest.len())),
+    })?;
+    match rest.len() {
+        0 => Ok(v),
+        n => Err(malformed(format!("{n} bytes after a msgpack value"))),
     }
 }
 
-/// Appends `v` in msgpack's smallest forms. (Lengths are taken to fit in 32 bits: the
-/// writer's texts, bytes and lists come from a file of at most that much tree.)
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
-pub fn encode(v: &Value, out: &mut Vec<u8>) {
-    let head = |out: &mut Vec<u8>, n: usize, fix: Option<(u8, usize)>, codes: [u8; 3]| match (fix, n) {
-        (Some((base, max)), n) if n <= max => out.push(base | n as u8),
-        (_, n) if n <= 0xff && codes[0] != 0 => out.extend_from_slice(&[codes[0], n as u8]),
-        (_, n) if n <= 0xffff => {
-            out.push(codes[1]);
-            out.extend_from_slice(&(n as u16).to_be_bytes());
-        }
-        (_, n) => {
-            out.push(codes[2]);
-            out.extend_from_slice(&(n as u32).to_be_bytes());
-        }
-    };
-    match v {
-        Value::Nil => out.push(0xc0),
-        Value::Bool(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
-        Value::Int(i) => match *i {
-            0..=0x7f => out.push(*i as u8),
-            -32..=-1 => out.push(*i as u8),
-            i if i >= 0 => {
-                out.push(0xcf);
-                out.extend_from_slice(&(i as u64).to_be_bytes());
-            }
-            i => {
-                out.push(0xd3);
-                out.extend_from_slice(&i.to_be_bytes());
-            }
-        },
-        Value::UInt(u) => {
-            out.push(0xcf);
-            out.extend_from_slice(&u.to_be_bytes());
-        }
-        Value::Float(f) => {
-            out.push(0xcb);
-            out.extend_from_slice(&f.to_be_bytes());
-        }
-        Value::Str(s) => {
-            head(out, s.len(), Some((0xa0, 31)), [0xd9, 0xda, 0xdb]);
-            out.extend_from_slice(s.as_bytes());
-        }
-        Value::Bin(b) => {
-            head(out, b.len(), None, [0xc4, 0xc5, 0xc6]);
-            out.extend_from_slice(b);
-        }
-        Value::Array(items) => {
-            head(out, items.len(), Some((0x90, 15)), [0, 0xdc, 0xdd]);
-            items.iter().for_each(|i| encode(i, out));
-        }
-        Value::Map(pairs) => {
-            head(out, pairs.len(), Some((0x80, 15)), [0, 0xde, 0xdf]);
-            for (k, v) in pairs {
-                encode(k, out);
-                encode(v, out);
-            }
-        }
-        Value::Ext(code, data) => {
-            match data.len() {
-                n @ (1 | 2 | 4 | 8 | 16) => out.push(0xd4 + n.trailing_zeros() as u8),
-                n => head(out, n, None, [0xc7, 0xc8, 0xc9]),
-            }
-            out.push(*code as u8);
-            out.extend_from_slice(data);
-        }
-    }
+/// `v` in msgpack's smallest forms (`rmpv`'s writer).
+#[must_use]
+pub fn encode(v: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Writing to a Vec fails only when memory runs out, which aborts before.
+    rmpv::encode::write_value(&mut out, v).unwrap_or_else(|e| unreachable!("msgpack into a Vec: {e}"));
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn s(t: &str) -> Value {
+        Value::from(t)
+    }
+
     #[test]
     fn values_round_trip_and_read_other_writers_forms() {
         let v = Value::Map(vec![
-            (Value::Str("telescope".into()), Value::Str("JWST".into())),
-            (
-                Value::Str("n".into()),
-                Value::Array(vec![Value::Int(1), Value::Int(-2), Value::Int(300), Value::Int(-70_000)]),
-            ),
-            (Value::Str("big".into()), Value::UInt(u64::MAX)),
-            (Value::Str("x".repeat(40)), Value::Float(0.5)),
-            (Value::Nil, Value::Bool(true)),
-            (Value::Str("b".into()), Value::Bin(vec![0, 1, 2])),
-            (Value::Str("e".into()), Value::Ext(44, vec![0; 16])),
-            (Value::Str("e3".into()), Value::Ext(45, vec![7; 3])),
+            (s("telescope"), s("JWST")),
+            (s("n"), Value::Array(vec![1.into(), (-2).into(), 300.into(), (-70_000).into()])),
+            (s("big"), u64::MAX.into()),
+            (s(&"x".repeat(40)), 0.5.into()),
+            (Value::Nil, true.into()),
+            (s("b"), Value::Binary(vec![0, 1, 2])),
+            (s("e"), Value::Ext(44, vec![0; 16])),
+            (s("e3"), Value::Ext(45, vec![7; 3])),
         ]);
-        let mut out = Vec::new();
-        encode(&v, &mut out);
-        assert_eq!(decode(&out).unwrap(), v);
+        assert_eq!(decode(&encode(&v)).unwrap(), v);
         // What Python's msgpack writes for {"foo": "bar", "n": [1, 2], "f": 1.5 as float32}.
         let py = b"\x83\xa3foo\xa3bar\xa1n\x92\x01\x02\xa1f\xca\x3f\xc0\x00\x00";
-        let m = decode(py).unwrap();
-        assert_eq!(
-            m,
-            Value::Map(vec![
-                (Value::Str("foo".into()), Value::Str("bar".into())),
-                (Value::Str("n".into()), Value::Array(vec![Value::Int(1), Value::Int(2)])),
-                (Value::Str("f".into()), Value::Float(1.5)),
-            ])
-        );
+        let want = Value::Map(vec![
+            (s("foo"), s("bar")),
+            (s("n"), Value::Array(vec![1.into(), 2.into()])),
+            (s("f"), Value::F32(1.5)),
+        ]);
+        assert_eq!(decode(py).unwrap(), want);
+        // Smallest forms, as Python's msgpack writes them.
+        assert_eq!(encode(&300.into()), [0xcd, 0x01, 0x2c]);
+        assert_eq!(encode(&(-70_000).into()), [0xd2, 0xff, 0xfe, 0xee, 0x90]);
     }
 
     #[test]
     fn hostile_msgpack_is_an_error() {
         assert!(decode(&[0xdd, 0xff, 0xff, 0xff, 0xff]).is_err());
         assert!(decode(&[0x91; 100]).is_err());
-        assert!(decode(&[0xc1]).is_err());
+        // The never-used byte 0xc1 reads as nil in rmpv (Python's msgpack refuses it).
+        assert_eq!(decode(&[0xc1]).unwrap(), Value::Nil);
         assert!(decode(&[0x01, 0x02]).is_err());
         assert!(decode(&[0xc9, 0xff, 0xff, 0xff, 0xff, 1]).is_err());
         for n in 0..20 {
             let _ = decode(&vec![0xdc; n]);
         }
+    }
+
+    /// Ten bytes that declare 2^32 - 1 items, or as many bytes of text, bytes or an
+    /// extension: an error once the bytes run out, with nothing of the declared size
+    /// allocated (a 2^32-item list of `Value`s would be 128 GiB and abort the test).
+    #[test]
+    fn declared_lengths_past_the_input_allocate_nothing() {
+        for marker in [0xdd, 0xdf, 0xdb, 0xc6] {
+            let bytes = [marker, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02, 0x03, 0x04, 0x05];
+            assert!(decode(&bytes).is_err(), "{marker:#04x}");
+        }
+        assert!(decode(&[0xc9, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02, 0x03, 0x04, 0x05]).is_err());
+        // The frame cursor too.
+        let mut m = Msgpack::new(&[0xc6, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02, 0x03, 0x04, 0x05], 100);
+        assert!(m.bin("content").unwrap_err().to_string().contains("content at byte 100 runs past"));
+        let mut m = Msgpack::new(&[0xdb, 0xff, 0xff, 0xff, 0xff, b'a', b'b', b'c', b'd', b'e'], 0);
+        assert!(m.str("a name").is_err());
+        // A count alone is only a number: its readers check it against what they hold.
+        assert_eq!(
+            Msgpack::new(&[0xdd, 0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4, 5], 0).array("a list").unwrap(),
+            0xffff_ffff
+        );
+    }
+
+    /// Deep nesting is an error, not a stack overflow: 100 000 nested lists (in both
+    /// forms) or maps; and the deepest nesting that is read.
+    #[test]
+    fn deep_nesting_is_an_error() {
+        for open in [0x91u8, 0xdc, 0x81] {
+            let mut bytes = Vec::new();
+            for _ in 0..100_000 {
+                match open {
+                    0xdc => bytes.extend_from_slice(&[0xdc, 0x00, 0x01]),
+                    0x81 => bytes.extend_from_slice(&[0x81, 0xc0]),
+                    _ => bytes.push(open),
+                }
+            }
+            bytes.push(0xc0);
+            let e = decode(&bytes).unwrap_err().to_string();
+            assert!(e.contains("nested over 64 deep"), "{e}");
+        }
+        // Text inside 64 lists (what the ASDF side writes at most) reads; 65 lists do not.
+        let nested = |n: usize| [vec![0x91; n], vec![0xa1, b'x']].concat();
+        let mut v = decode(&nested(MAX_DEPTH)).unwrap();
+        for _ in 0..MAX_DEPTH {
+            v = match v {
+                Value::Array(mut items) => items.remove(0),
+                v => panic!("{v:?}"),
+            };
+        }
+        assert_eq!(v, s("x"));
+        assert!(decode(&nested(MAX_DEPTH + 1)).is_err());
+    }
+
+    #[test]
+    fn the_cursor_reads_items_and_names_their_place() {
+        let mut b = vec![0x93, 0xcd, 0x01, 0x2c, 0xd3];
+        b.extend_from_slice(&(-5i64).to_be_bytes());
+        b.extend_from_slice(&[0xa2, b'h', b'i', 0xc4, 0x02, 7, 8, 0x81, 0xcf]);
+        b.extend_from_slice(&u64::MAX.to_be_bytes());
+        let mut m = Msgpack::new(&b, 1000);
+        assert_eq!(m.array("a list").unwrap(), 3);
+        assert_eq!(m.int("an int").unwrap(), 300);
+        assert_eq!(m.int("an int").unwrap(), -5);
+        assert_eq!(m.str("a name").unwrap(), "hi");
+        assert_eq!(m.bin("content").unwrap(), [7, 8]);
+        assert_eq!(m.pos(), 1020);
+        let e = m.int("ndim").unwrap_err().to_string();
+        assert!(e.contains("ndim at byte 1020 is not an integer (msgpack 0x81)"), "{e}");
+        assert_eq!(m.map("a map").unwrap(), 1);
+        let e = m.int("a size").unwrap_err().to_string();
+        assert!(e.contains("a size at byte 1021 is too large"), "{e}");
+        let e = Msgpack::new(&[0xa2, 0xff, 0xfe], 0).str("a name").unwrap_err().to_string();
+        assert!(e.contains("not UTF-8"), "{e}");
+        let e = Msgpack::new(&[0xcd, 0x01], 7).int("a size").unwrap_err().to_string();
+        assert!(e.contains("a size at byte 7 runs past its section"), "{e}");
     }
 }
