@@ -45,7 +45,7 @@ pub(crate) fn percent_encode(name: &std::ffi::OsStr) -> String {
     let bytes = std::os::unix::ffi::OsStrExt::as_bytes(name).to_vec();
     #[cfg(not(unix))]
     let bytes = name.to_string_lossy().into_owned().into_bytes();
-    crate::uri::escape(&bytes, b"-._~")
+    crate::uri::escape(&bytes, crate::uri::FILE_NAME)
 }
 
 /// A decoded path as the OS takes it (its bytes as they are, on Unix).

@@ -167,7 +167,7 @@ fn push_short_tag(out: &mut String, tag: &str) {
     // `>`, `#`, `{}`, non-ASCII...) %XX-escaped as UTF-8: YAML parsers (libyaml,
     // so the reference's PyYAML too) decode those escapes when they read the tag back.
     out.push_str("!<");
-    out.push_str(&crate::uri::escape(tag.as_bytes(), b"-_;/?:@&=+$,.!~*'()[]"));
+    out.push_str(&crate::uri::escape(tag.as_bytes(), crate::uri::TAG));
     out.push('>');
 }
 
