@@ -9,16 +9,24 @@
 //! - [`tree`]: the YAML tree;
 //! - [`ndarray`]: array datatypes, layouts and data;
 //! - [`schema`]: what the standard's schemas add to a tree (defaults, in older files);
-//! - [`file`](mod@file): opening files (lazy, memory-mapped);
+//! - [`file`](mod@file): opening files (lazy, memory-mapped), listing and reading arrays;
+//! - [`write`](mod@write): writing files.
 //!
 //! The command-line tools are the package `rasdf-cli`; conversion to and from RawArray,
 //! GSD and Blosc2 b2nd is the package `rasdf-convert`.
 //!
+//! To see what a file holds, list its arrays with [`AsdfFile::arrays`]: path, shape,
+//! datatype and storage, from the tree and the block headers, no block decoded.
+//!
 //! ```no_run
 //! let file = rasdf::AsdfFile::open("data.asdf")?;
+//! for array in file.arrays()? {
+//!     println!("{}: {} {}, {}", array.path, array.shape, array.datatype, array.storage);
+//! }
 //! for (n, block) in file.blocks().iter().enumerate() {
 //!     println!("block {n}: {} bytes, {}", block.data_size, block.compression);
 //! }
+//! let data = file.array::<f32>("sci/data")?; // read (decoded) on demand
 //! # Ok::<(), rasdf::Error>(())
 //! ```
 

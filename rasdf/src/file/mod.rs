@@ -3,6 +3,25 @@
 //! Opening reads the header, the comments, the tree and the block headers. Block data is
 //! touched only when asked for: uncompressed blocks are borrowed straight from the
 //! memory map, compressed ones are decoded once and cached.
+//!
+//! - Listing: [`AsdfFile::arrays`] lists every ndarray (path, [`Shape`], datatype,
+//!   byte order, [`StorageInfo`]) from the tree and the block headers, decoding nothing;
+//!   the way to see what a file holds.
+//! - Reading: [`AsdfFile::array`] (typed, zero copy when it can),
+//!   [`AsdfFile::ndarray`] (any datatype), [`AsdfFile::block_data`].
+//! - Reading once (`stream`): [`AsdfFile::ndarray_stats_at`] and
+//!   [`AsdfFile::ndarray_once_at`] hold as little of an array as they can, a large
+//!   compressed block decoded piece by piece.
+//! - Masks (`mask`): [`AsdfFile::mask_at`].
+//!
+//! ```
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
+//! let file = rasdf::AsdfFile::open(path)?;
+//! for array in file.arrays()? {
+//!     println!("{}: {} {}, {}", array.path, array.shape, array.datatype, array.storage);
+//! }
+//! # Ok::<(), rasdf::Error>(())
+//! ```
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -15,7 +34,6 @@ use crate::block::{self, BlockHeader, ChecksumStatus, Compression, Trailer};
 use crate::error::{Error, ErrorKind, Location, Result, Warning};
 use crate::header::{self, Header};
 use crate::index::{self, IndexStatus};
-use crate::ndarray::stats::{self, Stats, StatsStream};
 use crate::ndarray::{
     ArrayError, ArrayMeta, ByteOrder, Datatype, Element, Layout, NativeType, NdArray, Source, Storage,
 };
@@ -24,59 +42,31 @@ use ::ndarray::{CowArray, IxDyn};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+mod listing;
 pub mod mapguard;
+mod mask;
+mod stream;
+pub use listing::{ArrayInfo, Shape, StorageInfo};
 pub use mapguard::{Changed, FileBytes};
-
-/// Compressed blocks of at least this many decoded bytes are reduced piece by piece by
-/// [`AsdfFile::ndarray_stats_at`], not decoded whole (zlib blocks only above
-/// [`STREAM_STATS_ZLIB_BYTES`]).
-pub const STREAM_STATS_BYTES: u64 = 16 << 20;
-
-/// zlib blocks up to this many decoded bytes are decoded whole by
-/// [`AsdfFile::ndarray_stats_at`] (and dropped once reduced): libdeflate, which needs the
-/// whole output, inflates about twice as fast as the streaming inflater the piece path
-/// uses. Larger ones are reduced piece by piece, in a few megabytes.
-pub const STREAM_STATS_ZLIB_BYTES: u64 = 512 << 20;
-
-/// An ndarray to be read once (see [`AsdfFile::ndarray_once_at`]).
-pub enum ReadOnce<'f, T> {
-    /// The array with its data at hand: over the mapped file or the cache, or owned
-    /// when its block was decoded for this read alone.
-    Whole(NdArray<'f>),
-    /// Elements in C order in a large compressed block not decoded yet: `layout.len()`
-    /// items from byte `layout.offset` of the block's data, which the caller decodes
-    /// piece by piece with [`AsdfFile::decode_pieces_of`] into `sink`.
-    Pieces {
-        /// The array's datatype, byte order and shape.
-        meta: ArrayMeta,
-        /// Where its elements lie in the block's data.
-        layout: Layout,
-        /// The block's number.
-        block: usize,
-        /// The caller's sink, handed back.
-        sink: T,
-    },
-}
-
-/// What [`AsdfFile::ndarray_stats_at`] tells of an ndarray.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ArrayStats {
-    /// The element type.
-    pub datatype: Datatype,
-    /// The shape.
-    pub shape: Vec<usize>,
-    /// Where the data is.
-    pub storage: Storage,
-    /// The statistics; `None` for complex, string and record arrays. Of the unmasked
-    /// elements only, when the array has a mask (see [`AsdfFile::mask_at`]).
-    pub stats: Option<Stats>,
-    /// How many elements the mask masks (0 without one).
-    pub masked: u64,
-}
+pub use stream::{ArrayStats, ReadOnce, STREAM_STATS_BYTES, STREAM_STATS_ZLIB_BYTES};
 
 /// How to open a file. The defaults: [`Limits::default`], checksums not verified on
 /// access (as the reference library; `rasdf check` verifies them all), schema defaults
 /// filled into the tree of a file of standard 1.5.0 or older (as the reference does).
+///
+/// ```
+/// use rasdf::{Limits, OpenOptions};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
+/// let limits = Limits { max_array_elements: 1 << 20, ..Limits::default() };
+/// let file = OpenOptions::new().verify_checksums(true).limits(limits).open(path)?;
+/// assert_eq!(file.array::<f32>("sci/data")?.shape(), &[64, 64]); // checksum verified
+///
+/// // From bytes in memory (not mapped), the tree as written, no schema defaults:
+/// let bytes = std::fs::read(path)?;
+/// let file = OpenOptions::new().fill_defaults(false).from_bytes(bytes)?;
+/// assert_eq!(file.arrays()?.len(), 4);
+/// # Ok::<(), rasdf::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
     limits: Limits,
@@ -192,7 +182,34 @@ pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
     Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("not a regular file but {what}")))
 }
 
-/// An open ASDF file.
+/// An open ASDF file: its header, tree and block headers read, its block data read on
+/// demand (see the [module](self)). [`AsdfFile::arrays`] lists the arrays;
+/// [`AsdfFile::array`] and [`AsdfFile::ndarray`] read one; [`AsdfFile::get`] finds any
+/// node of the tree.
+///
+/// ```
+/// use rasdf::AsdfFile;
+/// use rasdf::block::Compression;
+/// use rasdf::write::{Document, WriteOptions};
+///
+/// let path = std::env::temp_dir().join(format!("rasdf-doc-asdffile-{}.asdf", std::process::id()));
+/// let mut doc = Document::new();
+/// doc.set("meta/telescope", "JWST")?;
+/// let image = ndarray::Array2::<f32>::from_shape_fn((2, 3), |(i, j)| (i * 3 + j) as f32);
+/// doc.set_array("sci/data", image.view(), Compression::Zlib)?;
+/// doc.write_to_path(&path, &WriteOptions::default())?;
+///
+/// let file = AsdfFile::open(&path)?;
+/// assert_eq!(file.get("meta/telescope").and_then(|n| n.as_str()), Some("JWST"));
+/// let info = &file.arrays()?[0]; // from the tree and block headers: nothing decoded
+/// assert_eq!((info.path.as_str(), info.shape.to_string()), ("/sci/data", "(2, 3)".into()));
+/// assert_eq!(info.storage.to_string(), "block 0 (zlib)");
+/// let data = file.array::<f32>("sci/data")?; // decoded now
+/// assert_eq!(data.sum(), 15.0);
+/// # drop(file);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), rasdf::Error>(())
+/// ```
 pub struct AsdfFile {
     path: Option<PathBuf>,
     bytes: FileBytes,
@@ -395,101 +412,6 @@ impl AsdfFile {
         }
     }
 
-    /// The statistics of the ndarray at `node` (min, max, mean, NaN count; see
-    /// [`stats::stats`]), with its type, shape and storage; the numbers are those of
-    /// [`stats::stats`] over [`AsdfFile::ndarray_at`], to the last digit, however they
-    /// are reached:
-    /// - A large compressed block (of [`STREAM_STATS_BYTES`] or more; zlib above
-    ///   [`STREAM_STATS_ZLIB_BYTES`]) is not held decoded: it is decoded piece by piece
-    ///   ([`BlockHeader::decode_pieces`]) and each piece reduced as it comes
-    ///   ([`StatsStream`]), so memory stays at a few megabytes however large the array.
-    ///   A layout that is not C-contiguous, and verified checksums (which need the block
-    ///   whole), take the whole path instead.
-    /// - A compressed block that no other ndarray of the tree uses is decoded whole, then
-    ///   dropped, not cached: reducing every array of a file holds one decoded block at a
-    ///   time per thread, not all of them.
-    /// - Anything else (a block decoded already, or shared) goes through
-    ///   [`AsdfFile::ndarray_at`] and its cache.
-    ///
-    /// # Errors
-    /// As [`AsdfFile::ndarray_at`].
-    pub fn ndarray_stats_at(&self, node: NodeRef<'_>) -> Result<ArrayStats> {
-        let stats = self.ndarray_stats_unchecked(node);
-        self.unchanged(stats)
-    }
-
-    fn ndarray_stats_unchecked(&self, node: NodeRef<'_>) -> Result<ArrayStats> {
-        let stream = |meta: &ArrayMeta, layout: &Layout| match meta.datatype {
-            Datatype::Scalar(scalar) => StatsStream::new(scalar, meta.byteorder, layout.offset, layout.len()),
-            _ => None,
-        };
-        // A masked array is read whole, its mask applied.
-        let masked = node.key("mask").is_some_and(|m| !m.is_null());
-        let stream = |meta: &ArrayMeta, layout: &Layout| if masked { None } else { stream(meta, layout) };
-        match self.ndarray_once_at(node, stream)? {
-            ReadOnce::Whole(a) => {
-                let (stats, masked) = match self.mask_at(node, &a)? {
-                    Some(mask) => (stats::stats_unmasked(&a, &mask), mask.iter().map(|&m| u64::from(m)).sum()),
-                    None => (stats::stats(&a), 0),
-                };
-                Ok(ArrayStats { datatype: a.datatype, shape: a.shape, storage: a.storage, stats, masked })
-            }
-            ReadOnce::Pieces { meta, layout, block, sink: mut acc } => {
-                self.decode_pieces_of(block, |piece| {
-                    acc.feed(piece);
-                    Ok::<(), Error>(())
-                })?;
-                Ok(ArrayStats {
-                    datatype: meta.datatype,
-                    shape: layout.shape,
-                    storage: Storage::Block(block),
-                    stats: Some(acc.finish()),
-                    masked: 0,
-                })
-            }
-        }
-    }
-
-    /// The ndarray at `node`, to be read once, holding as little of its data as it can:
-    /// - [`ReadOnce::Pieces`] for an array in a large compressed block (of
-    ///   [`STREAM_STATS_BYTES`] or more; zlib above [`STREAM_STATS_ZLIB_BYTES`]) that is
-    ///   not decoded already, when its elements lie in C order and `pieces` gives a sink
-    ///   for them: the caller decodes the block piece by piece into it
-    ///   ([`AsdfFile::decode_pieces_of`]).
-    ///   With checksums verified (which needs the block whole), never.
-    /// - [`ReadOnce::Whole`] over a compressed block that no other ndarray of the tree
-    ///   uses, decoded for this read alone and not cached: reading every array of a file
-    ///   this way holds one decoded block at a time per thread, not all of them.
-    /// - [`AsdfFile::ndarray_at`] (and its cache) for anything else.
-    ///
-    /// # Errors
-    /// As [`AsdfFile::ndarray_at`].
-    pub fn ndarray_once_at<T>(
-        &self,
-        node: NodeRef<'_>,
-        pieces: impl FnOnce(&ArrayMeta, &Layout) -> Option<T>,
-    ) -> Result<ReadOnce<'_, T>> {
-        let arr = |e: ArrayError| self.array_error(node, e);
-        let meta = ArrayMeta::parse(node).map_err(arr)?;
-        let Source::Block(i) = meta.source else { return self.ndarray_of(node, &meta).map(ReadOnce::Whole) };
-        let n = self.resolve_block(i).map_err(arr)?;
-        let h = self.block_header(n)?;
-        let streams = self.in_pieces(h) && !self.options.verify_checksums && self.decoded[n].get().is_none();
-        if let Some(size) = streams.then_some(usize::try_from(h.data_size).ok()).flatten() {
-            let layout = meta.layout(size, &self.options.limits).map_err(arr)?;
-            if let Some(sink) = layout.is_c_contiguous(meta.datatype.size()).then(|| pieces(&meta, &layout)).flatten() {
-                return Ok(ReadOnce::Pieces { meta, layout, block: n, sink });
-            }
-        }
-        if self.used_once_undecoded(n) {
-            let data = self.decode_block(n)?;
-            return NdArray::new(&meta, Cow::Owned(data), Storage::Block(n), None, &self.options.limits)
-                .map(ReadOnce::Whole)
-                .map_err(arr);
-        }
-        self.ndarray_of(node, &meta).map(ReadOnce::Whole)
-    }
-
     /// The datatype, byte order and shape of the ndarray at `node`, as
     /// [`AsdfFile::ndarray_at`] finds them, but with no compressed block decoded: the
     /// layout is checked against the block's `data_size` (the block's own faults come
@@ -526,77 +448,6 @@ impl AsdfFile {
         meta.layout(size, &self.options.limits).map(Some).map_err(arr)
     }
 
-    /// Decodes block `n` piece by piece (see [`BlockHeader::decode_pieces`]) into `sink`,
-    /// caching nothing.
-    ///
-    /// # Errors
-    /// A damaged block (with its number), and those of `sink`.
-    pub fn decode_pieces_of<E: From<Error>>(
-        &self,
-        n: usize,
-        sink: impl FnMut(&[u8]) -> std::result::Result<(), E>,
-    ) -> std::result::Result<(), E> {
-        let decoded = self.decode_pieces_unchecked(n, sink);
-        self.check_unchanged()?;
-        decoded
-    }
-
-    fn decode_pieces_unchecked<E: From<Error>>(
-        &self,
-        n: usize,
-        mut sink: impl FnMut(&[u8]) -> std::result::Result<(), E>,
-    ) -> std::result::Result<(), E> {
-        // The block's errors are told apart from the sink's, which keep their own place.
-        enum Failure<E> {
-            Block(Error),
-            Sink(E),
-        }
-        impl<E> From<Error> for Failure<E> {
-            fn from(e: Error) -> Self {
-                Failure::Block(e)
-            }
-        }
-        let h = self.block_header(n)?;
-        h.decode_pieces(&self.bytes, &self.options.limits, |piece| sink(piece).map_err(Failure::Sink)).map_err(|f| {
-            match f {
-                Failure::Block(e) => E::from(e.with_block(n)),
-                Failure::Sink(e) => e,
-            }
-        })
-    }
-
-    /// Whether a block is one to decode piece by piece when only reduced or verified: a
-    /// compressed block of [`STREAM_STATS_BYTES`] or more (zlib: over
-    /// [`STREAM_STATS_ZLIB_BYTES`], or as the options say).
-    fn in_pieces(&self, h: &BlockHeader) -> bool {
-        let least = match h.compression {
-            Compression::Zlib => self.options.stream_zlib_stats_from.unwrap_or(STREAM_STATS_ZLIB_BYTES + 1),
-            _ => STREAM_STATS_BYTES,
-        };
-        h.compression != Compression::None && h.data_size >= least
-    }
-
-    /// Whether block `n` is compressed, not decoded yet, and holds the data of one
-    /// ndarray reached once in the tree.
-    fn used_once_undecoded(&self, n: usize) -> bool {
-        if self.blocks.get(n).is_none_or(|h| h.compression == Compression::None) || self.decoded[n].get().is_some() {
-            return false;
-        }
-        let users = self.block_users.get_or_init(|| {
-            let mut users = vec![0u32; self.blocks.len()];
-            for (_, node) in self.ndarray_nodes() {
-                let Ok(meta) = ArrayMeta::parse(node) else { continue };
-                if let Source::Block(i) = meta.source
-                    && let Some(u) = self.resolve_block(i).ok().and_then(|m| users.get_mut(m))
-                {
-                    *u = u.saturating_add(1);
-                }
-            }
-            users
-        });
-        users.get(n) == Some(&1)
-    }
-
     /// The ndarray at `path` as an `ndarray` array of `T`: a view with no copy when the
     /// block is uncompressed, in the machine's byte order and aligned; an owned copy
     /// otherwise.
@@ -618,81 +469,6 @@ impl AsdfFile {
             a.into_cow::<T>().map_err(|e| Error::new(e, Location::path(path)).in_file_opt(self.path.as_deref()))
         });
         self.unchanged(array)
-    }
-
-    /// The mask of the ndarray `array` read from `node`, in C order: the `null`s of
-    /// inline data, together with what the node's `mask` masks: an array (non-zero is
-    /// masked; one element masks all or none), `nan` (NaN elements), or a scalar (a
-    /// number, a boolean, a core/complex: the elements equal to it, floats within
-    /// numpy's `isclose` tolerance, as the reference's `masked_values`). `None` when
-    /// there is no mask (`mask: null`, or a plain list, which the reference ignores).
-    ///
-    /// # Errors
-    /// A `mask` array that cannot be read or does not match the array's size; a scalar
-    /// mask over text or records, or a mask that is text (the reference fails to
-    /// convert such an array).
-    pub fn mask_at(&self, node: NodeRef<'_>, array: &NdArray<'_>) -> Result<Option<Vec<bool>>> {
-        let mask = self.mask_unchecked(node, array);
-        self.unchanged(mask)
-    }
-
-    fn mask_unchecked(&self, node: NodeRef<'_>, array: &NdArray<'_>) -> Result<Option<Vec<bool>>> {
-        let inline = array.inline_mask();
-        let Some(mask) = node.key("mask").filter(|m| !m.is_null()) else {
-            return Ok(inline.map(<[bool]>::to_vec));
-        };
-        let n = array.len();
-        let bad = |m: String| {
-            Error::new(ArrayError::Invalid(m), Location { line: Some(self.line_of(mask)), ..Location::default() })
-        };
-        let mut out: Vec<bool> = if mask.is_asdf_tag("core/ndarray") {
-            let m = self.ndarray_at(mask)?;
-            let mut v = Vec::with_capacity(m.len());
-            for e in m.elements() {
-                v.push(e.as_f64().is_some_and(|x| x != 0.0));
-            }
-            match v.len() {
-                // numpy's masked array resizes a one-element mask to the data's shape.
-                1 => vec![v[0]; n],
-                len if len == n => v,
-                len => return Err(bad(format!("mask has {len} elements, the array {n}"))),
-            }
-        } else if let Some(value) = mask_value(mask) {
-            let Datatype::Scalar(t) = array.datatype else {
-                return Err(bad(format!("a scalar mask cannot be compared with elements of {}", array.datatype)));
-            };
-            let mut v = Vec::with_capacity(n);
-            let float = t.name().starts_with("float");
-            let exact = matches!(value, MaskValue::Int(_)) && t.name().contains("int");
-            if exact || t.name().starts_with("complex") {
-                let data = array.data();
-                for at in array.byte_offsets() {
-                    let e = crate::ndarray::datatype::decode_element(&array.datatype, &data[at..], array.byteorder);
-                    v.push(value.masks(&e, float));
-                }
-            } else {
-                // Reals as floats, in one pass over the data.
-                array
-                    .for_each_f64(|x| v.push(value.masks(&Element::Float(x), float)))
-                    .map_err(|e| bad(e.to_string()))?;
-            }
-            v
-        } else if mask.items().is_some()
-            || mask.pairs().is_some()
-            || matches!(mask.value(), crate::tree::Value::Timestamp(_))
-        {
-            // The reference applies only arrays and numpy scalars (a datetime is not one).
-            return Ok(inline.map(<[bool]>::to_vec));
-        } else {
-            return Err(bad(format!("mask {} is neither an ndarray nor a number", mask.key_text())));
-        };
-        // Inline nulls stay masked.
-        if let Some(inline) = inline {
-            for (o, &i) in out.iter_mut().zip(inline) {
-                *o |= i;
-            }
-        }
-        Ok(Some(out))
     }
 
     /// The value of a core/integer node: uint32 words, least significant first, and a
@@ -719,7 +495,8 @@ impl AsdfFile {
         Ok(crate::tree::integer_from_words(&words, negative))
     }
 
-    /// Paths of every ndarray node in the tree, in tree order.
+    /// Paths of every ndarray node in the tree, in tree order. [`AsdfFile::arrays`] lists
+    /// them with their shapes, datatypes and storage.
     pub fn ndarray_paths(&self) -> Vec<String> {
         self.ndarray_nodes().into_iter().map(|(p, _)| p).collect()
     }
@@ -1019,117 +796,5 @@ fn note_trailer(trailer: &Trailer, index_at: Option<u64>, warnings: &mut Vec<War
             message: "unexpected bytes after the last block; the file may be damaged".into(),
             location: Location::at(*at),
         });
-    }
-}
-
-/// A scalar `mask`: an integer (compared exactly with integer elements), or any other
-/// number, a boolean (1 or 0) or a core/complex, as a complex number.
-#[derive(Debug, Clone, Copy)]
-enum MaskValue {
-    Int(i128),
-    Number(f64, f64),
-}
-
-impl MaskValue {
-    /// Whether the mask masks element `e` (of a float array when `float`), as numpy's
-    /// `masked_values` decides: `isclose` for float arrays, `==` for others; a NaN value
-    /// masks the NaN elements.
-    fn masks(self, e: &Element, float: bool) -> bool {
-        #[allow(clippy::cast_precision_loss)]
-        let (x, y) = match *e {
-            Element::Int(i) => {
-                if let MaskValue::Int(v) = self {
-                    return i128::from(i) == v;
-                }
-                (i as f64, 0.0)
-            }
-            Element::UInt(u) => {
-                if let MaskValue::Int(v) = self {
-                    return i128::from(u) == v;
-                }
-                (u as f64, 0.0)
-            }
-            Element::Bool(b) => (f64::from(u8::from(b)), 0.0),
-            Element::Float(f) => (f, 0.0),
-            Element::Complex(re, im) => (re, im),
-            _ => return false,
-        };
-        #[allow(clippy::cast_precision_loss)]
-        let (re, im) = match self {
-            MaskValue::Int(v) => (v as f64, 0.0),
-            MaskValue::Number(re, im) => (re, im),
-        };
-        if re.is_nan() || im.is_nan() {
-            x.is_nan() || y.is_nan()
-        } else if float {
-            (x == re && y == im)
-                || (re.is_finite() && im.is_finite() && (x - re).hypot(y - im) <= 1e-8 + 1e-5 * re.hypot(im))
-        } else {
-            x == re && y == im
-        }
-    }
-}
-
-/// A scalar `mask`'s value; `None` when it is not a number, a boolean or a core/complex.
-fn mask_value(mask: NodeRef<'_>) -> Option<MaskValue> {
-    use crate::tree::Value;
-    if mask.is_asdf_tag("core/complex") {
-        return mask.as_str().and_then(crate::ndarray::parse_complex).map(|(re, im)| MaskValue::Number(re, im));
-    }
-    match mask.value() {
-        Value::Bool(b) => Some(MaskValue::Int(i128::from(*b))),
-        Value::Int(i) => Some(MaskValue::Int(i128::from(*i))),
-        Value::BigInt(b) => i128::try_from(&**b).ok().map(MaskValue::Int),
-        Value::Float(f) => Some(MaskValue::Number(*f, 0.0)),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::write::{Document, WriteOptions};
-
-    /// Statistics of an array whose compressed block no other array uses leave that block
-    /// out of the cache; a block views share is decoded once, into the cache. The numbers
-    /// are those of the whole arrays either way.
-    #[test]
-    fn statistics_cache_only_shared_blocks() {
-        let views = AsdfFile::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/pyasdf/arrays/shared_views.asdf"))
-            .unwrap();
-        let mut doc = Document::from_file(&views).unwrap();
-        let lone = ::ndarray::Array1::<f64>::linspace(-1.0, 2.0, 1000);
-        doc.set_array("lone", lone.view(), Compression::Zlib).unwrap();
-        let mut out = std::io::Cursor::new(Vec::new());
-        let options = WriteOptions { compression: Some(Compression::Zlib), ..WriteOptions::default() };
-        doc.write(&mut out, None, &options).unwrap();
-        let f = OpenOptions::new().from_bytes(out.into_inner()).unwrap();
-        // Read off the tree: asking for the array would decode its block.
-        let block = |name: &str| match ArrayMeta::parse(f.get(name).unwrap()).unwrap().source {
-            Source::Block(i) => f.resolve_block(i).unwrap(),
-            other => panic!("{name} is not in a block: {other:?}"),
-        };
-        let check = |name: &str| {
-            let got = f.ndarray_stats_at(f.get(name).unwrap()).unwrap().stats.unwrap();
-            let want = stats::stats(&f.ndarray(name).unwrap()).unwrap();
-            assert_eq!(
-                [got.min, got.max, got.sum].map(f64::to_bits),
-                [want.min, want.max, want.sum].map(f64::to_bits),
-                "{name}"
-            );
-        };
-        let fresh = || f.decoded.iter().all(|d| d.get().is_none());
-        let (lone_block, shared) = (block("lone"), block("slice"));
-        assert_eq!(f.blocks()[lone_block].compression, Compression::Zlib);
-        assert_eq!(f.blocks()[shared].compression, Compression::Zlib);
-        assert_eq!(block("reversed"), shared, "the views share their base's block");
-        assert!(f.ndarray_stats_at(f.get("lone").unwrap()).is_ok());
-        assert!(fresh(), "the lone array's block was cached");
-        assert!(f.ndarray_stats_at(f.get("slice").unwrap()).is_ok());
-        assert!(f.decoded[shared].get().is_some(), "the shared block was not cached");
-        assert!(f.decoded[lone_block].get().is_none());
-        for name in ["lone", "base", "slice", "reversed", "stepped", "column", "transposed"] {
-            check(name);
-        }
     }
 }

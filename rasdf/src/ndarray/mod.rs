@@ -72,13 +72,36 @@ pub enum Source {
     Inline,
 }
 
-/// One dimension of a declared shape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One dimension of a declared shape. Displayed (and debug-printed) as it is written in
+/// the tree: the length, or `*`; so a declared shape prints as `[*, 4]`, not
+/// `[Stream, Fixed(4)]`.
+///
+/// ```
+/// use rasdf::ndarray::Dim;
+/// assert_eq!(Dim::Fixed(8192).to_string(), "8192");
+/// assert_eq!(format!("{:?}", [Dim::Stream, Dim::Fixed(4)]), "[*, 4]");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Dim {
     /// A fixed length.
     Fixed(u64),
     /// `'*'`: as many rows as the streamed block holds.
     Stream,
+}
+
+impl std::fmt::Display for Dim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dim::Fixed(n) => std::fmt::Display::fmt(n, f),
+            Dim::Stream => f.write_str("*"),
+        }
+    }
+}
+
+impl std::fmt::Debug for Dim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// An ndarray node's declarations, before its data is read.
@@ -234,7 +257,28 @@ pub enum Storage {
     Inline,
 }
 
-/// An array ready to read: its layout resolved and checked against its data.
+/// An array ready to read: its layout resolved and checked against its data, which is
+/// borrowed from the file (mapped, or its block decoded and cached) or owned. Any
+/// datatype, strings and records too; [`NdArray::view`], [`NdArray::to_array`] and
+/// [`NdArray::to_cow`] give an `ndarray` array of a number type,
+/// [`NdArray::elements`] the values of any. [`AsdfFile::ndarray`](crate::AsdfFile::ndarray)
+/// makes one, reading (decoding) the data; to list arrays without reading them, see
+/// [`AsdfFile::arrays`](crate::AsdfFile::arrays).
+///
+/// ```
+/// use rasdf::ndarray::{Datatype, Element, ScalarType, Storage};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
+/// let file = rasdf::AsdfFile::open(path)?;
+/// let data = file.ndarray("sci/data")?;
+/// assert_eq!(data.datatype, Datatype::Scalar(ScalarType::Float32));
+/// assert_eq!((data.shape.as_slice(), data.storage.clone()), (&[64, 64][..], Storage::Block(0)));
+/// let values = data.to_cow::<f32>()?; // a view when it can, else a copy
+/// assert_eq!(values.shape(), &[64, 64]);
+/// // Any datatype, element by element (the catalog is a table of records):
+/// let catalog = file.ndarray("catalog")?;
+/// assert!(matches!(catalog.elements()[0], Element::Record(_)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct NdArray<'f> {
     /// The element type.

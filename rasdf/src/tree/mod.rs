@@ -343,7 +343,27 @@ pub fn unescape_step(step: &str) -> Cow<'_, str> {
     }
 }
 
-/// A node and the tree it belongs to, for navigation.
+/// A node and the tree it belongs to, for navigation: by path ([`NodeRef::get`]), key
+/// ([`NodeRef::key`]) or index ([`NodeRef::index`]), over children ([`NodeRef::pairs`],
+/// [`NodeRef::items`]), and to values ([`NodeRef::as_str`], [`NodeRef::as_f64`],
+/// [`NodeRef::value`]...). Cheap to copy; it borrows the tree.
+///
+/// ```
+/// use rasdf::tree::Value;
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
+/// let file = rasdf::AsdfFile::open(path)?;
+/// let meta = file.get("meta").expect("a meta mapping");
+/// assert_eq!(meta.key("telescope").and_then(|n| n.as_str()), Some("example"));
+/// assert_eq!(meta.get("exposure_time").and_then(|n| n.as_f64()), Some(120.5));
+/// let filters: Vec<&str> = meta.key("filters").unwrap().items().unwrap().filter_map(|n| n.as_str()).collect();
+/// assert_eq!(filters, ["F150W", "F200W"]);
+/// assert!(matches!(meta.get("calibrated").unwrap().value(), Value::Bool(true)));
+/// // Tags, as written or by name; ndarrays are read through the file.
+/// let data = file.get("sci/data").unwrap();
+/// assert!(data.is_asdf_tag("core/ndarray"));
+/// assert_eq!(file.ndarray_at(data)?.shape, [64, 64]);
+/// # Ok::<(), rasdf::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct NodeRef<'t> {
     tree: &'t Tree,

@@ -1,0 +1,277 @@
+//! Reading an array once, holding as little of it as possible: statistics reduced piece
+//! by piece from a large compressed block, or from a block decoded for that read alone
+//! and dropped; the piece-by-piece decoding those paths share.
+
+use std::borrow::Cow;
+
+use super::AsdfFile;
+use crate::block::{BlockHeader, Compression};
+use crate::error::{Error, Result};
+use crate::ndarray::stats::{self, Stats, StatsStream};
+use crate::ndarray::{ArrayError, ArrayMeta, Datatype, Layout, NdArray, Source, Storage};
+use crate::tree::NodeRef;
+
+/// Compressed blocks of at least this many decoded bytes are reduced piece by piece by
+/// [`AsdfFile::ndarray_stats_at`], not decoded whole (zlib blocks only above
+/// [`STREAM_STATS_ZLIB_BYTES`]).
+pub const STREAM_STATS_BYTES: u64 = 16 << 20;
+
+/// zlib blocks up to this many decoded bytes are decoded whole by
+/// [`AsdfFile::ndarray_stats_at`] (and dropped once reduced): libdeflate, which needs the
+/// whole output, inflates about twice as fast as the streaming inflater the piece path
+/// uses. Larger ones are reduced piece by piece, in a few megabytes.
+pub const STREAM_STATS_ZLIB_BYTES: u64 = 512 << 20;
+
+/// An ndarray to be read once (see [`AsdfFile::ndarray_once_at`]).
+pub enum ReadOnce<'f, T> {
+    /// The array with its data at hand: over the mapped file or the cache, or owned
+    /// when its block was decoded for this read alone.
+    Whole(NdArray<'f>),
+    /// Elements in C order in a large compressed block not decoded yet: `layout.len()`
+    /// items from byte `layout.offset` of the block's data, which the caller decodes
+    /// piece by piece with [`AsdfFile::decode_pieces_of`] into `sink`.
+    Pieces {
+        /// The array's datatype, byte order and shape.
+        meta: ArrayMeta,
+        /// Where its elements lie in the block's data.
+        layout: Layout,
+        /// The block's number.
+        block: usize,
+        /// The caller's sink, handed back.
+        sink: T,
+    },
+}
+
+/// What [`AsdfFile::ndarray_stats_at`] tells of an ndarray.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayStats {
+    /// The element type.
+    pub datatype: Datatype,
+    /// The shape.
+    pub shape: Vec<usize>,
+    /// Where the data is.
+    pub storage: Storage,
+    /// The statistics; `None` for complex, string and record arrays. Of the unmasked
+    /// elements only, when the array has a mask (see [`AsdfFile::mask_at`]).
+    pub stats: Option<Stats>,
+    /// How many elements the mask masks (0 without one).
+    pub masked: u64,
+}
+
+impl AsdfFile {
+    /// The statistics of the ndarray at `node` (min, max, mean, NaN count; see
+    /// [`stats::stats`]), with its type, shape and storage; the numbers are those of
+    /// [`stats::stats`] over [`AsdfFile::ndarray_at`], to the last digit, however they
+    /// are reached:
+    /// - A large compressed block (of [`STREAM_STATS_BYTES`] or more; zlib above
+    ///   [`STREAM_STATS_ZLIB_BYTES`]) is not held decoded: it is decoded piece by piece
+    ///   ([`BlockHeader::decode_pieces`]) and each piece reduced as it comes
+    ///   ([`StatsStream`]), so memory stays at a few megabytes however large the array.
+    ///   A layout that is not C-contiguous, and verified checksums (which need the block
+    ///   whole), take the whole path instead.
+    /// - A compressed block that no other ndarray of the tree uses is decoded whole, then
+    ///   dropped, not cached: reducing every array of a file holds one decoded block at a
+    ///   time per thread, not all of them.
+    /// - Anything else (a block decoded already, or shared) goes through
+    ///   [`AsdfFile::ndarray_at`] and its cache.
+    ///
+    /// # Errors
+    /// As [`AsdfFile::ndarray_at`].
+    pub fn ndarray_stats_at(&self, node: NodeRef<'_>) -> Result<ArrayStats> {
+        let stats = self.ndarray_stats_unchecked(node);
+        self.unchanged(stats)
+    }
+
+    fn ndarray_stats_unchecked(&self, node: NodeRef<'_>) -> Result<ArrayStats> {
+        let stream = |meta: &ArrayMeta, layout: &Layout| match meta.datatype {
+            Datatype::Scalar(scalar) => StatsStream::new(scalar, meta.byteorder, layout.offset, layout.len()),
+            _ => None,
+        };
+        // A masked array is read whole, its mask applied.
+        let masked = node.key("mask").is_some_and(|m| !m.is_null());
+        let stream = |meta: &ArrayMeta, layout: &Layout| if masked { None } else { stream(meta, layout) };
+        match self.ndarray_once_at(node, stream)? {
+            ReadOnce::Whole(a) => {
+                let (stats, masked) = match self.mask_at(node, &a)? {
+                    Some(mask) => (stats::stats_unmasked(&a, &mask), mask.iter().map(|&m| u64::from(m)).sum()),
+                    None => (stats::stats(&a), 0),
+                };
+                Ok(ArrayStats { datatype: a.datatype, shape: a.shape, storage: a.storage, stats, masked })
+            }
+            ReadOnce::Pieces { meta, layout, block, sink: mut acc } => {
+                self.decode_pieces_of(block, |piece| {
+                    acc.feed(piece);
+                    Ok::<(), Error>(())
+                })?;
+                Ok(ArrayStats {
+                    datatype: meta.datatype,
+                    shape: layout.shape,
+                    storage: Storage::Block(block),
+                    stats: Some(acc.finish()),
+                    masked: 0,
+                })
+            }
+        }
+    }
+
+    /// The ndarray at `node`, to be read once, holding as little of its data as it can:
+    /// - [`ReadOnce::Pieces`] for an array in a large compressed block (of
+    ///   [`STREAM_STATS_BYTES`] or more; zlib above [`STREAM_STATS_ZLIB_BYTES`]) that is
+    ///   not decoded already, when its elements lie in C order and `pieces` gives a sink
+    ///   for them: the caller decodes the block piece by piece into it
+    ///   ([`AsdfFile::decode_pieces_of`]).
+    ///   With checksums verified (which needs the block whole), never.
+    /// - [`ReadOnce::Whole`] over a compressed block that no other ndarray of the tree
+    ///   uses, decoded for this read alone and not cached: reading every array of a file
+    ///   this way holds one decoded block at a time per thread, not all of them.
+    /// - [`AsdfFile::ndarray_at`] (and its cache) for anything else.
+    ///
+    /// # Errors
+    /// As [`AsdfFile::ndarray_at`].
+    pub fn ndarray_once_at<T>(
+        &self,
+        node: NodeRef<'_>,
+        pieces: impl FnOnce(&ArrayMeta, &Layout) -> Option<T>,
+    ) -> Result<ReadOnce<'_, T>> {
+        let arr = |e: ArrayError| self.array_error(node, e);
+        let meta = ArrayMeta::parse(node).map_err(arr)?;
+        let Source::Block(i) = meta.source else { return self.ndarray_of(node, &meta).map(ReadOnce::Whole) };
+        let n = self.resolve_block(i).map_err(arr)?;
+        let h = self.block_header(n)?;
+        let streams = self.in_pieces(h) && !self.options.verify_checksums && self.decoded[n].get().is_none();
+        if let Some(size) = streams.then_some(usize::try_from(h.data_size).ok()).flatten() {
+            let layout = meta.layout(size, &self.options.limits).map_err(arr)?;
+            if let Some(sink) = layout.is_c_contiguous(meta.datatype.size()).then(|| pieces(&meta, &layout)).flatten() {
+                return Ok(ReadOnce::Pieces { meta, layout, block: n, sink });
+            }
+        }
+        if self.used_once_undecoded(n) {
+            let data = self.decode_block(n)?;
+            return NdArray::new(&meta, Cow::Owned(data), Storage::Block(n), None, &self.options.limits)
+                .map(ReadOnce::Whole)
+                .map_err(arr);
+        }
+        self.ndarray_of(node, &meta).map(ReadOnce::Whole)
+    }
+
+    /// Decodes block `n` piece by piece (see [`BlockHeader::decode_pieces`]) into `sink`,
+    /// caching nothing.
+    ///
+    /// # Errors
+    /// A damaged block (with its number), and those of `sink`.
+    pub fn decode_pieces_of<E: From<Error>>(
+        &self,
+        n: usize,
+        sink: impl FnMut(&[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let decoded = self.decode_pieces_unchecked(n, sink);
+        self.check_unchanged()?;
+        decoded
+    }
+
+    fn decode_pieces_unchecked<E: From<Error>>(
+        &self,
+        n: usize,
+        mut sink: impl FnMut(&[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        // The block's errors are told apart from the sink's, which keep their own place.
+        enum Failure<E> {
+            Block(Error),
+            Sink(E),
+        }
+        impl<E> From<Error> for Failure<E> {
+            fn from(e: Error) -> Self {
+                Failure::Block(e)
+            }
+        }
+        let h = self.block_header(n)?;
+        h.decode_pieces(&self.bytes, &self.options.limits, |piece| sink(piece).map_err(Failure::Sink)).map_err(|f| {
+            match f {
+                Failure::Block(e) => E::from(e.with_block(n)),
+                Failure::Sink(e) => e,
+            }
+        })
+    }
+
+    /// Whether a block is one to decode piece by piece when only reduced or verified: a
+    /// compressed block of [`STREAM_STATS_BYTES`] or more (zlib: over
+    /// [`STREAM_STATS_ZLIB_BYTES`], or as the options say).
+    pub(super) fn in_pieces(&self, h: &BlockHeader) -> bool {
+        let least = match h.compression {
+            Compression::Zlib => self.options.stream_zlib_stats_from.unwrap_or(STREAM_STATS_ZLIB_BYTES + 1),
+            _ => STREAM_STATS_BYTES,
+        };
+        h.compression != Compression::None && h.data_size >= least
+    }
+
+    /// Whether block `n` is compressed, not decoded yet, and holds the data of one
+    /// ndarray reached once in the tree.
+    fn used_once_undecoded(&self, n: usize) -> bool {
+        if self.blocks.get(n).is_none_or(|h| h.compression == Compression::None) || self.decoded[n].get().is_some() {
+            return false;
+        }
+        let users = self.block_users.get_or_init(|| {
+            let mut users = vec![0u32; self.blocks.len()];
+            for (_, node) in self.ndarray_nodes() {
+                let Ok(meta) = ArrayMeta::parse(node) else { continue };
+                if let Source::Block(i) = meta.source
+                    && let Some(u) = self.resolve_block(i).ok().and_then(|m| users.get_mut(m))
+                {
+                    *u = u.saturating_add(1);
+                }
+            }
+            users
+        });
+        users.get(n) == Some(&1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::OpenOptions;
+    use crate::write::{Document, WriteOptions};
+
+    /// Statistics of an array whose compressed block no other array uses leave that block
+    /// out of the cache; a block views share is decoded once, into the cache. The numbers
+    /// are those of the whole arrays either way.
+    #[test]
+    fn statistics_cache_only_shared_blocks() {
+        let views = AsdfFile::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/pyasdf/arrays/shared_views.asdf"))
+            .unwrap();
+        let mut doc = Document::from_file(&views).unwrap();
+        let lone = ::ndarray::Array1::<f64>::linspace(-1.0, 2.0, 1000);
+        doc.set_array("lone", lone.view(), Compression::Zlib).unwrap();
+        let mut out = std::io::Cursor::new(Vec::new());
+        let options = WriteOptions { compression: Some(Compression::Zlib), ..WriteOptions::default() };
+        doc.write(&mut out, None, &options).unwrap();
+        let f = OpenOptions::new().from_bytes(out.into_inner()).unwrap();
+        // Read off the tree: asking for the array would decode its block.
+        let block = |name: &str| match ArrayMeta::parse(f.get(name).unwrap()).unwrap().source {
+            Source::Block(i) => f.resolve_block(i).unwrap(),
+            other => panic!("{name} is not in a block: {other:?}"),
+        };
+        let check = |name: &str| {
+            let got = f.ndarray_stats_at(f.get(name).unwrap()).unwrap().stats.unwrap();
+            let want = stats::stats(&f.ndarray(name).unwrap()).unwrap();
+            assert_eq!(
+                [got.min, got.max, got.sum].map(f64::to_bits),
+                [want.min, want.max, want.sum].map(f64::to_bits),
+                "{name}"
+            );
+        };
+        let fresh = || f.decoded.iter().all(|d| d.get().is_none());
+        let (lone_block, shared) = (block("lone"), block("slice"));
+        assert_eq!(f.blocks()[lone_block].compression, Compression::Zlib);
+        assert_eq!(f.blocks()[shared].compression, Compression::Zlib);
+        assert_eq!(block("reversed"), shared, "the views share their base's block");
+        assert!(f.ndarray_stats_at(f.get("lone").unwrap()).is_ok());
+        assert!(fresh(), "the lone array's block was cached");
+        assert!(f.ndarray_stats_at(f.get("slice").unwrap()).is_ok());
+        assert!(f.decoded[shared].get().is_some(), "the shared block was not cached");
+        assert!(f.decoded[lone_block].get().is_none());
+        for name in ["lone", "base", "slice", "reversed", "stepped", "column", "transposed"] {
+            check(name);
+        }
+    }
+}
