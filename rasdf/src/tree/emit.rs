@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write;
+use std::io;
 
 use super::numtext::push_float;
 use super::resolve::{self, Resolved};
@@ -187,6 +188,51 @@ pub struct Emitter<'t, S: NodeStore + ?Sized = Tree> {
     /// [`Emitter::for_standard`]).
     standard: Option<String>,
     out: String,
+    /// Where [`Emitter::write_document`] sends the text, [`SPILL`] bytes or so at a time
+    /// (without one, the text stays in `out`).
+    sink: Option<&'t mut (dyn io::Write + 't)>,
+    /// The first error of the sink (the text after it is dropped).
+    failed: Option<io::Error>,
+    /// Bytes handed to the sink so far.
+    written: u64,
+    /// Nodes whose text someone else writes (see [`Verbatim`]).
+    verbatim: HashMap<NodeId, &'t dyn Verbatim>,
+}
+
+/// The text [`Emitter::write_document`] builds up before it hands it on.
+pub(crate) const SPILL: usize = 1 << 20;
+
+/// A node whose text is written by something other than the emitter, from data that is
+/// not in the tree: inline array data, written element by element from the array's
+/// bytes rather than as a node an element. It writes what the emitter would write for
+/// the nodes it stands for.
+pub(crate) trait Verbatim {
+    /// Appends the node's text to `out`, as [`Emitter`] writes a node after `key:` or
+    /// `-` (a value of its own lines indented by `indent`, ending with a line end),
+    /// calling `spill` often enough that `out` stays within a few times [`SPILL`].
+    fn emit(&self, out: &mut String, indent: usize, spill: &mut dyn FnMut(&mut String));
+}
+
+/// Hands `out` to `sink` once it holds [`SPILL`] bytes or more (or always, when `all`);
+/// after a failure, drops the text (the error is kept in `failed`).
+fn spill_to(
+    out: &mut String,
+    sink: &mut Option<&mut (dyn io::Write + '_)>,
+    failed: &mut Option<io::Error>,
+    written: &mut u64,
+    all: bool,
+) {
+    let Some(sink) = sink else { return };
+    if out.len() < SPILL && !all {
+        return;
+    }
+    if failed.is_none() {
+        match sink.write_all(out.as_bytes()) {
+            Ok(()) => *written += out.len() as u64,
+            Err(e) => *failed = Some(e),
+        }
+    }
+    out.clear();
 }
 
 const UNSEEN: u8 = 0;
@@ -231,7 +277,26 @@ impl<'t, S: NodeStore + ?Sized> Emitter<'t, S> {
                 }
             }
         }
-        Emitter { tree, state, any_shared, anchors: HashMap::new(), standard: None, out: String::new() }
+        Emitter {
+            tree,
+            state,
+            any_shared,
+            anchors: HashMap::new(),
+            standard: None,
+            out: String::new(),
+            sink: None,
+            failed: None,
+            written: 0,
+            verbatim: HashMap::new(),
+        }
+    }
+
+    /// Has `verbatim` write the text of the nodes it names (placeholders in the tree,
+    /// each reached once: shared nodes cannot be verbatim).
+    #[must_use]
+    pub(crate) fn with_verbatim(mut self, verbatim: HashMap<NodeId, &'t dyn Verbatim>) -> Self {
+        self.verbatim = verbatim;
+        self
     }
 
     /// Writes the root, ndarray and integer tags at the version ASDF Standard `standard`
@@ -254,6 +319,29 @@ impl<'t, S: NodeStore + ?Sized> Emitter<'t, S> {
     /// lines, and room for the rest), without another copy.
     pub fn document_after(mut self, text: String) -> String {
         self.out = text;
+        self.emit_document();
+        self.out
+    }
+
+    /// [`Emitter::document_after`] `head` written to `sink` as it is made, a megabyte or
+    /// so at a time: however large the tree's text, only that much of it is held.
+    /// Returns the number of bytes written (`head`'s included).
+    ///
+    /// # Errors
+    /// The first error of `sink` (nothing more is written after it).
+    pub fn write_document(mut self, head: &str, sink: &'t mut (dyn io::Write + 't)) -> io::Result<u64> {
+        self.out = String::with_capacity(SPILL + (64 << 10));
+        self.out.push_str(head);
+        self.sink = Some(sink);
+        self.emit_document();
+        self.spill(true);
+        match self.failed {
+            Some(e) => Err(e),
+            None => Ok(self.written),
+        }
+    }
+
+    fn emit_document(&mut self) {
         self.out += "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---";
         match self.tree.root_id() {
             Some(root) => {
@@ -262,55 +350,22 @@ impl<'t, S: NodeStore + ?Sized> Emitter<'t, S> {
             None => self.out += " null\n",
         }
         self.out += "...\n";
-        self.out
+    }
+
+    /// Hands the text so far to the sink, if there is one and the text is large enough
+    /// (or always, when `all`).
+    #[inline]
+    fn spill(&mut self, all: bool) {
+        if self.sink.is_some() && (all || self.out.len() >= SPILL) {
+            spill_to(&mut self.out, &mut self.sink, &mut self.failed, &mut self.written, all);
+        }
     }
 
     /// Appends the text of scalar `id` (its tag first, if any); `false`, with nothing
     /// appended, for a collection.
     fn scalar(&mut self, id: NodeId) -> bool {
         let node = self.tree.node_at(id);
-        if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
-            return false;
-        }
-        let out = &mut self.out;
-        if let Some(t) = &node.tag {
-            push_tag(out, t, self.standard.as_deref());
-            out.push(' ');
-        }
-        match &node.value {
-            Value::Null => out.push_str("null"),
-            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(i) => push_int(out, *i),
-            Value::BigInt(i) => {
-                let _ = write!(out, "{i}");
-            }
-            Value::Float(f) => push_float(out, *f),
-            Value::Timestamp(t) => {
-                if resolve::is_timestamp(t) && plain_safe_ts(t) {
-                    out.push_str(t);
-                } else {
-                    out.push_str("!!timestamp ");
-                    push_quoted(out, t);
-                }
-            }
-            Value::Binary(b) => {
-                use base64::Engine;
-                out.push_str("!!binary ");
-                push_quoted(out, &base64::engine::general_purpose::STANDARD.encode(b));
-            }
-            Value::Str(s) => {
-                // A tagged scalar is read back as text whatever it looks like.
-                let plain = plain_safe(s)
-                    || (node.tag.is_some() && resolve::resolve_plain(s) != Resolved::Str && plain_safe_ts(s));
-                if plain {
-                    out.push_str(s);
-                } else {
-                    push_quoted(out, s);
-                }
-            }
-            Value::Seq(_) | Value::Map(_) => {}
-        }
-        true
+        push_scalar(&mut self.out, node.tag.as_deref(), &node.value, self.standard.as_deref())
     }
 
     /// The node's anchor or alias, marking it emitted. Anchors are numbered in the
@@ -381,6 +436,14 @@ impl<'t, S: NodeStore + ?Sized> Emitter<'t, S> {
 
     /// Emits node `id` after whatever the line holds already (`key:`, `-`, `---`).
     fn node(&mut self, id: NodeId, indent: usize, ctx: Ctx) {
+        self.spill(false);
+        if !self.verbatim.is_empty()
+            && let Some(&v) = self.verbatim.get(&id)
+        {
+            let Emitter { out, sink, failed, written, .. } = self;
+            v.emit(out, indent, &mut |out| spill_to(out, sink, failed, written, false));
+            return;
+        }
         let anchor = match self.prefix(id) {
             Prefix::Alias(a) => {
                 let _ = writeln!(self.out, " *id{a:03}");
@@ -458,12 +521,59 @@ impl<'t, S: NodeStore + ?Sized> Emitter<'t, S> {
     }
 }
 
-fn push_spaces(out: &mut String, n: usize) {
+/// Appends the text of a scalar of `value` tagged `tag` (its tag first, if any) as the
+/// emitter writes it for ASDF Standard `standard`; `false`, with nothing appended, for a
+/// collection.
+pub(crate) fn push_scalar(out: &mut String, tag: Option<&str>, value: &Value, standard: Option<&str>) -> bool {
+    if matches!(value, Value::Seq(_) | Value::Map(_)) {
+        return false;
+    }
+    if let Some(t) = tag {
+        push_tag(out, t, standard);
+        out.push(' ');
+    }
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => push_int(out, *i),
+        Value::BigInt(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Float(f) => push_float(out, *f),
+        Value::Timestamp(t) => {
+            if resolve::is_timestamp(t) && plain_safe_ts(t) {
+                out.push_str(t);
+            } else {
+                out.push_str("!!timestamp ");
+                push_quoted(out, t);
+            }
+        }
+        Value::Binary(b) => {
+            use base64::Engine;
+            out.push_str("!!binary ");
+            push_quoted(out, &base64::engine::general_purpose::STANDARD.encode(b));
+        }
+        Value::Str(s) => {
+            // A tagged scalar is read back as text whatever it looks like.
+            let plain =
+                plain_safe(s) || (tag.is_some() && resolve::resolve_plain(s) != Resolved::Str && plain_safe_ts(s));
+            if plain {
+                out.push_str(s);
+            } else {
+                push_quoted(out, s);
+            }
+        }
+        Value::Seq(_) | Value::Map(_) => {}
+    }
+    true
+}
+
+pub(crate) fn push_spaces(out: &mut String, n: usize) {
     out.extend(std::iter::repeat_n(' ', n));
 }
 
 /// `i` in decimal, appended to `out`.
-fn push_int(out: &mut String, i: i64) {
+pub(crate) fn push_int(out: &mut String, i: i64) {
     let mut buf = [0u8; 20];
     let mut at = buf.len();
     let mut n = i.unsigned_abs();

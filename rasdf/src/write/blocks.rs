@@ -4,7 +4,7 @@
 //! files ([`crate::direct::DirectWriter`], which hashes as it copies).
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
+use std::collections::HashMap;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -18,8 +18,8 @@ use super::{ArrayStorage, WriteOptions, node, usage};
 use crate::block::{self, BlockError, BlockHeader, Compression};
 use crate::error::{Error, Location, Result};
 use crate::index;
-use crate::tree::emit::Emitter;
-use crate::tree::{Overlay, Value};
+use crate::tree::emit::{Emitter, Verbatim};
+use crate::tree::{NodeId, Overlay, Value};
 
 /// Documents with at least this much array data are written past the page cache
 /// where the filesystem allows it (see `crate::direct`).
@@ -28,8 +28,23 @@ const DIRECT_MIN: usize = 64 << 20;
 /// Blocks at least this large have their MD5 computed while their data is written.
 const OVERLAP_MD5: usize = 8 << 20;
 
-/// Buffers per worker in [`write_lz4_pipelined`]: one being filled, one waiting its turn.
+/// Buffers per worker in [`write_lz4_pipelined`] and [`write_zlib_pipelined`]: one
+/// being filled, one waiting its turn.
 const LZ4_SLOTS_PER_WORKER: usize = 2;
+
+/// zlib and bzp2 blocks larger than this are compressed while they are written, a
+/// piece at a time ([`write_zlib_pipelined`], [`write_bzp2_streamed`]); smaller ones
+/// whole, several at once.
+const WHOLE_MAX: usize = 4 << 20;
+
+/// Batches of [`block::pbzip::Stream::batch_len`] that [`write_bzp2_streamed`]
+/// compresses at a time.
+const BZP2_BATCHES: usize = 4;
+
+/// The most bytes of blocks compressed whole that are held at once, before they are
+/// written (more than one block's worth only when the blocks are small); smaller in
+/// the unit tests, whose documents are.
+const GROUP: usize = if cfg!(test) { 1 << 20 } else { 32 << 20 };
 
 impl Document<'_> {
     /// [`Document::write`], with the block files of external arrays left staged in
@@ -54,38 +69,59 @@ impl Document<'_> {
             plan.naming = Naming::next(main, old_set);
         }
         self.check_external_names(&plan, main_path)?;
-        let tree = self.output_tree(&plan, main_path)?;
-        // The header and the tree in one buffer, sized for about 12 bytes a node.
-        let mut header = String::with_capacity(tree.len().saturating_mul(12).min(1 << 30));
-        let _ = write!(header, "#ASDF 1.0.0\n#ASDF_STANDARD {}\n", self.standard);
-        let mut text = Emitter::new(&tree).for_standard(&self.standard).document_after(header).into_bytes();
+        let (tree, inline) = self.output_tree(&plan, main_path)?;
+        // The header and the tree, written as they are made (a megabyte at a time):
+        // inline arrays go element by element from their bytes into the output.
+        let header = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", self.standard);
+        let verbatim: HashMap<NodeId, &dyn Verbatim> = inline.iter().map(|(id, t)| (*id, t as &dyn Verbatim)).collect();
+        let text_len = Emitter::new(&tree)
+            .for_standard(&self.standard)
+            .with_verbatim(verbatim)
+            .write_document(&header, &mut *out)?;
+        let text_len = usize::try_from(text_len).unwrap_or(usize::MAX);
+        drop(inline);
+        drop(tree);
         let pad = |len: usize| if options.pad_blocks { padding(len) } else { 0 };
-        let tree_pad = if plan.internal.is_empty() { 0 } else { pad(text.len()) };
-        text.resize(text.len() + tree_pad, 0);
-        out.write_all(&text)?;
-        // Compress and hash blocks in parallel, then write them in order; chunked data
-        // is compressed and hashed as it arrives, and its header patched afterwards.
-        let blocks: Vec<Prepared<'_>> = plan
-            .internal
-            .par_iter()
-            .map(|&(base, comp)| {
-                if self.bases.get(base).is_some_and(|b| b.chunks.is_some()) {
-                    Ok(Prepared::Chunked)
-                } else {
-                    prepare(self.block_bytes(base, &plan), comp, options)
-                }
-            })
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| Error::new(e, Location::default()))?;
-        let mut offset = text.len() as u64;
-        let mut offsets = Vec::with_capacity(blocks.len());
-        for (prepared, &(base, comp)) in blocks.into_iter().zip(&plan.internal) {
-            offsets.push(offset);
-            let allocated = match prepared {
-                Prepared::Chunked => self.write_chunked(out, base, comp, options)?,
-                other => write_prepared(out, other, self.block_bytes(base, &plan), options)?,
-            };
-            offset += block::HEADER_LEN as u64 + allocated;
+        let tree_pad = if plan.internal.is_empty() { 0 } else { pad(text_len) };
+        out.write_all(&vec![0u8; tree_pad])?;
+        // Blocks are written in order. Small ones are compressed and hashed in parallel a
+        // group at a time (at most GROUP bytes of them held compressed); a large zlib, lz4
+        // or bzp2 block is compressed in pieces while it is written, and chunked data as it
+        // arrives, their headers patched afterwards: memory stays at a few pieces per
+        // thread, however large the blocks.
+        let mut offset = (text_len + tree_pad) as u64;
+        let mut offsets = Vec::with_capacity(plan.internal.len());
+        let mut rest = &plan.internal[..];
+        while !rest.is_empty() {
+            let mut held = 0usize;
+            let group = rest
+                .iter()
+                .position(|&(base, comp)| {
+                    held = held.saturating_add(self.held_while_prepared(base, comp, &plan));
+                    held > GROUP
+                })
+                .unwrap_or(rest.len())
+                .max(1);
+            let (now, later) = rest.split_at(group);
+            rest = later;
+            let blocks: Vec<Prepared<'_>> = now
+                .par_iter()
+                .map(|&(base, comp)| {
+                    if self.bases.get(base).is_some_and(|b| b.chunks.is_some()) {
+                        Ok(Prepared::Chunked)
+                    } else {
+                        prepare(self.block_bytes(base, &plan), comp, options)
+                    }
+                })
+                .collect::<Result<_>>()?;
+            for (prepared, &(base, comp)) in blocks.into_iter().zip(now) {
+                offsets.push(offset);
+                let allocated = match prepared {
+                    Prepared::Chunked => self.write_chunked(out, base, comp, options)?,
+                    other => write_prepared(out, other, self.block_bytes(base, &plan), options)?,
+                };
+                offset += block::HEADER_LEN as u64 + allocated;
+            }
         }
         if self.stream.is_some() {
             // Reference notes 1.11: flags 1, no compression, sizes and checksum zero.
@@ -124,6 +160,21 @@ impl Document<'_> {
         Ok(())
     }
 
+    /// The bytes that preparing the block of `base` holds until it is written: the
+    /// compressed block when it is compressed whole (about its input, at most), nothing
+    /// for blocks written as they are compressed or stored as they are.
+    fn held_while_prepared(&self, base: usize, comp: Compression, plan: &super::plan::Plan) -> usize {
+        if self.bases.get(base).is_some_and(|b| b.chunks.is_some()) {
+            return 0;
+        }
+        let len = self.block_bytes(base, plan).len();
+        match comp {
+            Compression::None => 0,
+            Compression::Zlib | Compression::Bzp2 | Compression::Lz4 if len > WHOLE_MAX => 0,
+            _ => len,
+        }
+    }
+
     /// Writes an external block file: a minimal tree and one block, as the main file's
     /// blocks are written (a large one past the page cache, its MD5 beside the write,
     /// lz4 record by record).
@@ -138,8 +189,7 @@ impl Document<'_> {
         let base = &self.bases[0];
         self.stage_path_with(path, options, |out| {
             out.write_all(&text)?;
-            let prepared =
-                prepare(&base.data, base.compression, options).map_err(|e| Error::new(e, Location::default()))?;
+            let prepared = prepare(&base.data, base.compression, options)?;
             write_prepared(out, prepared, &base.data, options)?;
             if options.include_index {
                 out.write_all(&index::write(&[text.len() as u64]))?;
@@ -233,20 +283,26 @@ pub(super) enum Prepared<'a> {
     /// lz4 of two records or more: compressed while it is written (see
     /// [`write_lz4_pipelined`]).
     Lz4Pipelined,
+    /// zlib larger than [`WHOLE_MAX`] at this level: compressed while it is written
+    /// (see [`write_zlib_pipelined`]).
+    ZlibPipelined(u32),
+    /// bzp2 larger than [`WHOLE_MAX`] at this level: compressed while it is written
+    /// (see [`write_bzp2_streamed`]).
+    Bzp2Streamed(u32),
 }
 
-/// How the block of `data` is to be written with `comp`: lz4 of two records or more
-/// compressed while it is written, anything else compressed (and, when small, hashed)
-/// now.
-fn prepare<'a>(
-    data: &'a [u8],
-    comp: Compression,
-    options: &WriteOptions,
-) -> std::result::Result<Prepared<'a>, BlockError> {
-    if comp == Compression::Lz4 && data.len() > block::codec::LZ4_CHUNK {
-        return Ok(Prepared::Lz4Pipelined);
+/// How the block of `data` is to be written with `comp`: large lz4, zlib and bzp2
+/// blocks compressed while they are written, anything else compressed (and, when small,
+/// hashed) now.
+fn prepare<'a>(data: &'a [u8], comp: Compression, options: &WriteOptions) -> Result<Prepared<'a>> {
+    match comp {
+        Compression::Lz4 if data.len() > block::codec::LZ4_CHUNK => Ok(Prepared::Lz4Pipelined),
+        Compression::Zlib if data.len() > WHOLE_MAX => Ok(Prepared::ZlibPipelined(options.level(comp))),
+        Compression::Bzp2 if data.len() > WHOLE_MAX => Ok(Prepared::Bzp2Streamed(options.level(comp))),
+        _ => encode_block(data, comp, options)
+            .map(|(h, stored)| Prepared::Encoded(h, stored))
+            .map_err(|e| Error::new(e, Location::default())),
     }
-    encode_block(data, comp, options).map(|(h, stored)| Prepared::Encoded(h, stored))
 }
 
 fn encode_block<'a>(
@@ -286,6 +342,8 @@ fn write_prepared<W: WriteSeek>(
     let (mut h, stored) = match prepared {
         Prepared::Encoded(h, stored) => (h, stored),
         Prepared::Lz4Pipelined => return write_lz4_pipelined(out, data, options),
+        Prepared::ZlibPipelined(level) => return write_zlib_pipelined(out, data, level, options),
+        Prepared::Bzp2Streamed(level) => return write_bzp2_streamed(out, data, level, options),
         Prepared::Chunked => return Err(usage("a chunked block is written by its document")),
     };
     let extra = if options.pad_blocks { padding(stored.len()) } else { 0 };
@@ -352,6 +410,89 @@ fn write_lz4_pipelined<W: WriteSeek>(out: &mut W, data: &[u8], options: &WriteOp
         },
     )?;
     finish_block(out, start, Compression::Lz4, used, data.len() as u64, md5.finalize(), options)
+}
+
+/// Writes `data` as a zlib block at `level` at the current position; returns its
+/// allocated size. The stream is [`block::pdeflate::compress`]'s, byte for byte: its
+/// 1 MiB pieces are deflated on worker threads (see [`crate::pipeline`]) while this
+/// thread hashes and writes the finished ones in order, and combines their Adler-32s
+/// for the stream's end. Memory stays at a few pieces per thread however large the
+/// block, and no copy of the whole compressed block is made.
+fn write_zlib_pipelined<W: WriteSeek>(out: &mut W, data: &[u8], level: u32, options: &WriteOptions) -> Result<u64> {
+    use block::pdeflate;
+    let start = out.stream_position()?;
+    out.write_all(&[0u8; block::HEADER_LEN])?;
+    let workers = rayon::current_num_threads();
+    let mut md5 = block::Md5::new();
+    let mut used = 0u64;
+    let mut adler = 1u32;
+    let mut put = |out: &mut W, bytes: &[u8]| -> Result<()> {
+        if options.checksums {
+            out.write_hashed(bytes, &mut md5)?;
+        } else {
+            out.write_all(bytes)?;
+        }
+        used += bytes.len() as u64;
+        Ok(())
+    };
+    put(out, &pdeflate::HEADER)?;
+    let corrupt = |message| Error::new(BlockError::Corrupt { codec: Compression::Zlib, message }, Location::default());
+    crate::pipeline::in_order_parts(
+        pdeflate::piece_count(data.len()),
+        workers,
+        LZ4_SLOTS_PER_WORKER * workers,
+        |n, buf| pdeflate::deflate_piece_of(data, n, level, buf).map_err(corrupt),
+        |buf, (len, piece_adler)| {
+            adler = pdeflate::combine_adler(adler, piece_adler, len);
+            put(out, buf)
+        },
+    )?;
+    put(out, &adler.to_be_bytes())?;
+    finish_block(out, start, Compression::Zlib, used, data.len() as u64, md5.finalize(), options)
+}
+
+/// Writes `data` as a bzp2 block at `level` at the current position; returns its
+/// allocated size. The stream is the one [`encode`] makes, compressed in parallel a
+/// batch of a few bzip2 blocks per thread at a time and written as it comes; should the
+/// parallel compressor decline (a piece that is not one bzip2 block), the block is
+/// written again from its start by the whole-block path, whose stream is the same.
+fn write_bzp2_streamed<W: WriteSeek>(out: &mut W, data: &[u8], level: u32, options: &WriteOptions) -> Result<u64> {
+    let start = out.stream_position()?;
+    out.write_all(&[0u8; block::HEADER_LEN])?;
+    let mut md5 = block::Md5::new();
+    let mut used = 0u64;
+    let streamed = (|| -> Result<std::result::Result<(), String>> {
+        let mut stream = match block::pbzip::Stream::new(level) {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(e)),
+        };
+        // Eight bzip2 blocks per thread at a time (a few megabytes of input): fewer
+        // waits at the end of a batch for its slowest block than with the stream's two.
+        let batch = stream.batch_len().saturating_mul(BZP2_BATCHES).max(1);
+        let count = data.len().div_ceil(batch).max(1);
+        for n in 0..count {
+            let bytes = &data[(n * batch).min(data.len())..data.len().min((n + 1) * batch)];
+            let stored = match stream.feed(bytes, n + 1 == count) {
+                Ok(s) => s,
+                Err(e) => return Ok(Err(e)),
+            };
+            if options.checksums {
+                out.write_hashed(&stored, &mut md5)?;
+            } else {
+                out.write_all(&stored)?;
+            }
+            used += stored.len() as u64;
+        }
+        Ok(Ok(()))
+    })()?;
+    if streamed.is_err() {
+        // Over the bytes written so far (the start of the same stream).
+        out.seek(SeekFrom::Start(start))?;
+        let (h, stored) =
+            encode_block(data, Compression::Bzp2, options).map_err(|e| Error::new(e, Location::default()))?;
+        return write_prepared(out, Prepared::Encoded(h, stored), data, options);
+    }
+    finish_block(out, start, Compression::Bzp2, used, data.len() as u64, md5.finalize(), options)
 }
 
 /// Ends a block whose data was written after a placeholder header at `start`: pads it
@@ -433,3 +574,91 @@ impl<W: Write + Seek> Seek for Plain<'_, W> {
 }
 
 impl<W: Write + Seek> WriteSeek for Plain<'_, W> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Compressible data that is not trivially so: a slow ramp with some noise.
+    fn sample(n: usize) -> Vec<u8> {
+        crate::testutil::noise(n, 11).iter().enumerate().map(|(i, &x)| (i / 512).to_le_bytes()[0] ^ (x & 3)).collect()
+    }
+
+    /// The block `prepare` and `write_prepared` write for `data`: its header and stored
+    /// bytes, read back from the output (at an offset, as after a tree).
+    fn written(data: &[u8], comp: Compression, options: &WriteOptions) -> (BlockHeader, Vec<u8>) {
+        let mut cursor = std::io::Cursor::new(b"tree".to_vec());
+        cursor.set_position(4);
+        let mut out = Plain(&mut cursor);
+        let prepared = prepare(data, comp, options).unwrap();
+        let allocated = write_prepared(&mut out, prepared, data, options).unwrap();
+        let file = cursor.into_inner();
+        let h = BlockHeader::parse(&file, 4).unwrap();
+        assert_eq!(h.allocated_size, allocated);
+        assert_eq!(file.len() as u64, 4 + block::HEADER_LEN as u64 + allocated, "{comp}: nothing past the block");
+        let at = 4 + block::HEADER_LEN;
+        (h.clone(), file[at..at + usize::try_from(h.used_size).unwrap()].to_vec())
+    }
+
+    /// Large blocks compressed while they are written (zlib and bzp2 over `WHOLE_MAX`,
+    /// lz4 over a record) are, byte for byte, the streams the whole-block encoders make,
+    /// at the reference's levels and others, with their sizes and MD5 in the header.
+    #[test]
+    fn blocks_written_in_pieces_are_the_whole_blocks_streams() {
+        let data = sample(WHOLE_MAX + block::pdeflate::PIECE + 12_345);
+        for (comp, level) in [
+            (Compression::Zlib, None),
+            (Compression::Zlib, Some(1)),
+            (Compression::Bzp2, None),
+            (Compression::Bzp2, Some(2)),
+            (Compression::Lz4, None),
+        ] {
+            let options = WriteOptions { compression_level: level, ..WriteOptions::default() };
+            let (h, stored) = written(&data, comp, &options);
+            let whole = encode(comp, &data, options.level(comp)).unwrap();
+            assert!(stored == whole, "{comp} at {level:?}: {} bytes, whole {}", stored.len(), whole.len());
+            assert_eq!((h.data_size, h.compression), (data.len() as u64, comp));
+            assert_eq!(h.checksum, block::md5(&whole), "{comp}");
+            assert_eq!(block::codec::decode(comp, &stored, data.len() as u64).unwrap(), data, "{comp}");
+            // Padded as the whole-block path pads, no checksum when none is asked.
+            let options = WriteOptions { pad_blocks: true, checksums: false, ..options };
+            let (h, padded) = written(&data, comp, &options);
+            assert!(padded == whole, "{comp}");
+            assert_eq!(h.checksum, [0; 16]);
+            assert_eq!(h.allocated_size, h.used_size + padding(whole.len()) as u64);
+        }
+        // Just over the bound, and a length of whole pieces.
+        for n in [WHOLE_MAX + 1, WHOLE_MAX + block::pdeflate::PIECE] {
+            let data = sample(n);
+            let (_, stored) = written(&data, Compression::Zlib, &WriteOptions::default());
+            assert!(stored == encode(Compression::Zlib, &data, 6).unwrap(), "{n} bytes");
+        }
+    }
+
+    /// A document of many small compressed blocks and a large one is written as the
+    /// whole-block path writes it, in order, whatever the groups the blocks are
+    /// compressed in.
+    #[test]
+    fn groups_of_small_blocks_are_written_in_order() {
+        let mut doc = Document::new();
+        // Groups of three or four small blocks, and one large block alone.
+        let arrays: Vec<Vec<u8>> =
+            (0..12u8).map(|i| sample(if i == 5 { WHOLE_MAX + 1 } else { GROUP / 4 + usize::from(i) })).collect();
+        for (i, a) in arrays.iter().enumerate() {
+            let comp = if i % 3 == 0 { Compression::Lz4 } else { Compression::Zlib };
+            doc.set_array(&format!("a{i}"), ndarray::Array1::from_vec(a.clone()), comp).unwrap();
+        }
+        let mut cursor = std::io::Cursor::new(Vec::new());
+        doc.write(&mut cursor, None, &WriteOptions::default()).unwrap();
+        let file = crate::OpenOptions::new().from_bytes(cursor.into_inner()).unwrap();
+        assert_eq!(file.blocks().len(), arrays.len());
+        for (i, a) in arrays.iter().enumerate() {
+            assert_eq!(file.array::<u8>(&format!("a{i}")).unwrap().as_slice().unwrap(), &a[..], "a{i}");
+            let comp = if i % 3 == 0 { Compression::Lz4 } else { Compression::Zlib };
+            assert_eq!(file.blocks()[i].compression, comp);
+        }
+        for status in file.verify_blocks() {
+            assert_eq!(status.unwrap(), block::ChecksumStatus::MatchesStored);
+        }
+    }
+}

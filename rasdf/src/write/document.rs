@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::array::{ArrayBytes, BaseData, IntoArrayBytes, SerializedArray};
 use super::blocks::{Plain, commit};
 use super::stream::Chunks;
-use super::{ArrayStorage, WriteOptions, node, usage};
+use super::{ArrayStorage, WriteOptions, node, try_buffer, usage};
 use crate::AsdfFile;
 use crate::block::Compression;
 use crate::error::{Error, Location, Result};
@@ -526,8 +526,10 @@ impl<'f> Document<'f> {
                     }
                 },
                 _ => {
+                    let mut data = try_buffer(Some(a.data().len()), "an array's data")?;
+                    data.extend_from_slice(a.data());
                     doc.bases.push(Base {
-                        data: BaseData::Bytes(Cow::Owned(a.data().to_vec())),
+                        data: BaseData::Bytes(Cow::Owned(data)),
                         compression: Compression::None,
                         chunks: None,
                     });

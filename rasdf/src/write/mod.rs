@@ -155,10 +155,60 @@ impl WriteOptions {
     }
 }
 
+/// An empty buffer with room for `len` bytes, for `what` (an array's copy, a block):
+/// when the memory cannot be had, an error that says how much was asked and what for,
+/// instead of the abort of a failed allocation. Sizes that overflow (`None`) too.
+///
+/// # Errors
+/// An I/O error of kind [`std::io::ErrorKind::OutOfMemory`].
+pub(crate) fn try_buffer(len: Option<usize>, what: &str) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    match len {
+        Some(n) if v.try_reserve_exact(n).is_ok() => Ok(v),
+        _ => Err(out_of_memory(len, what)),
+    }
+}
+
+/// The error of [`try_buffer`]: `len` bytes (`None`: more than the address space holds)
+/// could not be had for `what`.
+pub(crate) fn out_of_memory(len: Option<usize>, what: &str) -> Error {
+    let asked = match len {
+        #[allow(clippy::cast_precision_loss)]
+        Some(n) => format!("{n} bytes ({:.1} GiB)", n as f64 / f64::from(1u32 << 30)),
+        None => "more bytes than memory can address".into(),
+    };
+    let e = std::io::Error::new(std::io::ErrorKind::OutOfMemory, format!("cannot allocate {asked} for {what}"));
+    Error::from(e)
+}
+
 fn node(value: Value) -> Node {
     Node { tag: None, value, line: 0, col: 0 }
 }
 
 fn usage(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Usage(msg.into()), Location::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A buffer larger than memory is an error that says how much was asked, not an
+    /// abort; one that fits is empty with its room.
+    #[test]
+    fn buffers_that_cannot_be_had_are_errors() {
+        let b = try_buffer(Some(1 << 20), "a test").unwrap();
+        assert!(b.is_empty() && b.capacity() >= 1 << 20);
+        // More than the address space (isize::MAX), and more than any machine has.
+        for (len, says) in [
+            (Some(usize::MAX / 2 + 1), "9223372036854775808 bytes"),
+            (Some(1usize << 62), "4611686018427387904 bytes (4294967296.0 GiB)"),
+            (None, "more bytes than memory can address"),
+        ] {
+            let e = try_buffer(len, "the copy of a view").unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains(says) && text.contains("for the copy of a view"), "{text}");
+            assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::OutOfMemory));
+        }
+    }
 }

@@ -7,11 +7,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::document::{Document, PendingArray};
-use super::{ArrayStorage, WriteOptions, node, usage};
+use super::{ArrayStorage, WriteOptions, node, try_buffer, usage};
 use crate::block::Compression;
 use crate::error::Result;
 use crate::ndarray::node::{
-    LAYOUT_KEYS, NodeLayout, asdf_tagged, inline_data, layout_pairs, mask_node, source_node, stream_pairs,
+    InlineText, LAYOUT_KEYS, NodeLayout, asdf_tagged, layout_pairs, mask_node, source_node, stream_pairs,
 };
 use crate::ndarray::{NdArray, Source, c_strides};
 use crate::tree::overlay::{Children, visit_reachable};
@@ -156,7 +156,9 @@ impl Document<'_> {
                 // Copy just what the view shows into a base of its own.
                 let data = &self.bases[a.base].data;
                 let view = NdArray::from_layout(&a.datatype, a.byteorder, &a.shape, &a.strides, a.offset, data);
-                let mut bytes = Vec::with_capacity(view.len() * a.datatype.size());
+                // (A view of a few bytes may show more elements than memory holds.)
+                let len = a.shape.iter().try_fold(a.datatype.size(), |n, &d| n.checked_mul(d));
+                let mut bytes = try_buffer(len, "the copy of an array view")?;
                 for at in view.byte_offsets() {
                     bytes.extend_from_slice(&data[at..at + a.datatype.size()]);
                 }
@@ -174,7 +176,9 @@ impl Document<'_> {
                 }
                 if let Some(mask) = &a.block_mask {
                     // The mask's block follows the array's, as the reference numbers them.
-                    extra_bases.push(mask.iter().map(|&m| u8::from(m)).collect());
+                    let mut bytes = try_buffer(Some(mask.len()), "an array's mask")?;
+                    bytes.extend(mask.iter().map(|&m| u8::from(m)));
+                    extra_bases.push(bytes);
                     let base = self.bases.len() + extra_bases.len() - 1;
                     plan.slot.insert(base, list.len());
                     list.push((base, comp));
@@ -218,23 +222,19 @@ impl Document<'_> {
     }
 
     /// The tree to emit: ndarray nodes filled in, asdf_library set, big ints as
-    /// core/integer, key order as the schemas' propertyOrder asks.
-    pub(super) fn output_tree(&self, plan: &Plan, main: Option<&Path>) -> Result<Overlay<'_>> {
-        // Room for what is added: an array's layout keys and values (inline data: a node
-        // an element, and one a row).
-        let more: usize = plan
-            .arrays
-            .values()
-            .map(|a| {
-                // (A shape with a 0 in it may still overflow a plain product.)
-                let elements = a.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).unwrap_or(usize::MAX);
-                32 + if a.storage == ArrayStorage::Inline { elements.saturating_mul(2) } else { 0 }
-            })
-            .fold(64, usize::saturating_add);
+    /// core/integer, key order as the schemas' propertyOrder asks; and the inline array
+    /// data, whose text is written from the arrays' bytes: each array's `data` in the
+    /// tree is a placeholder node, written by its [`InlineText`].
+    pub(super) fn output_tree<'a>(
+        &'a self,
+        plan: &'a Plan,
+        main: Option<&Path>,
+    ) -> Result<(Overlay<'a>, Vec<(NodeId, InlineText<'a>)>)> {
+        // Room for what is added: an array's layout keys and values.
+        let more = plan.arrays.len().saturating_mul(32).saturating_add(64);
         // The changes sit on top of the document's tree, which is not copied.
         let mut tree = Overlay::with_room(&self.tree, more.min(self.tree.len().saturating_mul(4) + (1 << 20)));
-        // Inline array data keeps its ints as literals (the reference reads them back).
-        let mut literal_ranges = Vec::new();
+        let mut inline = Vec::new();
         for (&id, a) in &plan.arrays {
             let old_pairs = match tree.value(id) {
                 Value::Map(p) => p.clone(),
@@ -257,9 +257,8 @@ impl Document<'_> {
                 ArrayStorage::Inline => {
                     let arr =
                         NdArray::from_layout(&a.datatype, a.byteorder, &a.shape, &a.strides, a.offset, data_bytes);
-                    let first = tree.len();
-                    let data = inline_data(&mut tree, &arr, a.inline_mask.as_deref());
-                    literal_ranges.push(first..tree.len());
+                    let data = tree.push(node(Value::Null));
+                    inline.push((data, InlineText::new(arr, a.inline_mask.as_deref(), Some(&self.standard))));
                     put(&mut tree, "data", data);
                 }
                 ArrayStorage::Internal | ArrayStorage::External => {
@@ -298,8 +297,8 @@ impl Document<'_> {
             root_pairs.into_iter().filter(|(k, _)| !matches!(tree.as_str(*k), Some("asdf_library" | "history"))),
         );
         tree.set_value(root, Value::Map(pairs));
-        big_ints_to_integer_tags(&mut tree, &literal_ranges);
-        Ok(tree)
+        big_ints_to_integer_tags(&mut tree, &inline);
+        Ok((tree, inline))
     }
 }
 
@@ -315,18 +314,13 @@ fn array_source(storage: ArrayStorage, slot: usize, main: Option<&Path>, naming:
 }
 
 /// Ints outside the ASDF literal range [-(2^63 - 2), 2^63 - 1] become core/integer: those
-/// the output reaches, apart from the inline array data in `skip`.
-fn big_ints_to_integer_tags(tree: &mut Overlay<'_>, skip: &[std::ops::Range<usize>]) {
-    // The ranges do not overlap: sorted, the one that may hold `i` is found by halving.
-    let mut skip = skip.to_vec();
-    skip.sort_unstable_by_key(|r| r.start);
-    let skipped = |i: usize| {
-        let n = skip.partition_point(|r| r.start <= i);
-        n > 0 && skip[n - 1].contains(&i)
-    };
+/// the output reaches, apart from inline array data (whose `inline` placeholders its
+/// [`InlineText`] writes: its ints stay literals, which the reference reads back).
+fn big_ints_to_integer_tags(tree: &mut Overlay<'_>, inline: &[(NodeId, InlineText<'_>)]) {
+    let placeholders: std::collections::HashSet<NodeId> = inline.iter().map(|(id, _)| *id).collect();
     let mut ids: Vec<NodeId> = Vec::new();
     let Ok(()) = visit_reachable(&*tree, |id, node| -> std::result::Result<_, std::convert::Infallible> {
-        if skipped(id.0 as usize) {
+        if placeholders.contains(&id) {
             return Ok(Children::Skip);
         }
         match node.value {

@@ -19,7 +19,7 @@ const WINDOW: usize = 32 << 10;
 
 /// zlib header for deflate with a 32 KiB window at the default level (as `zlib.compress`
 /// writes at level 6).
-const HEADER: [u8; 2] = [0x78, 0x9c];
+pub(crate) const HEADER: [u8; 2] = [0x78, 0x9c];
 
 /// Compresses `data` at `level` into one zlib stream, in parallel when it spans several
 /// pieces.
@@ -68,8 +68,9 @@ impl Stream {
                 Ok((deflated, zlib_rs::adler32::adler32(1, piece)))
             })
             .collect::<Result<_, String>>()?;
-        let total: usize = pieces.iter().map(|(d, _)| d.len()).sum();
-        let mut out = Vec::with_capacity(HEADER.len() + total + 4);
+        let total: usize = pieces.iter().map(|(d, _)| d.len()).sum::<usize>() + HEADER.len() + 4;
+        let mut out = Vec::new();
+        out.try_reserve_exact(total).map_err(|_| format!("cannot allocate {total} bytes for the zlib stream"))?;
         crate::hugepages::advise(out.as_ptr(), out.capacity());
         if !self.started {
             out.extend_from_slice(&HEADER);
@@ -96,21 +97,60 @@ impl Stream {
     }
 }
 
+/// The number of pieces [`deflate_piece_of`] makes of `len` bytes (an empty input is
+/// one empty piece, the stream's final block).
+pub(crate) fn piece_count(len: usize) -> usize {
+    len.div_ceil(PIECE).max(1)
+}
+
+/// Piece `n` of the stream [`compress`] makes of `data`, deflated into `out` (emptied
+/// first, its room kept): the pieces, in order, behind [`HEADER`] and followed by
+/// the big-endian [`combine_adler`] of theirs, are that stream byte for byte. Pieces can
+/// be made in any order, on any thread, each in a buffer of its own: a writer holds a
+/// few of them, not the whole stream. Returns the piece's input length and Adler-32.
+pub(crate) fn deflate_piece_of(data: &[u8], n: usize, level: u32, out: &mut Vec<u8>) -> Result<(usize, u32), String> {
+    let start = n * PIECE;
+    if start > data.len() || (start == data.len() && n > 0) {
+        return Err(format!("no piece {n} in {} bytes", data.len()));
+    }
+    let end = data.len().min(start + PIECE);
+    let piece = &data[start..end];
+    deflate_piece_into(piece, &data[start.saturating_sub(WINDOW)..start], end == data.len(), level, out)?;
+    Ok((piece.len(), zlib_rs::adler32::adler32(1, piece)))
+}
+
+/// The Adler-32 of the input so far (`adler`, 1 before any) and a piece of `len` bytes
+/// whose own Adler-32 is `piece`.
+pub(crate) fn combine_adler(adler: u32, piece: u32, len: usize) -> u32 {
+    zlib_rs::adler32::adler32_combine(adler, piece, len as u64)
+}
+
 /// Raw deflate of one piece, primed with `dict`; ends with a final block when `last`,
 /// else with a sync flush.
 fn deflate_piece(piece: &[u8], dict: &[u8], last: bool, level: u32) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    deflate_piece_into(piece, dict, last, level, &mut out)?;
+    Ok(out)
+}
+
+/// [`deflate_piece`] into `out`, emptied first (its room kept, and grown as needed: the
+/// stream does not depend on the room the deflater is given).
+fn deflate_piece_into(piece: &[u8], dict: &[u8], last: bool, level: u32, out: &mut Vec<u8>) -> Result<(), String> {
+    out.clear();
+    let want = piece.len() / 2 + 1024;
+    out.try_reserve(want).map_err(|_| format!("cannot allocate {want} bytes for a deflated piece"))?;
     let mut c = Compress::new(flate2::Compression::new(level), false);
     if !dict.is_empty() {
         c.set_dictionary(dict).map_err(|e| e.to_string())?;
     }
     let flush = if last { FlushCompress::Finish } else { FlushCompress::Sync };
-    let mut out = Vec::with_capacity(piece.len() / 2 + 1024);
     loop {
         if out.capacity() - out.len() < 1024 {
-            out.reserve(out.capacity().max(4096));
+            let more = out.capacity().max(4096);
+            out.try_reserve(more).map_err(|_| format!("cannot allocate {more} more bytes for a deflated piece"))?;
         }
         let consumed = usize::try_from(c.total_in()).map_err(|e| e.to_string())?;
-        let status = c.compress_vec(&piece[consumed..], &mut out, flush).map_err(|e| e.to_string())?;
+        let status = c.compress_vec(&piece[consumed..], out, flush).map_err(|e| e.to_string())?;
         let consumed = usize::try_from(c.total_in()).map_err(|e| e.to_string())?;
         let done = if last {
             status == Status::StreamEnd
@@ -119,7 +159,7 @@ fn deflate_piece(piece: &[u8], dict: &[u8], last: bool, level: u32) -> Result<Ve
             consumed == piece.len() && out.len() < out.capacity()
         };
         if done {
-            return Ok(out);
+            return Ok(());
         }
     }
 }
