@@ -25,18 +25,9 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// Floats of every kind: fractions, large and small exponents, NaN and infinities, -0.0,
-/// random bits (subnormals among them), float32 values widened.
+/// Floats of every kind (the sequence the library's own inline-text test uses).
 fn float(i: u32) -> f64 {
-    match i % 7 {
-        0 => f64::from(i) * 0.1,
-        1 => f64::from(i).sqrt() * 1e20,
-        2 => -f64::from(i) / 3e7,
-        3 => f64::from_bits(u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-        4 => f64::from(i),
-        5 => f64::from(i as f32 * 1.5e-3),
-        _ => [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 1e16, 1e-5][(i % 6) as usize],
-    }
+    rasdf::samples::float(i)
 }
 
 /// A file of 2.2 million elements (over `shrink`): float64 rows (uncompressed), float32

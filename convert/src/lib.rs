@@ -9,8 +9,6 @@ pub mod b2nd;
 pub mod fuzzing;
 pub mod gsd;
 pub mod ra;
-#[cfg(test)]
-mod testutil;
 
 use std::io::Write;
 use std::path::Path;
@@ -996,7 +994,7 @@ mod tests {
 
     #[test]
     fn element_spans_write_the_elements_however_the_pieces_fall() {
-        let data = crate::testutil::noise(5000, 7);
+        let data = rasdf::samples::noise(5000, 7);
         let cases = [
             ("float64", ByteOrder::Big, Some(8)),
             ("complex128", ByteOrder::Big, Some(8)),
@@ -1062,7 +1060,7 @@ mod tests {
     fn compressed_arrays_are_written_piece_by_piece_as_they_are_written_whole() {
         // 1 MiB of data: four of the zlib decoder's pieces, cut inside elements when
         // an array starts at an odd offset.
-        let data = crate::testutil::noise(1 << 20, 3);
+        let data = rasdf::samples::noise(1 << 20, 3);
         let arrays = [
             ("whole", "datatype: float64, byteorder: big, shape: [131072]"),
             ("odd", "datatype: float64, byteorder: big, shape: [100000], offset: 12"),

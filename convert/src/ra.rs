@@ -431,7 +431,7 @@ mod tests {
         let (raw, z) = (20..300usize)
             .flat_map(|n| (0..40usize).map(move |k| (n, k)))
             .map(|(n, k)| {
-                let mut r = crate::testutil::noise(n, 0x9e37_79b9);
+                let mut r = rasdf::samples::noise(n, 0x9e37_79b9);
                 r.resize(n + k, 0);
                 let z = lz4_flex::block::compress(&r);
                 (r, z)

@@ -43,6 +43,8 @@ pub mod index;
 pub mod limits;
 pub mod ndarray;
 mod pipeline;
+#[doc(hidden)]
+pub mod samples;
 pub mod schema;
 #[cfg(test)]
 mod testutil;

@@ -722,7 +722,7 @@ mod tests {
         let mut data: Vec<u8> = (0..10_000u32).flat_map(|i| (i / 7).to_le_bytes()).collect();
         data.extend(std::iter::repeat_n(0u8, 4000));
         data.extend(std::iter::repeat_n(9u8, 4000));
-        data.extend(crate::testutil::noise(3001, 5));
+        data.extend(rasdf::samples::noise(3001, 5));
         for codec in [BloscCodec::None, BloscCodec::Lz4, BloscCodec::Zlib, BloscCodec::Zstd] {
             for shuffle in [false, true] {
                 let chunk = encode(&data, 4, 4000, codec, shuffle);
@@ -736,7 +736,7 @@ mod tests {
 
     #[test]
     fn incompressible_data_is_stored_memcpyed() {
-        let data = crate::testutil::noise(5000, 11);
+        let data = rasdf::samples::noise(5000, 11);
         let chunk = encode(&data, 8, 1000, BloscCodec::Zstd, true);
         assert_eq!(chunk[2] & 0x02, 0x02);
         assert_eq!(chunk.len(), EXTENDED_HEADER + data.len());

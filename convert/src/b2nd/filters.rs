@@ -215,7 +215,7 @@ mod tests {
     use super::*;
 
     fn bytes(n: usize, seed: u64) -> Vec<u8> {
-        crate::testutil::noise(n, seed)
+        rasdf::samples::noise(n, seed)
     }
 
     #[test]

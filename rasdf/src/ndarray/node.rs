@@ -599,15 +599,7 @@ mod tests {
     fn a_million_elements_are_the_same_text() {
         let floats: Vec<u8> = (0..1_000_000u32)
             .flat_map(|i| {
-                let x = match i % 7 {
-                    0 => f64::from(i) * 0.1,
-                    1 => f64::from(i).sqrt() * 1e20,
-                    2 => -f64::from(i) / 3e7,
-                    3 => f64::from_bits(u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-                    4 => f64::from(i),
-                    5 => f64::from(i as f32 * 1.5e-3),
-                    _ => [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 1e16, 1e-5][(i % 6) as usize],
-                };
+                let x = crate::samples::float(i);
                 x.to_le_bytes()
             })
             .collect();
