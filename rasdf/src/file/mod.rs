@@ -147,7 +147,8 @@ impl OpenOptions {
 /// the open does not block, so such a path is refused at once.
 ///
 /// # Errors
-/// The open's own errors, and `InvalidInput` naming what the path is instead.
+/// The open's own errors, and `IsADirectory` (a folder) or `InvalidInput` (a FIFO, a
+/// socket, a device) naming what the path is instead.
 pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -179,7 +180,8 @@ pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
         #[cfg(not(unix))]
         "a device"
     };
-    Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("not a regular file but {what}")))
+    let kind = if kind.is_dir() { std::io::ErrorKind::IsADirectory } else { std::io::ErrorKind::InvalidInput };
+    Err(std::io::Error::new(kind, format!("not a regular file but {what}")))
 }
 
 /// An open ASDF file: its header, tree and block headers read, its block data read on

@@ -488,6 +488,12 @@ impl<'f> NdArray<'f> {
             .collect()
     }
 
+    /// The bytes the array reads from, taken out of it: borrowed from the file (mapped,
+    /// or a decoded block in its cache) or owned (inline data), with no copy.
+    pub fn into_data(self) -> Cow<'f, [u8]> {
+        self.data
+    }
+
     /// Which elements inline data left out (`null`), in C order, if any.
     pub fn inline_mask(&self) -> Option<&[bool]> {
         self.inline_mask.as_deref()

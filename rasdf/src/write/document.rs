@@ -472,6 +472,24 @@ impl<'f> Document<'f> {
         }))
     }
 
+    /// Masks the array of node `array` (made by [`Document::array_node`] or a path
+    /// setter): `mask` (one flag an element, in C order; `true` hides it) is written as a
+    /// bool8 array under the node's `mask` key, as the reference writes a
+    /// `numpy.ma.MaskedArray`.
+    ///
+    /// # Errors
+    /// A node that is not one of this document's new arrays; a mask whose length is not
+    /// the array's.
+    pub fn set_array_mask(&mut self, array: NodeId, mask: Vec<bool>) -> Result<()> {
+        let pending = self.arrays.get_mut(&array).ok_or_else(|| usage("not an array of this document"))?;
+        let n: usize = pending.shape.iter().product();
+        if mask.len() != n {
+            return Err(usage(format!("a mask of {} flags for an array of {n} elements", mask.len())));
+        }
+        pending.block_mask = Some(mask);
+        Ok(())
+    }
+
     /// The tree, to build nodes the path setters cannot reach (keys with `/`, lists).
     pub fn tree_mut(&mut self) -> &mut Tree {
         self.tree.to_mut()

@@ -1,0 +1,511 @@
+"""rasdf: ASDF (Advanced Scientific Data Format) files for Python, read and written in Rust.
+
+>>> import rasdf
+>>> with rasdf.open("obs.asdf") as af:          # doctest: +SKIP
+...     data = af["sci/data"][...]              # a numpy array
+...     print(af.info())
+
+``rasdf.open`` gives the tree as the reference library (``asdf``) reads it with PyYAML:
+dicts, lists, strings, numbers, ``datetime``, ``bytes``; tagged mappings, sequences and
+strings keep their tag as ``.tag``; ``core/ndarray`` nodes are lazy :class:`NDArray`
+objects, read on first use (uncompressed blocks as read-only views on the mapped file,
+with no copy). ``rasdf.write`` writes a tree of the same kinds of objects and numpy
+arrays, atomically.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import sys
+from typing import Any, Dict, Iterator, Mapping, Optional, Union
+
+import numpy as np
+
+from . import _rasdf
+from ._rasdf import AsdfError
+
+__version__: str = _rasdf.__version__
+
+__all__ = [
+    "AsdfError",
+    "AsdfFile",
+    "NDArray",
+    "TaggedDict",
+    "TaggedList",
+    "TaggedString",
+    "open",
+    "write",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class TaggedDict(dict):
+    """A mapping with a YAML tag (``.tag``, the full tag URI)."""
+
+    __slots__ = ("tag",)
+
+    def __init__(self, *args: Any, tag: Optional[str] = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tag = tag
+
+    def __repr__(self) -> str:
+        return f"TaggedDict({dict.__repr__(self)}, tag={self.tag!r})"
+
+
+class TaggedList(list):
+    """A sequence with a YAML tag (``.tag``)."""
+
+    __slots__ = ("tag",)
+
+    def __init__(self, *args: Any, tag: Optional[str] = None) -> None:
+        super().__init__(*args)
+        self.tag = tag
+
+    def __repr__(self) -> str:
+        return f"TaggedList({list.__repr__(self)}, tag={self.tag!r})"
+
+
+class TaggedString(str):
+    """A string with a YAML tag (``.tag``), such as ``!unit/unit-1.0.0 m``."""
+
+    tag: Optional[str]
+
+    def __new__(cls, value: str = "", tag: Optional[str] = None) -> "TaggedString":
+        obj = super().__new__(cls, value)
+        obj.tag = tag
+        return obj
+
+    def __repr__(self) -> str:
+        return f"TaggedString({str.__repr__(self)}, tag={self.tag!r})"
+
+
+def _timestamp(y, mo, d, h=None, mi=None, s=None, us=None, offset=None):
+    """The ``datetime`` or ``date`` PyYAML makes of a YAML timestamp."""
+    if h is None:
+        return _dt.date(y, mo, d)
+    tz = None
+    if offset is not None:
+        tz = _dt.timezone.utc if offset == 0 else _dt.timezone(_dt.timedelta(minutes=offset))
+    return _dt.datetime(y, mo, d, h, mi, s, us, tzinfo=tz)
+
+
+def _apply_mask(array: np.ndarray, mask: Any) -> np.ndarray:
+    """A masked array of ``array`` as the reference makes one from a ``mask`` value: an
+    array of flags, or a scalar that masks the elements equal to it (NaN: the NaNs)."""
+    if isinstance(mask, NDArray):
+        mask = mask.read()
+    if isinstance(mask, np.ndarray):
+        return np.ma.array(array, mask=mask.view())
+    if mask is not None and np.isscalar(mask):
+        try:
+            if np.isnan(mask):
+                return np.ma.array(array, mask=np.isnan(array))
+        except TypeError:
+            pass
+        return np.ma.masked_values(array, mask)
+    return array
+
+
+class NDArray:
+    """A ``core/ndarray`` node, read on first use.
+
+    ``.shape``, ``.dtype``, ``.ndim``, ``.size`` and ``len()`` come from the tree and the
+    block headers, with nothing decoded. ``arr[...]`` (or ``arr.read()``,
+    ``numpy.asarray(arr)``) gives the data as a numpy array, or a
+    ``numpy.ma.MaskedArray`` when the node is masked. Uncompressed data is a read-only
+    view on the mapped file (no copy); compressed blocks are decoded once, with the GIL
+    released, and shared by every array of the block. Arrays read stay valid after the
+    file is closed.
+    """
+
+    __slots__ = ("_file", "_id", "_shape", "_spec", "_dtype", "tag", "_mask", "_array", "__weakref__")
+
+    #: Marks lazy arrays for ``rasdf.write``.
+    __asdf_lazy_array__ = True
+
+    def __init__(self, file, node_id, shape, dtype, tag, mask):
+        self._file = file
+        self._id = node_id
+        self._shape = shape
+        self._spec = dtype
+        self._dtype = None
+        self.tag: Optional[str] = tag
+        self._mask = mask
+        self._array = None
+
+    def _meta(self) -> None:
+        # A node whose shape could not be found without reading: read it, which says why.
+        if self._shape is None:
+            shape, spec = self._file.array_meta(self._id)
+            self._shape, self._spec = tuple(shape), spec
+
+    @property
+    def shape(self) -> tuple:
+        """The array's shape (a streamed array's rows counted from its block)."""
+        self._meta()
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype (byte order as in the file)."""
+        if self._dtype is None:
+            self._meta()
+            self._dtype = np.dtype(self._spec)
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def masked(self) -> bool:
+        """Whether the node has a ``mask`` (reading gives a ``numpy.ma.MaskedArray``)."""
+        return self._mask is not None
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def read(self) -> np.ndarray:
+        """The data as a numpy array (cached: later calls give the same object)."""
+        if self._array is None:
+            buffer, spec, shape, strides, offset, inline_mask = self._file.read_array(self._id)
+            dtype = np.dtype(spec)
+            array = np.ndarray(tuple(shape), dtype, buffer=buffer, offset=offset, strides=tuple(strides))
+            if inline_mask is not None:
+                m = inline_mask.reshape(array.shape)
+                if m.any():
+                    array = np.ma.array(array, mask=m)
+            self._array = _apply_mask(array, self._mask)
+        return self._array
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.read()[key]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.read()
+        if isinstance(a, np.ma.MaskedArray):
+            a = a.filled() if copy is not False else a.data
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            if copy is False:
+                raise ValueError("a dtype change needs a copy")
+            return a.astype(dtype)
+        if copy:
+            return a.copy()
+        return a
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.read())
+
+    def __repr__(self) -> str:
+        kind = "masked array" if self._mask is not None else "array"
+        state = "loaded" if self._array is not None else "unloaded"
+        try:
+            return f"<{kind} ({state}) shape: {list(self.shape)} dtype: {self.dtype}>"
+        except AsdfError as e:
+            return f"<{kind} (unreadable: {e})>"
+
+
+def _key_text(k: Any) -> str:
+    if isinstance(k, bool):
+        return "true" if k else "false"
+    if k is None:
+        return "null"
+    return str(k)
+
+
+def _unescape(step: str) -> str:
+    return step.replace("~1", "/").replace("~0", "~")
+
+
+class AsdfFile:
+    """An open ASDF file: ``.tree``, ``af[path]``, ``.arrays()``, ``.info()``.
+
+    Use it as a context manager, or call :meth:`close`. Arrays read stay valid after
+    ``close()``; lazy arrays not yet read refuse to read then.
+    """
+
+    def __init__(self, file: "_rasdf.File") -> None:
+        self._file = file
+        self._tree: Any = None
+        self._arrays: Optional[Dict[int, NDArray]] = None
+
+    @property
+    def tree(self) -> Any:
+        """The tree: dicts, lists, scalars, tagged objects and lazy :class:`NDArray` nodes."""
+        if self._arrays is None:
+            self._tree, self._arrays = self._file.tree(_CLASSES)
+        return self._tree
+
+    def __getitem__(self, path: str) -> Any:
+        """The node at ``path``: keys and list indices joined by ``/`` (JSON-pointer
+        escapes ``~1`` for ``/`` and ``~0`` for ``~`` in keys)."""
+        cur = self.tree
+        for raw in str(path).strip("/").split("/"):
+            if raw == "":
+                continue
+            step = _unescape(raw)
+            if isinstance(cur, dict):
+                if step in cur:
+                    cur = cur[step]
+                    continue
+                for k in cur:
+                    if _key_text(k) == step or str(k) == step:
+                        cur = cur[k]
+                        break
+                else:
+                    raise KeyError(path)
+            elif isinstance(cur, list):
+                try:
+                    cur = cur[int(step)]
+                except (ValueError, IndexError):
+                    raise KeyError(path) from None
+            else:
+                raise KeyError(path)
+        return cur
+
+    def __contains__(self, path: str) -> bool:
+        try:
+            self[path]
+        except KeyError:
+            return False
+        return True
+
+    def arrays(self) -> Dict[str, NDArray]:
+        """Every ndarray node by its tree path (``"sci/data"``), in tree order; nothing is
+        decoded."""
+        self.tree
+        assert self._arrays is not None
+        out = {}
+        for path, node_id in self._file.array_nodes():
+            a = self._arrays.get(node_id)
+            if a is not None:
+                out[path.lstrip("/")] = a
+        return out
+
+    def info(
+        self,
+        max_rows: Optional[int] = None,
+        max_cols: Optional[int] = None,
+        show_values: bool = True,
+        stats: bool = False,
+        show_blocks: bool = False,
+    ) -> str:
+        """The text ``rasdf info`` prints (``stats``: with every array's statistics)."""
+        return self._file.info(max_rows, max_cols, show_values, stats, show_blocks)
+
+    def validate(self) -> None:
+        """Checks the tree against the ASDF Standard's schemas; raises :class:`AsdfError`
+        listing what failed."""
+        errors = self._file.validate()
+        if errors:
+            shown = "\n".join(msg for _, msg in errors[:20])
+            more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
+            err = AsdfError(f"{len(errors)} schema error(s):\n{shown}{more}")
+            err.file = str(self.path) if self.path else None
+            err.block = err.offset = err.line = None
+            err.path = errors[0][0]
+            raise err
+
+    def verify_checksums(self) -> None:
+        """Reads every block and checks its MD5; raises :class:`AsdfError` on the first
+        that fails."""
+        bad = self._file.verify_checksums()
+        if bad:
+            n, msg = bad[0]
+            err = AsdfError(msg)
+            err.file = str(self.path) if self.path else None
+            err.block, err.offset, err.path, err.line = n, None, None, None
+            raise err
+
+    def check_unchanged(self) -> None:
+        """Raises :class:`AsdfError` if the file was cut short or changed under its map
+        since it was opened (views already lent read zeros where it vanished)."""
+        self._file.check_unchanged()
+
+    def blocks(self) -> list:
+        """The block headers: ``(compression, allocated, used, data_size)`` each."""
+        return self._file.blocks()
+
+    @property
+    def path(self) -> Optional[str]:
+        p = self._file.path
+        return None if p is None else os.fspath(p)
+
+    @property
+    def version(self) -> str:
+        """The ASDF Standard version the file declares."""
+        return self._file.standard
+
+    @property
+    def closed(self) -> bool:
+        return self._file.closed
+
+    def close(self) -> None:
+        """Lets the file go (arrays already read stay valid)."""
+        self._file.close()
+
+    def __enter__(self) -> "AsdfFile":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<rasdf.AsdfFile {self.path!r} ({state})>"
+
+
+_CLASSES = (TaggedDict, TaggedList, TaggedString, NDArray, "tag", True, _timestamp)
+
+
+def open(  # noqa: A001 - the name users expect, as asdf.open
+    path: PathLike,
+    *,
+    verify_checksums: bool = False,
+    validate: bool = False,
+    max_tree_bytes: Optional[int] = None,
+    max_nodes: Optional[int] = None,
+    max_block_bytes: Optional[int] = None,
+    max_array_elements: Optional[int] = None,
+) -> AsdfFile:
+    """Opens an ASDF file (memory-mapped; arrays read on demand).
+
+    ``verify_checksums``: check each block's MD5 when it is read. ``validate``: check the
+    tree against the ASDF Standard's schemas now. The ``max_*`` limits bound what a
+    hostile file can make rasdf spend (``None``: rasdf's defaults).
+
+    Raises ``FileNotFoundError`` (and the other ``OSError``\\ s) when the file cannot be
+    opened, :class:`AsdfError` when it is not a sound ASDF file.
+    """
+    f = _rasdf.File.open(
+        os.fspath(path), verify_checksums, max_tree_bytes, max_nodes, max_block_bytes, max_array_elements
+    )
+    af = AsdfFile(f)
+    if validate:
+        try:
+            af.validate()
+        except BaseException:
+            af.close()
+            raise
+    return af
+
+
+_NATIVE = sys.byteorder
+
+
+def _order(dt: np.dtype) -> str:
+    if dt.byteorder == ">":
+        return "big"
+    if dt.byteorder == "<":
+        return "little"
+    return _NATIVE
+
+
+def _dtype_spec(dt: np.dtype) -> tuple:
+    """The description of ``dt`` the Rust half reads (see ``datatype_of``)."""
+    kind, size = dt.kind, dt.itemsize
+    if dt.fields is not None:
+        fields = []
+        for name in dt.names:
+            sub = dt.fields[name][0]
+            base, shape = (sub.base, sub.shape) if sub.subdtype is not None else (sub, ())
+            fields.append((name, _dtype_spec(base), list(shape)))
+        orders = [f[1][2] for f in fields if len(f[1]) > 2]
+        return ("record", fields, orders[0] if orders else _NATIVE)
+    if kind == "b":
+        return ("scalar", "bool8", _NATIVE)
+    if kind in "iu" and size in (1, 2, 4, 8):
+        return ("scalar", f"{'u' if kind == 'u' else ''}int{8 * size}", _order(dt))
+    if kind == "f" and size in (2, 4, 8):
+        return ("scalar", f"float{8 * size}", _order(dt))
+    if kind == "c" and size in (8, 16):
+        return ("scalar", f"complex{8 * size}", _order(dt))
+    if kind == "S":
+        return ("ascii", size)
+    if kind == "U":
+        return ("ucs4", size // 4, _order(dt))
+    raise TypeError(f"ASDF has no datatype for numpy dtype {dt}")
+
+
+def _packed(dt: np.dtype) -> np.dtype:
+    """``dt`` without padding between or after fields (ASDF records have none)."""
+    if dt.fields is None:
+        return dt
+    fields = []
+    for name in dt.names:
+        sub = dt.fields[name][0]
+        if sub.subdtype is not None:
+            fields.append((name, _packed(sub.base), sub.shape))
+        else:
+            fields.append((name, _packed(sub)))
+    return np.dtype(fields)
+
+
+def _prepare_array(obj: Any) -> tuple:
+    """An array to write: ``(C-contiguous numpy array, dtype description, mask bytes or
+    None)``."""
+    mask = None
+    if isinstance(obj, NDArray):
+        obj = obj.read()
+    if isinstance(obj, np.ma.MaskedArray):
+        mask = np.ascontiguousarray(np.ma.getmaskarray(obj), dtype=np.uint8).tobytes()
+        obj = obj.data
+    arr = np.asarray(obj)
+    packed = _packed(arr.dtype)
+    if packed != arr.dtype:
+        arr = arr.astype(packed)
+    if not arr.flags.c_contiguous:
+        arr = arr.copy(order="C")
+    return arr, _dtype_spec(arr.dtype), mask
+
+
+def write(
+    path: PathLike,
+    tree: Any,
+    *,
+    compression: Union[None, str, Mapping[str, Optional[str]]] = None,
+    compression_level: Optional[int] = None,
+    include_index: bool = True,
+    checksums: bool = True,
+) -> None:
+    """Writes ``tree`` (a dict, or an :class:`AsdfFile`) to ``path``, atomically: the old
+    file, if any, stays until the new one is complete.
+
+    The tree holds dicts, lists, tuples, strings, numbers (``int`` of any size,
+    ``complex``), ``bool``, ``None``, ``bytes``, ``datetime``/``date``, sets, the tagged
+    types, and numpy arrays of any dtype (structured, bytes, unicode, complex,
+    big-endian, views; ``numpy.ma`` arrays with their masks), each written to a block.
+
+    ``compression``: ``None``, ``"zlib"``, ``"bzp2"`` or ``"lz4"`` for every array, or a
+    mapping of tree paths (``"sci/data"``) to codecs for some.
+    """
+    if isinstance(tree, AsdfFile):
+        tree = tree.tree
+    default = None
+    cmap = None
+    if isinstance(compression, Mapping):
+        cmap = {str(k): v for k, v in compression.items()}
+    else:
+        default = compression
+    _rasdf.write(
+        os.fspath(path),
+        tree,
+        _prepare_array,
+        default,
+        cmap,
+        compression_level,
+        include_index,
+        checksums,
+    )
+

@@ -1,0 +1,527 @@
+//! Trees between rasdf and Python: [`Builder`] makes Python objects of a file's tree as
+//! PyYAML (and so the reference library) makes them; [`Writer`] makes a document of
+//! Python objects as the reference writes them.
+
+use std::collections::HashMap;
+
+use numpy::{PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyComplex, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
+};
+
+use rasdf::AsdfFile;
+use rasdf::block::Compression;
+use rasdf::tree::resolve::parse_timestamp;
+use rasdf::tree::{ASDF_TAG_PREFIX, Node, NodeId, NodeRef, OMAP_TAG, SET_TAG, Value};
+use rasdf::write::{ArrayBytes, Document};
+
+use crate::errors::at_path;
+
+/// Makes the Python objects of a tree.
+pub(crate) struct Builder<'py, 'f> {
+    py: Python<'py>,
+    file: &'f AsdfFile,
+    file_obj: Bound<'py, PyAny>,
+    dict_cls: Bound<'py, PyAny>,
+    list_cls: Bound<'py, PyAny>,
+    str_cls: Bound<'py, PyAny>,
+    array_cls: Option<Bound<'py, PyAny>>,
+    tag_attr: Bound<'py, PyString>,
+    convert: bool,
+    timestamp: Bound<'py, PyAny>,
+    ordered_dict: Bound<'py, PyAny>,
+    /// Containers made so far, by node: an alias gives the same object, and a node
+    /// inside itself the object being filled.
+    memo: HashMap<NodeId, Bound<'py, PyAny>>,
+    /// The lazy arrays made, by node number.
+    pub(crate) arrays: Bound<'py, PyDict>,
+}
+
+impl<'py, 'f> Builder<'py, 'f> {
+    pub(crate) fn new(
+        py: Python<'py>,
+        file: &'f AsdfFile,
+        file_obj: &Bound<'py, PyAny>,
+        classes: &Bound<'py, PyTuple>,
+    ) -> PyResult<Self> {
+        let array_cls = classes.get_item(3)?;
+        Ok(Builder {
+            py,
+            file,
+            file_obj: file_obj.clone(),
+            dict_cls: classes.get_item(0)?,
+            list_cls: classes.get_item(1)?,
+            str_cls: classes.get_item(2)?,
+            array_cls: if array_cls.is_none() { None } else { Some(array_cls) },
+            tag_attr: classes.get_item(4)?.cast_into::<PyString>()?,
+            convert: classes.get_item(5)?.is_truthy()?,
+            timestamp: classes.get_item(6)?,
+            ordered_dict: py.import("collections")?.getattr("OrderedDict")?,
+            memo: HashMap::new(),
+            arrays: PyDict::new(py),
+        })
+    }
+
+    fn err(&self, node: NodeRef<'_>, message: impl Into<String>) -> PyErr {
+        let (line, col) = self.file.line_of(node);
+        at_path(self.py, format!("{} (line {line}, column {col})", message.into()), "")
+    }
+
+    fn tagged(&self, obj: &Bound<'py, PyAny>, tag: &str) -> PyResult<()> {
+        obj.setattr(&self.tag_attr, tag)
+    }
+
+    /// The Python object of `node` (`depth`: containers above it).
+    pub(crate) fn build(&mut self, node: NodeRef<'_>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        if let Some(obj) = self.memo.get(&node.id()) {
+            return Ok(obj.clone());
+        }
+        if depth > self.file.limits().max_depth.saturating_add(1) {
+            return Err(self.err(node, "the tree nests too deeply"));
+        }
+        let tag = node.tag();
+        if self.convert && tag.is_some() {
+            if node.is_asdf_tag("core/ndarray") {
+                if let Some(cls) = self.array_cls.clone() {
+                    return self.array(node, &cls, depth);
+                }
+            } else if node.is_asdf_tag("core/complex") {
+                if let Some((re, im)) = node.as_str().and_then(rasdf::ndarray::parse_complex) {
+                    return Ok(PyComplex::from_doubles(py, re, im).into_any());
+                }
+            } else if node.is_asdf_tag("core/integer")
+                && let Ok(v) = self.file.integer_at(node)
+            {
+                return big_int(py, &v);
+            }
+        }
+        Ok(match node.value() {
+            Value::Null => py.None().into_bound(py),
+            Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+            Value::Int(i) => i.into_pyobject(py)?.into_any(),
+            Value::BigInt(i) => big_int(py, i)?,
+            Value::Float(f) => PyFloat::new(py, *f).into_any(),
+            Value::Str(s) => match tag {
+                Some(t) => {
+                    let obj = self.str_cls.call1((s.as_str(),))?;
+                    self.tagged(&obj, t)?;
+                    obj
+                }
+                None => PyString::new(py, s).into_any(),
+            },
+            Value::Binary(b) => PyBytes::new(py, b).into_any(),
+            Value::Timestamp(t) => match parse_timestamp(t) {
+                Some(ts) => {
+                    let (y, mo, d) = ts.date;
+                    match ts.time {
+                        Some((h, mi, s, us)) => self.timestamp.call1((y, mo, d, h, mi, s, us, ts.offset_minutes))?,
+                        None => self.timestamp.call1((y, mo, d))?,
+                    }
+                }
+                None => PyString::new(py, t).into_any(),
+            },
+            Value::Seq(items) => {
+                let list = match tag {
+                    Some(t) => {
+                        let obj = self.list_cls.call0()?;
+                        self.tagged(&obj, t)?;
+                        obj
+                    }
+                    None => PyList::empty(py).into_any(),
+                };
+                self.memo.insert(node.id(), list.clone());
+                // A subclass may keep its items elsewhere (asdf's `TaggedList` is a
+                // `UserList`): its own `append`.
+                let exact = list.cast_exact::<PyList>().ok().cloned();
+                for &c in items {
+                    let child = self.build(node.tree().node(c), depth + 1)?;
+                    match &exact {
+                        Some(l) => l.append(child)?,
+                        None => {
+                            list.call_method1(intern!(py, "append"), (child,))?;
+                        }
+                    }
+                }
+                list
+            }
+            Value::Map(pairs) if tag == Some(SET_TAG) => {
+                let set = PySet::empty(py)?;
+                for &(k, _) in pairs {
+                    let key = self.build(node.tree().node(k), depth + 1)?;
+                    set.add(self.hashable(node, key)?)?;
+                }
+                set.into_any()
+            }
+            Value::Map(pairs) => {
+                let dict = match tag {
+                    Some(OMAP_TAG) => self.ordered_dict.call0()?,
+                    Some(t) => {
+                        let obj = self.dict_cls.call0()?;
+                        self.tagged(&obj, t)?;
+                        obj
+                    }
+                    None => PyDict::new(py).into_any(),
+                };
+                self.memo.insert(node.id(), dict.clone());
+                // Subclasses through their own `__setitem__` (`OrderedDict` keeps its
+                // order apart, asdf's `TaggedDict` is a `UserDict`).
+                let exact = dict.cast_exact::<PyDict>().ok().cloned();
+                for &(k, v) in pairs {
+                    let key = self.build(node.tree().node(k), depth + 1)?;
+                    let key = self.hashable(node, key)?;
+                    let value = self.build(node.tree().node(v), depth + 1)?;
+                    match &exact {
+                        Some(d) => d.set_item(key, value)?,
+                        None => dict.set_item(key, value)?,
+                    }
+                }
+                dict
+            }
+        })
+    }
+
+    /// `key`, when it can be a dict key or set item (PyYAML refuses the others).
+    fn hashable(&self, node: NodeRef<'_>, key: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        if key.hash().is_err() {
+            return Err(self.err(node, format!("found an unhashable key ({})", key.get_type().name()?)));
+        }
+        Ok(key)
+    }
+
+    /// A lazy array for ndarray node `node`: `cls(file, node number, shape, dtype, tag,
+    /// mask)`, with shape and dtype `None` when they cannot be known without reading
+    /// (or the node is malformed: reading it says why).
+    fn array(&mut self, node: NodeRef<'_>, cls: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let (shape, dtype) = match self.file.ndarray_shape_at(node) {
+            Ok((datatype, order, shape)) => {
+                (PyTuple::new(py, &shape)?.into_any(), crate::dtype_spec(py, &datatype, order)?)
+            }
+            Err(_) => (py.None().into_bound(py), py.None().into_bound(py)),
+        };
+        let mask = match node.key("mask") {
+            Some(m) => self.build(m, depth + 1)?,
+            None => py.None().into_bound(py),
+        };
+        let id = node.id().0;
+        let obj = cls.call1((&self.file_obj, id, shape, dtype, node.tag(), mask))?;
+        self.memo.insert(node.id(), obj.clone());
+        self.arrays.set_item(id, &obj)?;
+        Ok(obj)
+    }
+}
+
+/// The compression a name gives (`None`: stored as is).
+pub(crate) fn compression(name: Option<&str>) -> PyResult<Compression> {
+    Ok(match name.map(|n| n.trim_end_matches('\0')) {
+        None | Some("" | "none") => Compression::None,
+        Some("zlib") => Compression::Zlib,
+        Some("bzp2") => Compression::Bzp2,
+        Some("lz4") => Compression::Lz4,
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "unknown compression {other:?}: None, \"zlib\", \"bzp2\" or \"lz4\""
+            )));
+        }
+    })
+}
+
+/// Makes a document of Python objects.
+pub(crate) struct Writer<'py, 'k> {
+    py: Python<'py>,
+    /// `rasdf._prepare_array`: a numpy array (or masked array, or lazy array) in, `(C
+    /// contiguous array, dtype description, mask or None)` out.
+    prepare: Bound<'py, PyAny>,
+    doc: Document<'static>,
+    default: Compression,
+    per_path: HashMap<String, Compression>,
+    /// Containers and arrays made so far, by object identity (shared objects become
+    /// one node, written with an anchor), and whether each is finished (one that is
+    /// not is being filled: the tree holds itself).
+    memo: HashMap<usize, (NodeId, bool)>,
+    /// The arrays whose bytes the document borrows, kept alive until it is written.
+    keep: &'k mut Vec<Bound<'py, PyAny>>,
+    tag_attrs: [Bound<'py, PyString>; 2],
+}
+
+impl<'py, 'k> Writer<'py, 'k> {
+    pub(crate) fn new(
+        py: Python<'py>,
+        prepare: &Bound<'py, PyAny>,
+        default: Compression,
+        per_path: HashMap<String, Compression>,
+        keep: &'k mut Vec<Bound<'py, PyAny>>,
+    ) -> Self {
+        Writer {
+            py,
+            prepare: prepare.clone(),
+            doc: Document::new(),
+            default,
+            per_path,
+            memo: HashMap::new(),
+            keep,
+            tag_attrs: [PyString::new(py, "tag"), PyString::new(py, "_tag")],
+        }
+    }
+
+    /// Fills the document's root from `tree`, a mapping.
+    pub(crate) fn fill(&mut self, tree: &Bound<'py, PyAny>) -> PyResult<()> {
+        let mut path = String::new();
+        let id = self.node(tree, &mut path, 0)?;
+        let root = self.doc.tree().root().map(|r| r.id()).ok_or_else(|| PyValueError::new_err("no root"))?;
+        let node = self.doc.tree().node(id).node().clone();
+        let Value::Map(pairs) = node.value else {
+            return Err(PyTypeError::new_err(format!(
+                "the tree must be a mapping (a dict), not {}",
+                tree.get_type().name()?
+            )));
+        };
+        let tree_mut = self.doc.tree_mut();
+        tree_mut.set_value(root, Value::Map(pairs));
+        if let Some(t) = node.tag {
+            tree_mut.set_tag(root, Some(t));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn finish(self) -> PyResult<Document<'static>> {
+        Ok(self.doc)
+    }
+
+    fn push(&mut self, tag: Option<String>, value: Value) -> NodeId {
+        self.doc.tree_mut().push(Node { tag, value, line: 0, col: 0 })
+    }
+
+    fn tag_of(&self, obj: &Bound<'py, PyAny>) -> PyResult<Option<String>> {
+        for a in &self.tag_attrs {
+            if let Ok(t) = obj.getattr(a) {
+                if t.is_none() {
+                    continue;
+                }
+                let t: String = t.extract()?;
+                // `!core/...` short forms as the reference's tagged objects may hold them.
+                return Ok(Some(match t.strip_prefix('!') {
+                    Some(rest) if !rest.starts_with('!') => format!("{ASDF_TAG_PREFIX}{rest}"),
+                    _ => t,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    fn err(&self, path: &str, message: String) -> PyErr {
+        let at = if path.is_empty() { "/" } else { path };
+        PyTypeError::new_err(format!("{message} (at {at})"))
+    }
+
+    /// The node of `obj`, at tree path `path`.
+    fn node(&mut self, obj: &Bound<'py, PyAny>, path: &mut String, depth: usize) -> PyResult<NodeId> {
+        let py = self.py;
+        if depth > 10_000 {
+            return Err(self.err(path, "the tree nests too deeply".into()));
+        }
+        if obj.is_none() {
+            return Ok(self.push(None, Value::Null));
+        }
+        if let Ok(b) = obj.cast::<PyBool>() {
+            return Ok(self.push(None, Value::Bool(b.is_true())));
+        }
+        if obj.is_instance_of::<PyInt>() {
+            let v = match obj.extract::<i64>() {
+                Ok(i) => Value::Int(i),
+                Err(_) => {
+                    let text = obj.str()?.to_cow()?.into_owned();
+                    let v = num_bigint::BigInt::parse_bytes(text.as_bytes(), 10)
+                        .ok_or_else(|| PyValueError::new_err(format!("not an integer: {text}")))?;
+                    Value::BigInt(Box::new(v))
+                }
+            };
+            return Ok(self.push(None, v));
+        }
+        if let Ok(f) = obj.cast::<PyFloat>() {
+            return Ok(self.push(None, Value::Float(f.value())));
+        }
+        if let Ok(s) = obj.cast::<PyString>() {
+            let tag = if obj.is_exact_instance_of::<PyString>() { None } else { self.tag_of(obj)? };
+            return Ok(self.push(tag, Value::Str(s.to_cow()?.as_ref().into())));
+        }
+        if let Ok(b) = obj.cast::<PyBytes>() {
+            return Ok(self.push(None, Value::Binary(b.as_bytes().to_vec())));
+        }
+        if let Ok(b) = obj.cast::<PyByteArray>() {
+            return Ok(self.push(None, Value::Binary(b.to_vec())));
+        }
+        if let Ok(c) = obj.cast::<PyComplex>() {
+            let text = rasdf::tree::numtext::complex_repr(c.real(), c.imag());
+            let text = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')).unwrap_or(&text).to_string();
+            return Ok(self.push(Some(format!("{ASDF_TAG_PREFIX}core/complex-1.0.0")), Value::Str(text.into())));
+        }
+        let key = obj.as_ptr() as usize;
+        if let Some(&(id, done)) = self.memo.get(&key) {
+            if !done {
+                return Err(self.err(path, "the tree holds itself (a container inside itself)".into()));
+            }
+            return Ok(id);
+        }
+        if let Ok(d) = obj.cast::<PyDict>() {
+            let tag = if obj.is_exact_instance_of::<PyDict>() { None } else { self.tag_of(obj)? };
+            let id = self.push(tag, Value::Map(Vec::new()));
+            self.memo.insert(key, (id, false));
+            let mut pairs = Vec::with_capacity(d.len());
+            for (k, v) in d.iter() {
+                let k_id = self.key(&k, path)?;
+                let len = path.len();
+                path.push('/');
+                path.push_str(&key_step(&k));
+                let v_id = self.node(&v, path, depth + 1)?;
+                path.truncate(len);
+                pairs.push((k_id, v_id));
+            }
+            self.doc.tree_mut().set_value(id, Value::Map(pairs));
+            self.memo.insert(key, (id, true));
+            return Ok(id);
+        }
+        if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+            let tag = if obj.is_exact_instance_of::<PyList>() || obj.is_exact_instance_of::<PyTuple>() {
+                None
+            } else {
+                self.tag_of(obj)?
+            };
+            let id = self.push(tag, Value::Seq(Vec::new()));
+            self.memo.insert(key, (id, false));
+            let mut items = Vec::new();
+            for (i, item) in obj.try_iter()?.enumerate() {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&i.to_string());
+                items.push(self.node(&item?, path, depth + 1)?);
+                path.truncate(len);
+            }
+            self.doc.tree_mut().set_value(id, Value::Seq(items));
+            self.memo.insert(key, (id, true));
+            return Ok(id);
+        }
+        let datetime = py.import("datetime")?;
+        if obj.is_instance(&datetime.getattr("datetime")?)? {
+            let text: String = obj.call_method1("isoformat", (" ",))?.extract()?;
+            return Ok(self.push(None, Value::Timestamp(text.into())));
+        }
+        if obj.is_instance(&datetime.getattr("date")?)? {
+            let text: String = obj.call_method0("isoformat")?.extract()?;
+            return Ok(self.push(None, Value::Timestamp(text.into())));
+        }
+        let is_array = obj.is_instance_of::<PyUntypedArray>() || obj.hasattr("__asdf_lazy_array__")?;
+        if is_array {
+            let id = self.array(obj, path)?;
+            self.memo.insert(key, (id, true));
+            return Ok(id);
+        }
+        if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() {
+            let id = self.push(Some(SET_TAG.into()), Value::Map(Vec::new()));
+            let mut pairs = Vec::new();
+            for item in obj.try_iter()? {
+                let k = self.key(&item?, path)?;
+                let null = self.push(None, Value::Null);
+                pairs.push((k, null));
+            }
+            self.doc.tree_mut().set_value(id, Value::Map(pairs));
+            return Ok(id);
+        }
+        // numpy scalars and other objects that give a Python value.
+        let numpy = py.import("numpy")?;
+        if obj.is_instance(&numpy.getattr("generic")?)? {
+            let item = obj.call_method0("item")?;
+            if !item.is(obj) {
+                return self.node(&item, path, depth + 1);
+            }
+        }
+        // Other mappings (`collections.abc.Mapping`) as dicts.
+        let abc = py.import("collections.abc")?;
+        if obj.is_instance(&abc.getattr("Mapping")?)? {
+            let d = PyDict::new(py);
+            for k in obj.try_iter()? {
+                let k = k?;
+                d.set_item(&k, obj.get_item(&k)?)?;
+            }
+            let tag = self.tag_of(obj)?;
+            let id = self.node(d.as_any(), path, depth)?;
+            if tag.is_some() {
+                self.doc.tree_mut().set_tag(id, tag);
+            }
+            return Ok(id);
+        }
+        Err(self.err(path, format!("rasdf cannot write an object of type {}", obj.get_type().name()?)))
+    }
+
+    /// A mapping key's node: a scalar (PyYAML writes others as complex keys, which
+    /// ASDF trees do not use).
+    fn key(&mut self, k: &Bound<'py, PyAny>, path: &str) -> PyResult<NodeId> {
+        if k.is_none()
+            || k.is_instance_of::<PyBool>()
+            || k.is_instance_of::<PyInt>()
+            || k.is_instance_of::<PyFloat>()
+            || k.is_instance_of::<PyString>()
+            || k.is_instance_of::<PyBytes>()
+            || k.is_instance_of::<PyComplex>()
+        {
+            let mut p = path.to_string();
+            return self.node(k, &mut p, 0);
+        }
+        Err(self.err(path, format!("rasdf cannot write a key of type {}", k.get_type().name()?)))
+    }
+
+    /// An ndarray node for a numpy array (or masked or lazy one).
+    fn array(&mut self, obj: &Bound<'py, PyAny>, path: &str) -> PyResult<NodeId> {
+        let prepared = self.prepare.call1((obj,))?;
+        let arr = prepared.get_item(0)?;
+        let spec = prepared.get_item(1)?;
+        let mask = prepared.get_item(2)?;
+        let (datatype, byteorder) = crate::datatype_of(&spec)?;
+        let a = arr.cast::<PyUntypedArray>()?;
+        if !a.is_c_contiguous() {
+            return Err(PyValueError::new_err("internal: the array is not C-contiguous"));
+        }
+        let shape = a.shape().to_vec();
+        let itemsize = datatype.size();
+        let len = a.len().checked_mul(itemsize).ok_or_else(|| PyValueError::new_err("array too large"))?;
+        // SAFETY: a C-contiguous numpy array holds `len` bytes from its data pointer; the
+        // array is kept alive in `keep` until the document is written, and its bytes
+        // are only read.
+        let data: &'static [u8] = if len == 0 {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts((*a.as_array_ptr()).fields.data as *const u8, len) }
+        };
+        self.keep.push(arr.clone());
+        let strides = rasdf::ndarray::c_strides(&shape, itemsize);
+        let compression = self.per_path.get(path.trim_matches('/')).copied().unwrap_or(self.default);
+        let id = self
+            .doc
+            .array_node(ArrayBytes { datatype, byteorder, shape, strides, data: data.into() }, compression)
+            .map_err(|e| crate::errors::to_pyerr(self.py, e))?;
+        if !mask.is_none() {
+            let flags: Vec<bool> = mask.cast::<PyBytes>()?.as_bytes().iter().map(|&b| b != 0).collect();
+            self.doc.set_array_mask(id, flags).map_err(|e| crate::errors::to_pyerr(self.py, e))?;
+        }
+        Ok(id)
+    }
+}
+
+/// A Python `int` of any size (through its decimal text: pyo3's own conversion is for
+/// another version of num-bigint, and integers this large are rare in trees).
+fn big_int<'py>(py: Python<'py>, v: &num_bigint::BigInt) -> PyResult<Bound<'py, PyAny>> {
+    py.get_type::<PyInt>().call1((v.to_string(),))
+}
+
+/// The path step of a mapping key: its text, with JSON-pointer escapes.
+fn key_step(k: &Bound<'_, PyAny>) -> String {
+    let text = match k.cast::<PyString>() {
+        Ok(s) => s.to_string(),
+        Err(_) => k.str().map(|s| s.to_string()).unwrap_or_default(),
+    };
+    rasdf::tree::escape_step(&text).into_owned()
+}

@@ -1,0 +1,82 @@
+//! rasdf's errors as Python exceptions: `FileNotFoundError` and the other `OSError`s for
+//! what the system refused, `rasdf.AsdfError` (a `ValueError`) for what is wrong with a
+//! file, with its location as attributes.
+
+use pyo3::exceptions::{
+    PyFileExistsError, PyFileNotFoundError, PyIsADirectoryError, PyNotADirectoryError, PyOSError, PyPermissionError,
+};
+use pyo3::prelude::*;
+
+pyo3::create_exception!(
+    rasdf,
+    AsdfError,
+    pyo3::exceptions::PyValueError,
+    "A damaged, malformed or refused ASDF file (or a write that cannot be made). The \
+     attributes `file`, `block`, `offset`, `path` and `line` say where, when known \
+     (else `None`)."
+);
+
+/// The Python exception for `e`.
+pub(crate) fn to_pyerr(py: Python<'_>, e: rasdf::Error) -> PyErr {
+    let message = e.to_string();
+    let (kind, loc) = e.into_parts();
+    if let rasdf::ErrorKind::Io(io) = &kind {
+        let file = loc.file.as_ref().map(|p| p.display().to_string());
+        let errno = io.raw_os_error();
+        let text = match errno {
+            Some(_) => strip_os_suffix(&io.to_string()),
+            None => io.to_string(),
+        };
+        // A folder is EISDIR to Python, though rasdf's own check found it, not open(2).
+        let errno_or = |k| errno.unwrap_or(if k == std::io::ErrorKind::IsADirectory { EISDIR } else { 0 });
+        let args = (errno_or(io.kind()), text, file);
+        return match io.kind() {
+            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(args),
+            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(args),
+            std::io::ErrorKind::IsADirectory => PyIsADirectoryError::new_err(args),
+            std::io::ErrorKind::NotADirectory => PyNotADirectoryError::new_err(args),
+            std::io::ErrorKind::AlreadyExists => PyFileExistsError::new_err(args),
+            _ if errno.is_some() => PyOSError::new_err(args),
+            // Not the system's: a file cut short under its map, a short read.
+            _ => asdf_error(py, message, &loc),
+        };
+    }
+    asdf_error(py, message, &loc)
+}
+
+/// Linux's EISDIR.
+const EISDIR: i32 = 21;
+
+/// `Permission denied (os error 13)` without its `(os error 13)`: Python says the
+/// number itself.
+fn strip_os_suffix(text: &str) -> String {
+    match text.rfind(" (os error ") {
+        Some(i) => text[..i].to_string(),
+        None => text.to_string(),
+    }
+}
+
+fn asdf_error(py: Python<'_>, message: String, loc: &rasdf::Location) -> PyErr {
+    let err = AsdfError::new_err(message);
+    let value = err.value(py);
+    let set = |name: &str, v: Bound<'_, PyAny>| {
+        let _ = value.setattr(name, v);
+    };
+    let none = || py.None().into_bound(py);
+    set("file", loc.file.as_ref().map_or_else(none, |f| f.display().to_string().into_pyobject(py).unwrap().into_any()));
+    set("block", loc.block.map_or_else(none, |b| b.into_pyobject(py).unwrap().into_any()));
+    set("offset", loc.offset.map_or_else(none, |o| o.into_pyobject(py).unwrap().into_any()));
+    set("path", loc.path.as_ref().map_or_else(none, |p| p.into_pyobject(py).unwrap().into_any()));
+    set("line", loc.line.map_or_else(none, |l| l.into_pyobject(py).unwrap().into_any()));
+    err
+}
+
+/// The error of a closed file's use.
+pub(crate) fn closed() -> PyErr {
+    Python::attach(|py| asdf_error(py, "I/O operation on a closed ASDF file".into(), &rasdf::Location::default()))
+}
+
+/// An `AsdfError` with a message and a tree path.
+pub(crate) fn at_path(py: Python<'_>, message: String, path: &str) -> PyErr {
+    asdf_error(py, message, &rasdf::Location::path(path))
+}

@@ -1,0 +1,217 @@
+"""The reading API: the tree, paths, lazy arrays, zero copy, errors, limits, threads."""
+
+import shutil
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import rasdf
+from conftest import TESTDATA
+
+ARRAYS = TESTDATA / "pyasdf" / "arrays"
+
+
+def test_tree_types(example):
+    with rasdf.open(example) as af:
+        tree = af.tree
+        assert isinstance(tree, rasdf.TaggedDict)
+        assert tree.tag == "tag:stsci.edu:asdf/core/asdf-1.1.0"
+        assert tree["asdf_library"].tag.startswith("tag:stsci.edu:asdf/core/software-")
+        assert af["asdf_library/name"] == "asdf"
+        assert af["/sci/data"] is tree["sci"]["data"]
+        assert "sci/data" in af and "sci/nothing" not in af
+        with pytest.raises(KeyError):
+            af["sci/nothing"]
+
+
+def test_lazy_arrays(example):
+    with rasdf.open(example) as af:
+        arrays = af.arrays()
+        assert list(arrays) == ["catalog", "sci/data", "sci/dq", "sci/err"]
+        data = arrays["sci/data"]
+        assert data is af["sci/data"]
+        assert isinstance(data, rasdf.NDArray)
+        assert (data.shape, data.ndim, len(data), data.size) == ((64, 64), 2, 64, 4096)
+        assert data.dtype == np.dtype("float32")
+        assert data.tag.startswith("tag:stsci.edu:asdf/core/ndarray-")
+        assert "unloaded" in repr(data)
+        values = data[...]
+        assert isinstance(values, np.ndarray) and values.shape == (64, 64)
+        assert np.array_equal(np.asarray(data), values)
+        assert np.array_equal(data[10:20], values[10:20])
+        assert data.read() is data.read()  # read once, cached
+        # big-endian data keeps its byte order, as the reference gives it
+        err = af["sci/err"]
+        assert err.dtype == np.dtype(">f8") and err[...].dtype == np.dtype(">f8")
+        cat = af["catalog"][...]
+        assert cat.dtype.names == ("id", "mag", "kind")
+        assert cat["kind"].tolist() == [b"star", b"galaxy"]
+
+
+def test_zero_copy_view_valid_after_close(example):
+    af = rasdf.open(example)
+    values = af["sci/data"][...]
+    total = float(values.sum())
+    assert not values.flags.writeable
+    # the view's buffer is the file's own bytes, kept alive by the file's keeper
+    assert type(values.base.base).__name__ == "Keep"
+    with pytest.raises(ValueError):
+        values[0, 0] = 1
+    unread = af["sci/dq"]
+    af.close()
+    assert af.closed
+    assert float(values.sum()) == total
+    with pytest.raises(rasdf.AsdfError, match="closed"):
+        unread.read()
+
+
+def test_compressed_blocks_decode_once():
+    with rasdf.open(ARRAYS / "dtypes_zlib.asdf") as af, rasdf.open(ARRAYS / "dtypes.asdf") as plain:
+        for path, arr in af.arrays().items():
+            a, b = arr[...], plain[path][...]
+            assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+            assert not a.flags.writeable
+
+
+def test_masked_arrays():
+    with rasdf.open(ARRAYS / "views_masks.asdf") as af:
+        masked = [p for p, a in af.arrays().items() if a.masked]
+        assert masked
+        for p in masked:
+            assert isinstance(af[p][...], np.ma.MaskedArray)
+
+
+def test_missing_and_unopenable(tmp_path):
+    with pytest.raises(FileNotFoundError) as e:
+        rasdf.open(tmp_path / "nothing.asdf")
+    assert e.value.filename == str(tmp_path / "nothing.asdf")
+    with pytest.raises(IsADirectoryError):
+        rasdf.open(tmp_path)
+
+
+def test_bad_files_raise_asdf_error(tmp_path):
+    garbage = tmp_path / "garbage.asdf"
+    garbage.write_bytes(b"not an asdf file at all\n")
+    with pytest.raises(rasdf.AsdfError) as e:
+        rasdf.open(garbage)
+    assert isinstance(e.value, ValueError)
+    assert e.value.file == str(garbage) and e.value.offset == 0
+    for path in sorted((TESTDATA / "bad").glob("*.asdf")):
+        try:
+            with rasdf.open(path, verify_checksums=True) as af:
+                for a in af.arrays().values():
+                    a.read()
+        except rasdf.AsdfError as err:
+            assert str(err)
+            assert err.file == str(path)
+
+
+def test_checksum_mismatch_is_reported():
+    path = TESTDATA / "bad" / "checksum_mismatch.asdf"
+    with rasdf.open(path) as af:
+        with pytest.raises(rasdf.AsdfError, match="checksum") as e:
+            af.verify_checksums()
+        assert e.value.block is not None
+    with pytest.raises(rasdf.AsdfError, match="checksum"):
+        with rasdf.open(path, verify_checksums=True) as af:
+            for a in af.arrays().values():
+                a.read()
+
+
+def test_truncated_everywhere(tmp_path):
+    """A file cut at any length opens and reads, or raises AsdfError: never a crash."""
+    src = (ARRAYS / "dtypes_lz4.asdf").read_bytes()
+    cut = tmp_path / "cut.asdf"
+    outcomes = set()
+    for n in range(0, len(src), max(1, len(src) // 97)):
+        cut.write_bytes(src[:n])
+        try:
+            with rasdf.open(cut) as af:
+                af.tree
+                for a in af.arrays().values():
+                    a.read()
+            outcomes.add("ok")
+        except rasdf.AsdfError:
+            outcomes.add("error")
+    assert "error" in outcomes
+
+
+def test_limits():
+    with pytest.raises(rasdf.AsdfError, match="max_nodes"):
+        rasdf.open(ARRAYS / "large_tree.asdf", max_nodes=10)
+    with rasdf.open(TESTDATA / "example.asdf", max_array_elements=100) as af:
+        with pytest.raises(rasdf.AsdfError, match="max_array_elements"):
+            af["sci/data"].read()
+
+
+def test_validate():
+    with rasdf.open(TESTDATA / "example.asdf", validate=True) as af:
+        af.validate()
+
+
+def test_info_is_the_cli_text(example):
+    with rasdf.open(example) as af:
+        text = af.info()
+        assert text.startswith("root (AsdfObject)")
+        assert "data (NDArrayType): shape=[64, 64]" in text or "(64, 64)" in text or "64, 64" in text
+        assert "mean" in af.info(stats=True).lower() or "min" in af.info(stats=True).lower()
+
+
+CUT_SCRIPT = """
+import os, sys, numpy as np, rasdf
+path = sys.argv[1]
+af = rasdf.open(path)
+view = af["a"][...]
+os.truncate(path, 4096)
+try:
+    af["b"].read()
+    print("b read")
+except rasdf.AsdfError as e:
+    print("b refused:", e)
+print("sum", float(view.sum()))  # the vanished pages read as zeros: no SIGBUS
+try:
+    af.check_unchanged()
+    print("unchanged")
+except rasdf.AsdfError as e:
+    print("changed:", e)
+"""
+
+
+def test_file_cut_after_open(tmp_path):
+    """A file cut short under its map (outside pytest, whose faulthandler takes SIGBUS):
+    no crash; what vanished reads as zeros and check_unchanged() says so."""
+    path = tmp_path / "big.asdf"
+    rasdf.write(path, {"a": np.ones(2_000_000), "b": np.ones(2_000_000)})
+    out = subprocess.run([sys.executable, "-c", CUT_SCRIPT, str(path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("b refused:"), out.stdout
+    assert float(lines[1].split()[1]) < 2_000_000, out.stdout
+    assert lines[2].startswith("changed:"), out.stdout
+
+
+def test_threads_read_in_parallel(tmp_path):
+    path = tmp_path / "many.asdf"
+    tree = {f"a{i}": np.arange(i, i + 300_000, dtype="i8") for i in range(8)}
+    rasdf.write(path, tree, compression="zlib")
+    results = {}
+    with rasdf.open(path) as af:
+        def work(i):
+            results[i] = int(af[f"a{i}"][...].sum())
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert results == {i: int(tree[f"a{i}"].sum()) for i in range(8)}
+
+
+def test_external_blocks(tmp_path):
+    for p in ARRAYS.glob("exploded*.asdf"):
+        shutil.copy(p, tmp_path / p.name)
+    with rasdf.open(tmp_path / "exploded.asdf") as af:
+        for a in af.arrays().values():
+            assert a.read().size == a.size
