@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv="${RASDF_VENV:-$PWD/.venv}"
-if ! "$venv/bin/python" -c "import asdf, numpy, lz4, gsd, blosc2" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import asdf, numpy, lz4, gsd, blosc2, pytest, maturin" 2>/dev/null; then
     echo "== making $venv with the pinned reference library"
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements.txt
@@ -38,3 +38,9 @@ cargo test --workspace --all-targets --quiet
 cargo test --workspace --doc --quiet
 echo "== cargo doc (broken links and other rustdoc warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+
+echo "== the Python package: pip install ./python (release build), then its tests"
+PATH="$venv/bin:$PATH" "$venv/bin/pip" install --quiet --disable-pip-version-check --no-build-isolation ./python
+# pytest by its script, not `python -m`, so that the current folder (which holds the
+# Rust crate's folder `rasdf/`) is not on the import path.
+(cd python && "$venv/bin/pytest" -q -p no:cacheprovider tests)

@@ -179,9 +179,7 @@ class NDArray:
     def read(self) -> np.ndarray:
         """The data as a numpy array (cached: later calls give the same object)."""
         if self._array is None:
-            buffer, spec, shape, strides, offset, inline_mask = self._file.read_array(self._id)
-            dtype = np.dtype(spec)
-            array = np.ndarray(tuple(shape), dtype, buffer=buffer, offset=offset, strides=tuple(strides))
+            array, inline_mask = self._file.read_array(self._id)
             if inline_mask is not None:
                 m = inline_mask.reshape(array.shape)
                 if m.any():
@@ -238,19 +236,26 @@ class AsdfFile:
     def __init__(self, file: "_rasdf.File") -> None:
         self._file = file
         self._tree: Any = None
-        self._arrays: Optional[Dict[int, NDArray]] = None
 
     @property
     def tree(self) -> Any:
-        """The tree: dicts, lists, scalars, tagged objects and lazy :class:`NDArray` nodes."""
-        if self._arrays is None:
-            self._tree, self._arrays = self._file.tree(_CLASSES)
+        """The tree: dicts, lists, scalars, tagged objects and lazy :class:`NDArray` nodes
+        (built on first use; parts got before by path or ``arrays()`` are the same
+        objects)."""
+        if self._tree is None:
+            self._tree = self._file.tree(_CLASSES)
         return self._tree
 
     def __getitem__(self, path: str) -> Any:
         """The node at ``path``: keys and list indices joined by ``/`` (JSON-pointer
-        escapes ``~1`` for ``/`` and ``~0`` for ``~`` in keys)."""
-        cur = self.tree
+        escapes ``~1`` for ``/`` and ``~0`` for ``~`` in keys). Before ``.tree`` is used,
+        only that node is built."""
+        if self._tree is None:
+            node = self._file.node(str(path), _CLASSES)
+            if node is None:
+                raise KeyError(path)
+            return node
+        cur = self._tree
         for raw in str(path).strip("/").split("/"):
             if raw == "":
                 continue
@@ -283,15 +288,8 @@ class AsdfFile:
 
     def arrays(self) -> Dict[str, NDArray]:
         """Every ndarray node by its tree path (``"sci/data"``), in tree order; nothing is
-        decoded."""
-        self.tree
-        assert self._arrays is not None
-        out = {}
-        for path, node_id in self._file.array_nodes():
-            a = self._arrays.get(node_id)
-            if a is not None:
-                out[path.lstrip("/")] = a
-        return out
+        decoded, and the rest of the tree is not built."""
+        return {path.lstrip("/"): a for path, a in self._file.arrays(_CLASSES)}
 
     def info(
         self,

@@ -33,11 +33,15 @@ pub(crate) struct Builder<'py, 'f> {
     convert: bool,
     timestamp: Bound<'py, PyAny>,
     ordered_dict: Bound<'py, PyAny>,
-    /// Containers made so far, by node: an alias gives the same object, and a node
-    /// inside itself the object being filled.
-    memo: HashMap<NodeId, Bound<'py, PyAny>>,
-    /// The lazy arrays made, by node number.
-    pub(crate) arrays: Bound<'py, PyDict>,
+    /// Containers and arrays made so far, by node number: an alias gives the same
+    /// object, a node inside itself the object being filled, and a node built before
+    /// (by an earlier call: the file keeps this between calls) the same object again.
+    /// (A vector: a hash lookup for each of a large tree's nodes cost a tenth of the
+    /// build.)
+    pub(crate) memo: Vec<Option<Py<PyAny>>>,
+    /// The strings made for mapping keys, by text: the keys of a tree repeat (every
+    /// group of a pipeline's tree has the same ones), and Python shares equal keys.
+    keys: rustc_hash::FxHashMap<&'f str, Bound<'py, PyString>>,
 }
 
 impl<'py, 'f> Builder<'py, 'f> {
@@ -46,6 +50,7 @@ impl<'py, 'f> Builder<'py, 'f> {
         file: &'f AsdfFile,
         file_obj: &Bound<'py, PyAny>,
         classes: &Bound<'py, PyTuple>,
+        memo: Vec<Option<Py<PyAny>>>,
     ) -> PyResult<Self> {
         let array_cls = classes.get_item(3)?;
         Ok(Builder {
@@ -60,12 +65,12 @@ impl<'py, 'f> Builder<'py, 'f> {
             convert: classes.get_item(5)?.is_truthy()?,
             timestamp: classes.get_item(6)?,
             ordered_dict: py.import("collections")?.getattr("OrderedDict")?,
-            memo: HashMap::new(),
-            arrays: PyDict::new(py),
+            memo: if memo.len() == file.tree().len() { memo } else { (0..file.tree().len()).map(|_| None).collect() },
+            keys: rustc_hash::FxHashMap::default(),
         })
     }
 
-    fn err(&self, node: NodeRef<'_>, message: impl Into<String>) -> PyErr {
+    fn err(&self, node: NodeRef<'f>, message: impl Into<String>) -> PyErr {
         let (line, col) = self.file.line_of(node);
         at_path(self.py, format!("{} (line {line}, column {col})", message.into()), "")
     }
@@ -75,10 +80,10 @@ impl<'py, 'f> Builder<'py, 'f> {
     }
 
     /// The Python object of `node` (`depth`: containers above it).
-    pub(crate) fn build(&mut self, node: NodeRef<'_>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn build(&mut self, node: NodeRef<'f>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
-        if let Some(obj) = self.memo.get(&node.id()) {
-            return Ok(obj.clone());
+        if let Some(Some(obj)) = self.memo.get(node.id().0 as usize) {
+            return Ok(obj.bind(py).clone());
         }
         if depth > self.file.limits().max_depth.saturating_add(1) {
             return Err(self.err(node, "the tree nests too deeply"));
@@ -133,7 +138,7 @@ impl<'py, 'f> Builder<'py, 'f> {
                     }
                     None => PyList::empty(py).into_any(),
                 };
-                self.memo.insert(node.id(), list.clone());
+                self.memo[node.id().0 as usize] = Some(list.clone().unbind());
                 // A subclass may keep its items elsewhere (asdf's `TaggedList` is a
                 // `UserList`): its own `append`.
                 let exact = list.cast_exact::<PyList>().ok().cloned();
@@ -166,13 +171,12 @@ impl<'py, 'f> Builder<'py, 'f> {
                     }
                     None => PyDict::new(py).into_any(),
                 };
-                self.memo.insert(node.id(), dict.clone());
+                self.memo[node.id().0 as usize] = Some(dict.clone().unbind());
                 // Subclasses through their own `__setitem__` (`OrderedDict` keeps its
                 // order apart, asdf's `TaggedDict` is a `UserDict`).
                 let exact = dict.cast_exact::<PyDict>().ok().cloned();
                 for &(k, v) in pairs {
-                    let key = self.build(node.tree().node(k), depth + 1)?;
-                    let key = self.hashable(node, key)?;
+                    let key = self.key(node, node.tree().node(k), depth)?;
                     let value = self.build(node.tree().node(v), depth + 1)?;
                     match &exact {
                         Some(d) => d.set_item(key, value)?,
@@ -184,8 +188,24 @@ impl<'py, 'f> Builder<'py, 'f> {
         })
     }
 
+    /// The Python key of mapping `node`'s key node `k`: a plain string from the cache of
+    /// keys, or any hashable object.
+    fn key(&mut self, node: NodeRef<'f>, k: NodeRef<'f>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+        if let (Value::Str(s), None) = (k.value(), k.tag()) {
+            let s: &'f str = s.as_str();
+            if let Some(cached) = self.keys.get(s) {
+                return Ok(cached.clone().into_any());
+            }
+            let obj = PyString::new(self.py, s);
+            self.keys.insert(s, obj.clone());
+            return Ok(obj.into_any());
+        }
+        let key = self.build(k, depth + 1)?;
+        self.hashable(node, key)
+    }
+
     /// `key`, when it can be a dict key or set item (PyYAML refuses the others).
-    fn hashable(&self, node: NodeRef<'_>, key: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn hashable(&self, node: NodeRef<'f>, key: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         if key.hash().is_err() {
             return Err(self.err(node, format!("found an unhashable key ({})", key.get_type().name()?)));
         }
@@ -195,7 +215,7 @@ impl<'py, 'f> Builder<'py, 'f> {
     /// A lazy array for ndarray node `node`: `cls(file, node number, shape, dtype, tag,
     /// mask)`, with shape and dtype `None` when they cannot be known without reading
     /// (or the node is malformed: reading it says why).
-    fn array(&mut self, node: NodeRef<'_>, cls: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+    fn array(&mut self, node: NodeRef<'f>, cls: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         let (shape, dtype) = match self.file.ndarray_shape_at(node) {
             Ok((datatype, order, shape)) => {
@@ -209,8 +229,7 @@ impl<'py, 'f> Builder<'py, 'f> {
         };
         let id = node.id().0;
         let obj = cls.call1((&self.file_obj, id, shape, dtype, node.tag(), mask))?;
-        self.memo.insert(node.id(), obj.clone());
-        self.arrays.set_item(id, &obj)?;
+        self.memo[node.id().0 as usize] = Some(obj.clone().unbind());
         Ok(obj)
     }
 }

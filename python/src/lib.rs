@@ -10,8 +10,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use numpy::PyArray1;
-use numpy::ndarray::ArrayView1;
+use numpy::{PyArray1, PyArrayDescr, PyArrayMethods, npyffi};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -22,6 +21,11 @@ use rasdf::{AsdfFile, Limits, OpenOptions};
 
 mod convert;
 mod errors;
+
+// Rust's allocations in this module only (Python's and numpy's keep their own
+// allocators; every buffer handed to numpy is freed by Rust code).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use errors::to_pyerr;
 
@@ -37,9 +41,32 @@ struct Keep {
 #[pyclass(frozen, module = "rasdf._rasdf")]
 struct File {
     inner: Mutex<Option<(Arc<AsdfFile>, Py<Keep>)>>,
+    /// The Python objects made of the tree's nodes so far (see `convert::Builder`), so
+    /// that parts built by separate calls are the same objects. Taken out by a build
+    /// and put back after it (a build runs Python code, so another thread may call in
+    /// meanwhile: it then builds objects of its own, and the first build's are kept).
+    memo: Mutex<Vec<Option<Py<PyAny>>>>,
 }
 
 impl File {
+    /// Runs `f` with a builder holding the objects built so far, and keeps what it built.
+    fn build<'py, 'f, R>(
+        &self,
+        slf: &Bound<'py, Self>,
+        file: &'f AsdfFile,
+        classes: &Bound<'py, PyTuple>,
+        f: impl FnOnce(&mut convert::Builder<'py, 'f>) -> PyResult<R>,
+    ) -> PyResult<R> {
+        let memo = std::mem::take(&mut *self.memo.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut b = convert::Builder::new(slf.py(), file, slf.as_any(), classes, memo)?;
+        let out = f(&mut b);
+        let mut slot = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_empty() {
+            *slot = std::mem::take(&mut b.memo);
+        }
+        out
+    }
+
     fn get(&self) -> PyResult<(Arc<AsdfFile>, Py<Keep>)> {
         let guard = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         match &*guard {
@@ -145,8 +172,8 @@ fn datatype_of(spec: &Bound<'_, PyAny>) -> PyResult<(Datatype, ByteOrder)> {
 
 /// Where an array read with the GIL released found its bytes.
 enum Bytes {
-    /// Inside the file (mapped, or a decoded block in its cache): address and length.
-    Lent(usize, usize),
+    /// Inside the file (mapped, or a decoded block in its cache): the address.
+    Lent(usize),
     /// Made for this read (inline data).
     Owned(Vec<u8>),
 }
@@ -192,13 +219,14 @@ impl File {
         let file = py.detach(|| options.open(&path)).map_err(|e| to_pyerr(py, e))?;
         let file = Arc::new(file);
         let keep = Py::new(py, Keep { _file: Arc::clone(&file) })?;
-        Ok(File { inner: Mutex::new(Some((file, keep))) })
+        Ok(File { inner: Mutex::new(Some((file, keep))), memo: Mutex::new(Vec::new()) })
     }
 
     /// Lets the file go: arrays read already stay valid; lazy arrays not yet read, and
     /// this object, refuse to read.
     fn close(&self) {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner).take();
+        self.memo.lock().unwrap_or_else(PoisonError::into_inner).clear();
     }
 
     /// Whether `close()` was called.
@@ -219,47 +247,56 @@ impl File {
         Ok(self.get()?.0.header().standard().to_string())
     }
 
-    /// The tree as Python objects, and the lazy arrays made for its ndarray nodes, by
-    /// node number.
+    /// The tree as Python objects.
     ///
     /// `classes` is `(dict, list, str, array, tag_attribute, convert, timestamp)`: the
     /// classes of tagged mappings, sequences and strings (set `tag_attribute` on each),
     /// the lazy array class (`None`: ndarray nodes stay tagged mappings), whether
     /// `core/complex` and `core/integer` become `complex` and `int`, and a function
     /// making a `datetime` or `date` from `(year, month, day, hour, minute, second,
-    /// microsecond, offset_minutes)` (time parts `None` for a date).
-    fn tree<'py>(
-        slf: &Bound<'py, Self>,
-        py: Python<'py>,
-        classes: &Bound<'py, PyTuple>,
-    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
+    /// microsecond, offset_minutes)` (time parts `None` for a date). Every call must
+    /// pass the same classes: nodes built once are given again.
+    fn tree<'py>(slf: &Bound<'py, Self>, classes: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
         let (file, _) = slf.get().get()?;
-        let mut b = convert::Builder::new(py, &file, slf.as_any(), classes)?;
-        let root = match file.tree().root() {
-            Some(r) => b.build(r, 0)?,
+        match file.tree().root() {
+            Some(r) => slf.get().build(slf, &file, classes, |b| b.build(r, 0)),
             // No tree: the reference's empty tree.
-            None => PyDict::new(py).into_any(),
-        };
-        Ok((root, b.arrays))
+            None => Ok(PyDict::new(py).into_any()),
+        }
     }
 
-    /// `(path, node number)` of every ndarray node, in tree order.
-    fn array_nodes(&self) -> PyResult<Vec<(String, u32)>> {
-        let (file, _) = self.get()?;
-        Ok(file.ndarray_nodes().into_iter().map(|(p, n)| (p, n.id().0)).collect())
+    /// The Python object of the node at `path` (see `tree`), or `None` when there is
+    /// none; only that part of the tree is built.
+    fn node<'py>(
+        slf: &Bound<'py, Self>,
+        path: &str,
+        classes: &Bound<'py, PyTuple>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let (file, _) = slf.get().get()?;
+        match file.get(path) {
+            Some(n) => slf.get().build(slf, &file, classes, |b| b.build(n, 0)).map(Some),
+            None => Ok(None),
+        }
     }
 
-    /// Reads the array of node `id`: `(buffer, dtype, shape, strides, offset, mask)`,
-    /// where `buffer` is a read-only uint8 numpy array over the array's data (the
-    /// file's own bytes, or decoded ones, with no copy) and `mask` the flags of inline
-    /// `null`s (or `None`). Blocks decode with the GIL released.
-    #[allow(clippy::type_complexity)]
-    fn read_array<'py>(
-        &self,
-        py: Python<'py>,
-        id: u32,
-    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Vec<usize>, Vec<isize>, usize, Option<Bound<'py, PyAny>>)>
-    {
+    /// `(path, lazy array)` of every ndarray node, in tree order (see `tree`); only the
+    /// arrays are built.
+    fn arrays<'py>(
+        slf: &Bound<'py, Self>,
+        classes: &Bound<'py, PyTuple>,
+    ) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+        let (file, _) = slf.get().get()?;
+        let nodes = file.ndarray_nodes();
+        slf.get()
+            .build(slf, &file, classes, |b| nodes.into_iter().map(|(path, n)| Ok((path, b.build(n, 0)?))).collect())
+    }
+
+    /// Reads the array of node `id`: `(array, mask)`, where `array` is a read-only numpy
+    /// array over the data (the file's own bytes, mapped or decoded, with no copy; or
+    /// bytes made for inline data) and `mask` the flags of inline `null`s (or `None`).
+    /// Blocks decode with the GIL released.
+    fn read_array<'py>(&self, py: Python<'py>, id: u32) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
         let (file, keep) = self.get()?;
         node_of(&file, id)?;
         let read = py
@@ -281,7 +318,7 @@ impl File {
                                 std::ptr::read_volatile(last);
                             }
                         }
-                        Bytes::Lent(b.as_ptr() as usize, b.len())
+                        Bytes::Lent(b.as_ptr() as usize)
                     }
                     Cow::Owned(v) => Bytes::Owned(v),
                 };
@@ -289,20 +326,43 @@ impl File {
                 Ok(Read { bytes, datatype, byteorder, shape, strides, offset, mask })
             })
             .map_err(|e| to_pyerr(py, located(e, &file)))?;
-        let buffer = match read.bytes {
-            Bytes::Lent(ptr, len) => {
-                // SAFETY: the bytes lie in memory `file` owns (its map, its cache of
-                // decoded blocks, or an external file it keeps open), which lives as long
-                // as `keep`, the numpy array's base; they are never written while lent.
-                let view = unsafe { ArrayView1::from_shape_ptr(len, ptr as *const u8) };
-                unsafe { PyArray1::<u8>::borrow_from_array(&view, keep.into_bound(py).into_any()) }
+        let descr = PyArrayDescr::new(py, dtype_spec(py, &read.datatype, read.byteorder)?)?;
+        let (ptr, base) = match read.bytes {
+            Bytes::Lent(ptr) => (ptr as *mut u8, keep.into_bound(py).into_any()),
+            Bytes::Owned(v) => {
+                let owner = PyArray1::from_vec(py, v);
+                (owner.data(), owner.into_any())
             }
-            Bytes::Owned(v) => PyArray1::from_vec(py, v),
         };
-        buffer.getattr("flags")?.setattr("writeable", false)?;
-        let dtype = dtype_spec(py, &read.datatype, read.byteorder)?;
+        let mut dims: Vec<npyffi::npy_intp> = read.shape.iter().map(|&d| d as npyffi::npy_intp).collect();
+        let mut strides: Vec<npyffi::npy_intp> = read.strides.iter().map(|&s| s as npyffi::npy_intp).collect();
+        let nd = std::ffi::c_int::try_from(dims.len()).map_err(|_| PyValueError::new_err("too many dimensions"))?;
+        // SAFETY: rasdf checked the layout (shape, strides, offset) against the data's
+        // length (`NdArray::new`), so every element lies inside the bytes `base` keeps
+        // alive; the array is made read-only (no WRITEABLE flag), and numpy works out
+        // contiguity and alignment itself. `descr` and `base` are references handed over
+        // (NewFromDescr steals the descriptor, SetBaseObject the base).
+        let array = unsafe {
+            let data = ptr.add(read.offset).cast::<std::ffi::c_void>();
+            let raw = npyffi::PY_ARRAY_API.PyArray_NewFromDescr(
+                py,
+                npyffi::get_type_object(py, npyffi::NpyTypes::PyArray_Type),
+                descr.into_ptr().cast(),
+                nd,
+                dims.as_mut_ptr(),
+                strides.as_mut_ptr(),
+                data,
+                0,
+                std::ptr::null_mut(),
+            );
+            let array = Bound::from_owned_ptr_or_err(py, raw)?;
+            if npyffi::PY_ARRAY_API.PyArray_SetBaseObject(py, array.as_ptr().cast(), base.into_ptr()) != 0 {
+                return Err(PyErr::fetch(py));
+            }
+            array
+        };
         let mask = read.mask.map(|m| PyArray1::from_vec(py, m).into_any());
-        Ok((buffer.into_any(), dtype, read.shape, read.strides, read.offset, mask))
+        Ok((array, mask))
     }
 
     /// The shape and dtype of the array of node `id`, with no block decoded (a
