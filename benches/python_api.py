@@ -7,8 +7,9 @@ Inputs are benches/compare.py's (made once with the reference, kept in DIR): a t
 float64 uncompressed, 256 MiB of float32 with zlib and with lz4, 64 MiB with bzp2.
 
 - open + touch: open the file and turn every array into numpy and reduce it (`sum`):
-  `asdf.open(lazy_load=False, memmap=False)` against `rasdf.open`; best of N runs, the
-  two alternating in one process.
+  `asdf.open(lazy_load=False, memmap=False)` walking its tree, against `rasdf.open` with
+  `af.arrays()` (which builds only the arrays) and against `rasdf.open` walking
+  `af.tree` (which builds the whole tree); best of N runs, alternating in one process.
 - first array: open the file and get its first array as a numpy array (no reduction):
   the reference memory-maps it (`memmap=True`, its fastest way), rasdf gives its view.
 - peak memory: the same open + touch once in a fresh process each (imports included),
@@ -86,6 +87,27 @@ def rasdf_touch(rasdf, path):
         return n
 
 
+def rasdf_tree_touch(rasdf, np, path):
+    """The same as rasdf_touch, but through the whole tree (built), as a walk finds them."""
+    with rasdf.open(path) as af:
+        n = 0
+
+        def walk(x):
+            nonlocal n
+            if isinstance(x, rasdf.NDArray):
+                x[...].sum()
+                n += 1
+            elif isinstance(x, dict):
+                for v in x.values():
+                    walk(v)
+            elif isinstance(x, list):
+                for v in x:
+                    walk(v)
+
+        walk(af.tree)
+        return n
+
+
 def ref_first(asdf, np, path):
     with asdf.open(path, memmap=True) as af:
         return np.asarray(af.tree["data"]).shape
@@ -132,16 +154,19 @@ def main():
         n_ours = rasdf_touch(rasdf, path)
         assert n_ref == n_ours, (name, n_ref, n_ours)
         runs = args.runs if name.startswith("tree") else max(1, min(args.runs, 3))
-        t_ref = t_ours = float("inf")
+        t_ref = t_ours = t_walk = float("inf")
         for _ in range(runs):  # alternate, so both see the same machine
             t_ref = min(t_ref, best(1, lambda: ref_touch(asdf, np, path)))
             t_ours = min(t_ours, best(1, lambda: rasdf_touch(rasdf, path)))
+            t_walk = min(t_walk, best(1, lambda: rasdf_tree_touch(rasdf, np, path)))
         row = {
             "case": name,
             "arrays": n_ours,
             "asdf_s": t_ref,
             "rasdf_s": t_ours,
             "speedup": t_ref / t_ours,
+            "rasdf_tree_walk_s": t_walk,
+            "speedup_tree_walk": t_ref / t_walk,
             "asdf_peak_mib": peak("asdf", path),
             "rasdf_peak_mib": peak("rasdf", path),
         }
@@ -151,14 +176,18 @@ def main():
         rows.append(row)
         print(json.dumps(row), flush=True)
     print()
-    print("| case | arrays | asdf s | rasdf s | speed-up | asdf peak MiB | rasdf peak MiB | first array: asdf memmap s | rasdf s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| case | arrays | asdf s | rasdf s (arrays()) | speed-up | rasdf s (walking .tree) | speed-up "
+        "| asdf peak MiB | rasdf peak MiB | first array: asdf memmap s | rasdf s |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         first = (
             f"{r['first_asdf_memmap_s']:.4f} | {r['first_rasdf_s']:.4f}" if "first_rasdf_s" in r else "- | -"
         )
         print(
             f"| {r['case']} | {r['arrays']} | {r['asdf_s']:.3f} | {r['rasdf_s']:.4f} | {r['speedup']:.1f}x | "
+            f"{r['rasdf_tree_walk_s']:.4f} | {r['speedup_tree_walk']:.1f}x | "
             f"{r['asdf_peak_mib']:.0f} | {r['rasdf_peak_mib']:.0f} | {first} |"
         )
 
