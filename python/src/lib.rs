@@ -3,7 +3,7 @@
 //! Rust does the work: opening, parsing, building the Python tree, decoding blocks (with
 //! the GIL released), turning a Python tree into a document and writing it. The Python
 //! half (`python/rasdf/__init__.py`) holds the classes users see (`AsdfFile`, `NDArray`,
-//! the tagged types) and the numpy glue, and hands its classes to [`File::tree`].
+//! the tagged types) and the numpy glue, and hands its classes to `File::tree`.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
