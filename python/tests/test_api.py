@@ -185,7 +185,11 @@ def test_file_cut_after_open(tmp_path):
     no crash; what vanished reads as zeros and check_unchanged() says so."""
     path = tmp_path / "big.asdf"
     rasdf.write(path, {"a": np.ones(2_000_000), "b": np.ones(2_000_000)})
-    out = subprocess.run([sys.executable, "-c", CUT_SCRIPT, str(path)], capture_output=True, text=True, timeout=60)
+    # From another folder: `python -c` puts the current one on the import path, and
+    # python/ holds the package's source, without its built module.
+    out = subprocess.run(
+        [sys.executable, "-c", CUT_SCRIPT, str(path)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("b refused:"), out.stdout
