@@ -75,8 +75,16 @@ impl<'py, 'f> Builder<'py, 'f> {
         at_path(self.py, format!("{} (line {line}, column {col})", message.into()), "")
     }
 
-    fn tagged(&self, obj: &Bound<'py, PyAny>, tag: &str) -> PyResult<()> {
-        obj.setattr(&self.tag_attr, tag)
+    /// `made` (an instance of one of the tagged classes) with its tag set.
+    fn tagged(&self, made: PyResult<Bound<'py, PyAny>>, tag: &str) -> PyResult<Bound<'py, PyAny>> {
+        let obj = made?;
+        obj.setattr(&self.tag_attr, tag)?;
+        Ok(obj)
+    }
+
+    /// Records the object made for `node`, for aliases and later calls.
+    fn remember(&mut self, node: NodeRef<'f>, obj: &Bound<'py, PyAny>) {
+        self.memo[node.id().0 as usize] = Some(obj.clone().unbind());
     }
 
     /// The Python object of `node` (`depth`: containers above it).
@@ -111,11 +119,7 @@ impl<'py, 'f> Builder<'py, 'f> {
             Value::BigInt(i) => big_int(py, i)?,
             Value::Float(f) => PyFloat::new(py, *f).into_any(),
             Value::Str(s) => match tag {
-                Some(t) => {
-                    let obj = self.str_cls.call1((s.as_str(),))?;
-                    self.tagged(&obj, t)?;
-                    obj
-                }
+                Some(t) => self.tagged(self.str_cls.call1((s.as_str(),)), t)?,
                 None => PyString::new(py, s).into_any(),
             },
             Value::Binary(b) => PyBytes::new(py, b).into_any(),
@@ -131,14 +135,10 @@ impl<'py, 'f> Builder<'py, 'f> {
             },
             Value::Seq(items) => {
                 let list = match tag {
-                    Some(t) => {
-                        let obj = self.list_cls.call0()?;
-                        self.tagged(&obj, t)?;
-                        obj
-                    }
+                    Some(t) => self.tagged(self.list_cls.call0(), t)?,
                     None => PyList::empty(py).into_any(),
                 };
-                self.memo[node.id().0 as usize] = Some(list.clone().unbind());
+                self.remember(node, &list);
                 // A subclass may keep its items elsewhere (asdf's `TaggedList` is a
                 // `UserList`): its own `append`.
                 let exact = list.cast_exact::<PyList>().ok().cloned();
@@ -164,14 +164,10 @@ impl<'py, 'f> Builder<'py, 'f> {
             Value::Map(pairs) => {
                 let dict = match tag {
                     Some(OMAP_TAG) => self.ordered_dict.call0()?,
-                    Some(t) => {
-                        let obj = self.dict_cls.call0()?;
-                        self.tagged(&obj, t)?;
-                        obj
-                    }
+                    Some(t) => self.tagged(self.dict_cls.call0(), t)?,
                     None => PyDict::new(py).into_any(),
                 };
-                self.memo[node.id().0 as usize] = Some(dict.clone().unbind());
+                self.remember(node, &dict);
                 // Subclasses through their own `__setitem__` (`OrderedDict` keeps its
                 // order apart, asdf's `TaggedDict` is a `UserDict`).
                 let exact = dict.cast_exact::<PyDict>().ok().cloned();
@@ -229,23 +225,15 @@ impl<'py, 'f> Builder<'py, 'f> {
         };
         let id = node.id().0;
         let obj = cls.call1((&self.file_obj, id, shape, dtype, node.tag(), mask))?;
-        self.memo[node.id().0 as usize] = Some(obj.clone().unbind());
+        self.remember(node, &obj);
         Ok(obj)
     }
 }
 
-/// The compression a name gives (`None`: stored as is).
+/// The compression a name gives (`None`: stored as is), as the command line names them.
 pub(crate) fn compression(name: Option<&str>) -> PyResult<Compression> {
-    Ok(match name.map(|n| n.trim_end_matches('\0')) {
-        None | Some("" | "none") => Compression::None,
-        Some("zlib") => Compression::Zlib,
-        Some("bzp2") => Compression::Bzp2,
-        Some("lz4") => Compression::Lz4,
-        Some(other) => {
-            return Err(PyValueError::new_err(format!(
-                "unknown compression {other:?}: None, \"zlib\", \"bzp2\" or \"lz4\""
-            )));
-        }
+    Compression::from_name(name.unwrap_or("none")).ok_or_else(|| {
+        PyValueError::new_err(format!("unknown compression {name:?}: None, \"zlib\", \"bzp2\" or \"lz4\""))
     })
 }
 
@@ -307,8 +295,8 @@ impl<'py, 'k> Writer<'py, 'k> {
         Ok(())
     }
 
-    pub(crate) fn finish(self) -> PyResult<Document<'static>> {
-        Ok(self.doc)
+    pub(crate) fn finish(self) -> Document<'static> {
+        self.doc
     }
 
     fn push(&mut self, tag: Option<String>, value: Value) -> NodeId {

@@ -17,7 +17,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use rasdf::ndarray::{ByteOrder, Datatype, Field, ScalarType};
 use rasdf::tree::{NodeId, NodeRef};
-use rasdf::{AsdfFile, Limits, OpenOptions};
+use rasdf::{AsdfFile, ErrorKind, Limits, OpenOptions};
 
 mod convert;
 mod errors;
@@ -396,27 +396,31 @@ impl File {
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
-    /// What the standard's schemas find wrong with the tree: `(tree path, message)`.
-    fn validate(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+    /// Checks the tree against the standard's schemas: `AsdfError` listing what failed
+    /// (its `path` the first failure's).
+    fn validate(&self, py: Python<'_>) -> PyResult<()> {
         let (file, _) = self.get()?;
         let errors = py.detach(|| rasdf::schema::validate(file.tree(), Some(file.header().standard())));
-        Ok(errors
-            .into_iter()
-            .map(|e| (if e.path.is_empty() { "/".into() } else { e.path.clone() }, e.to_string()))
-            .collect())
+        let Some(first) = errors.first() else { return Ok(()) };
+        let shown: Vec<String> = errors.iter().take(20).map(ToString::to_string).collect();
+        let more = if errors.len() > 20 { format!("\n... and {} more", errors.len() - 20) } else { String::new() };
+        let message = format!("{} schema error(s):\n{}{more}", errors.len(), shown.join("\n"));
+        let path = if first.path.is_empty() { "/".to_string() } else { first.path.clone() };
+        let location = rasdf::Location { path: Some(path), ..rasdf::Location::default() };
+        Err(to_pyerr(py, located(rasdf::Error::new(ErrorKind::Usage(message), location), &file)))
     }
 
-    /// Verifies every block's checksum: `(block, error text)` for each block that fails.
-    fn verify_checksums(&self, py: Python<'_>) -> PyResult<Vec<(usize, String)>> {
+    /// Verifies every block's checksum: `AsdfError` for the first block that fails.
+    fn verify_checksums(&self, py: Python<'_>) -> PyResult<()> {
         let (file, _) = self.get()?;
         let results = py.detach(|| file.verify_blocks());
-        let mut bad = Vec::new();
         for (n, r) in results.into_iter().enumerate() {
             if let Err(e) = r {
-                bad.push((n, located(e, &file).to_string()));
+                let e = if e.location().block.is_some() { e } else { e.with_block(n) };
+                return Err(to_pyerr(py, located(e, &file)));
             }
         }
-        Ok(bad)
+        Ok(())
     }
 
     /// Block headers: `(compression, allocated, used, data size)` each.
@@ -460,7 +464,7 @@ fn write(
     let mut keep = Vec::new();
     let mut w = convert::Writer::new(py, prepare, default, per_path, &mut keep);
     w.fill(tree)?;
-    let doc = w.finish()?;
+    let doc = w.finish();
     let options = rasdf::write::WriteOptions { compression_level, include_index, checksums, ..Default::default() };
     py.detach(|| doc.write_to_path(&path, &options)).map_err(|e| to_pyerr(py, e))?;
     drop(keep);
