@@ -30,82 +30,63 @@ sys.path.insert(0, HERE)
 
 import compare  # noqa: E402 - benches/compare.py makes the inputs
 
+# The open + touch once, in a process of its own, for its peak memory.
 WORK = r"""
-import sys, json, resource, warnings
-import numpy as np
-lib, path = sys.argv[1], sys.argv[2]
+import json, sys, warnings
+sys.path.insert(0, sys.argv[3])
 warnings.simplefilter("ignore")
+import numpy as np
+import python_api
+lib, path = sys.argv[1], sys.argv[2]
 if lib == "asdf":
     import asdf
-    with asdf.open(path, lazy_load=False, memmap=False) as af:
-        def walk(x):
-            if isinstance(x, (np.ndarray, asdf.tags.core.ndarray.NDArrayType)):
-                np.asarray(x).sum()
-            elif isinstance(x, dict):
-                for v in x.values():
-                    walk(v)
-            elif isinstance(x, list):
-                for v in x:
-                    walk(v)
-        walk(af.tree)
+    python_api.ref_touch(asdf, np, path)
 else:
     import rasdf
-    with rasdf.open(path) as af:
-        for a in af.arrays().values():
-            a[...].sum()
+    python_api.rasdf_touch(rasdf, path)
 hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0]
 print(json.dumps({"peak_mib": int(hwm.split()[1]) / 1024}))
 """
 
 
+def each_array(x, is_array):
+    """The arrays of a tree of dicts and lists, as a walk finds them."""
+    if is_array(x):
+        yield x
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from each_array(v, is_array)
+    elif isinstance(x, list):
+        for v in x:
+            yield from each_array(v, is_array)
+
+
 def ref_touch(asdf, np, path):
+    """The reference: open, then every array of its tree as numpy, reduced."""
+    lazy = (np.ndarray, asdf.tags.core.ndarray.NDArrayType)
     with asdf.open(path, lazy_load=False, memmap=False) as af:
-        n = 0
-
-        def walk(x):
-            nonlocal n
-            if isinstance(x, (np.ndarray, asdf.tags.core.ndarray.NDArrayType)):
-                np.asarray(x).sum()
-                n += 1
-            elif isinstance(x, dict):
-                for v in x.values():
-                    walk(v)
-            elif isinstance(x, list):
-                for v in x:
-                    walk(v)
-
-        walk(af.tree)
-        return n
+        arrays = list(each_array(af.tree, lambda x: isinstance(x, lazy)))
+        for a in arrays:
+            np.asarray(a).sum()
+        return len(arrays)
 
 
 def rasdf_touch(rasdf, path):
+    """rasdf: open, then every array of `arrays()` (only the arrays built)."""
     with rasdf.open(path) as af:
-        n = 0
-        for a in af.arrays().values():
+        arrays = af.arrays()
+        for a in arrays.values():
             a[...].sum()
-            n += 1
-        return n
+        return len(arrays)
 
 
-def rasdf_tree_touch(rasdf, np, path):
+def rasdf_tree_touch(rasdf, path):
     """The same as rasdf_touch, but through the whole tree (built), as a walk finds them."""
     with rasdf.open(path) as af:
-        n = 0
-
-        def walk(x):
-            nonlocal n
-            if isinstance(x, rasdf.NDArray):
-                x[...].sum()
-                n += 1
-            elif isinstance(x, dict):
-                for v in x.values():
-                    walk(v)
-            elif isinstance(x, list):
-                for v in x:
-                    walk(v)
-
-        walk(af.tree)
-        return n
+        arrays = list(each_array(af.tree, lambda x: isinstance(x, rasdf.NDArray)))
+        for a in arrays:
+            a[...].sum()
+        return len(arrays)
 
 
 def ref_first(asdf, np, path):
@@ -129,7 +110,7 @@ def best(runs, f):
 
 
 def peak(lib, path):
-    out = subprocess.run([sys.executable, "-c", WORK, lib, path], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", WORK, lib, path, HERE], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)["peak_mib"]
 
 
@@ -158,7 +139,7 @@ def main():
         for _ in range(runs):  # alternate, so both see the same machine
             t_ref = min(t_ref, best(1, lambda: ref_touch(asdf, np, path)))
             t_ours = min(t_ours, best(1, lambda: rasdf_touch(rasdf, path)))
-            t_walk = min(t_walk, best(1, lambda: rasdf_tree_touch(rasdf, np, path)))
+            t_walk = min(t_walk, best(1, lambda: rasdf_tree_touch(rasdf, path)))
         row = {
             "case": name,
             "arrays": n_ours,
