@@ -294,13 +294,37 @@ impl BlockHeader {
     /// Any decoding error of [`codec::decode`]; a [`crate::LimitError`] (as an
     /// [`Error`]) when `data_size` is over `limits.max_block_bytes`.
     pub fn decode<'f>(&self, file: &'f [u8], limits: &Limits) -> Result<Cow<'f, [u8]>, Error> {
+        self.decode_releasing(file, limits, None)
+    }
+
+    /// [`BlockHeader::decode`], telling `release` (when given) which byte ranges of
+    /// `file` need not stay in memory (see [`codec::decode_releasing`]); nothing for an
+    /// uncompressed block, whose bytes are the data.
+    ///
+    /// # Errors
+    /// As [`BlockHeader::decode`].
+    pub fn decode_releasing<'f>(
+        &self,
+        file: &'f [u8],
+        limits: &Limits,
+        release: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)>,
+    ) -> Result<Cow<'f, [u8]>, Error> {
         let loc = || Location::at(self.offset);
         let stored = self.stored_bytes(file).map_err(|e| Error::new(e, loc()))?;
         if self.compression == Compression::None {
             return Ok(Cow::Borrowed(stored));
         }
         Limits::check("max_block_bytes", self.data_size, limits.max_block_bytes).map_err(|e| Error::new(e, loc()))?;
-        let out = codec::decode(self.compression, stored, self.data_size).map_err(|e| Error::new(e, loc()))?;
+        // `stored` lies in `file` (`stored_bytes`): its ranges in `file`'s terms.
+        let at = stored.as_ptr() as usize - file.as_ptr() as usize;
+        let in_file = |r: std::ops::Range<usize>| {
+            if let Some(release) = release {
+                release(at + r.start..at + r.end);
+            }
+        };
+        let in_file: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)> = release.map(|_| &in_file as _);
+        let out = codec::decode_releasing(self.compression, stored, self.data_size, in_file)
+            .map_err(|e| Error::new(e, loc()))?;
         Ok(Cow::Owned(out))
     }
 

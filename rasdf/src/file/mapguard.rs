@@ -425,6 +425,28 @@ impl GuardedMap {
         }
     }
 
+    /// Lets the kernel drop the whole pages inside `range` (of [`GuardedMap::as_slice`])
+    /// from this process's memory: they stay in the page cache, and a later read faults
+    /// them in again with the same bytes (the map is read-only, so no page of it holds
+    /// anything of its own). For bytes read once, such as a compressed block being
+    /// decoded, so that they do not add to the process's resident memory.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        const PAGE: usize = 4096;
+        let Some(bytes) = self.as_slice().get(range) else { return };
+        let start = (bytes.as_ptr() as usize).next_multiple_of(PAGE);
+        let end = (bytes.as_ptr() as usize + bytes.len()) / PAGE * PAGE;
+        #[cfg(unix)]
+        if end > start {
+            // SAFETY: the range lies inside this map (whole pages within `bytes`), which is
+            // read-only and file-backed (or, after a fault, zero pages mapped over it): the
+            // advice changes what is resident, never what the bytes read as. A failure
+            // (a page size other than 4 KiB, say) leaves the pages resident.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
+            }
+        }
+    }
+
     /// The number of bytes mapped.
     pub fn len(&self) -> usize {
         self.as_slice().len()
@@ -558,6 +580,14 @@ impl FileBytes {
         match self {
             FileBytes::Mapped(m) => m.as_slice(),
             FileBytes::Read(v) => v,
+        }
+    }
+
+    /// Drops the pages of `range` from the process's memory when the bytes are mapped
+    /// (see [`GuardedMap::release`]); nothing when they were read.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        if let FileBytes::Mapped(m) = self {
+            m.release(range);
         }
     }
 

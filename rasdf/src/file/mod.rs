@@ -628,12 +628,25 @@ impl AsdfFile {
     }
 
     /// Block `n` decoded, not cached; its checksum verified when the options say so.
+    ///
+    /// A mapped block's stored bytes are let go of as they are decoded (after the
+    /// checksum, when it is verified), so that they do not add to the process's
+    /// resident memory beside the decoded data: they are read once.
     fn decode_block(&self, n: usize) -> Result<Vec<u8>> {
         let h = self.block_header(n)?;
         let stored = self.block_stored(n)?;
-        let data = h.decode(&self.bytes, &self.options.limits).map_err(|e| e.with_block(n))?.into_owned();
-        if self.options.verify_checksums {
+        let release = |r: std::ops::Range<usize>| self.bytes.release(r);
+        let verify = self.options.verify_checksums;
+        let during: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)> =
+            (self.bytes.is_mapped() && !verify).then_some(&release);
+        let data = h.decode_releasing(&self.bytes, &self.options.limits, during).map_err(|e| e.with_block(n))?;
+        let data = data.into_owned();
+        if verify {
             block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&data))).map_err(|e| e.with_block(n))?;
+            let at = stored.as_ptr() as usize - self.bytes.as_ptr() as usize;
+            if self.bytes.is_mapped() {
+                release(at..at + stored.len());
+            }
         }
         Ok(data)
     }

@@ -46,10 +46,12 @@ pub(super) fn lz4_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> +
     }
 }
 
-/// One record of the reference's lz4 framing: the raw LZ4 block and its decoded length.
+/// One record of the reference's lz4 framing: the raw LZ4 block, its decoded length, and
+/// the offset in the input past its end.
 struct Lz4Record<'a> {
     block: &'a [u8],
     raw_len: usize,
+    end: usize,
 }
 
 fn lz4_records(input: &[u8], capacity: usize) -> Result<Vec<Lz4Record<'_>>, BlockError> {
@@ -74,7 +76,7 @@ fn lz4_records(input: &[u8], capacity: usize) -> Result<Vec<Lz4Record<'_>>, Bloc
         if total > capacity {
             return Err(BlockError::DecodedTooLong { codec, expected: capacity as u64 });
         }
-        records.push(Lz4Record { block: &input[pos + 8..end], raw_len });
+        records.push(Lz4Record { block: &input[pos + 8..end], raw_len, end });
         pos = end;
     }
     if total < capacity {
@@ -97,11 +99,44 @@ fn lz4_record_into(r: &Lz4Record<'_>, dst: &mut [u8]) -> Result<(), BlockError> 
 }
 
 pub(super) fn lz4_decode(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
+    lz4_decode_releasing(input, out, &|_| {})
+}
+
+/// Input bytes decoded between two calls of `release` in [`lz4_decode_releasing`]: a
+/// few records each for the pool's threads, and a bound on how much of a mapped input
+/// is resident at once.
+const RELEASE_WINDOW: usize = 16 << 20;
+
+/// [`lz4_decode`], window by window of about [`RELEASE_WINDOW`] input bytes (records
+/// decoded in parallel inside each), telling `release` each window's input once done.
+pub(super) fn lz4_decode_releasing(
+    input: &[u8],
+    out: &mut [u8],
+    release: &(dyn Fn(std::ops::Range<usize>) + Sync),
+) -> Result<(), BlockError> {
     let records = lz4_records(input, out.len())?;
+    let mut out = out;
+    let mut done = 0;
+    let mut rest = &records[..];
+    while !rest.is_empty() {
+        let take = rest.iter().position(|r| r.end - done >= RELEASE_WINDOW).map_or(rest.len(), |i| i + 1);
+        let (window, later) = rest.split_at(take);
+        let raw: usize = window.iter().map(|r| r.raw_len).sum();
+        let (head, tail) = std::mem::take(&mut out).split_at_mut(raw);
+        decode_records(window, head)?;
+        let end = window.last().map_or(done, |r| r.end);
+        release(done..end);
+        (done, rest, out) = (end, later, tail);
+    }
+    Ok(())
+}
+
+/// Decodes `records` into `out`, which holds exactly their decoded bytes, in parallel.
+fn decode_records(records: &[Lz4Record<'_>], out: &mut [u8]) -> Result<(), BlockError> {
     // Split the output into one disjoint slice per record, then decode in parallel.
     let mut slices = Vec::with_capacity(records.len());
     let mut rest = out;
-    for r in &records {
+    for r in records {
         let (head, tail) = rest.split_at_mut(r.raw_len);
         slices.push(head);
         rest = tail;
@@ -188,7 +223,7 @@ fn lz4_frame(head: &mut [u8], raw: usize, compressed: usize) -> Result<(), Block
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Compression, decode, encode};
+    use super::super::{Compression, decode, decode_releasing, encode};
 
     #[test]
     fn lz4_framing_matches_the_reference_bytes() {
@@ -197,5 +232,29 @@ mod tests {
         let enc = encode(Compression::Lz4, &data).unwrap();
         assert_eq!(&enc[..8], &[0, 0, 0, 0x26, 0x20, 0, 0, 0]);
         assert_eq!(decode(Compression::Lz4, &enc, 32).unwrap(), data);
+    }
+
+    #[test]
+    fn decoding_releases_the_input_window_by_window_in_order() {
+        // 40 MiB of noisy data: 10 records, compressed to about their size, so several
+        // windows of RELEASE_WINDOW input bytes.
+        let data = crate::samples::noise(40 << 20, 7);
+        let enc = encode(Compression::Lz4, &data).unwrap();
+        let released = std::sync::Mutex::new(Vec::new());
+        let record = |r: std::ops::Range<usize>| released.lock().unwrap().push(r);
+        let out = decode_releasing(Compression::Lz4, &enc, data.len() as u64, Some(&record)).unwrap();
+        assert!(out == data);
+        let released = released.into_inner().unwrap();
+        assert!(released.len() >= 2, "{released:?}");
+        // Contiguous, in order, the whole input, each window at least RELEASE_WINDOW but
+        // the last, and at most one record more.
+        assert_eq!(released.first().unwrap().start, 0);
+        assert_eq!(released.last().unwrap().end, enc.len());
+        for w in released.windows(2) {
+            assert_eq!(w[0].end, w[1].start);
+        }
+        for r in &released[..released.len() - 1] {
+            assert!(r.len() >= super::RELEASE_WINDOW && r.len() < super::RELEASE_WINDOW + (5 << 20), "{r:?}");
+        }
     }
 }

@@ -118,20 +118,76 @@ fn memory_size(codec: Compression, data_size: u64) -> Result<usize, BlockError> 
 /// [`BlockError::UnknownCompression`], [`BlockError::Corrupt`],
 /// [`BlockError::DecodedTooLong`], [`BlockError::DecodedTooShort`].
 pub fn decode(codec: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u8>, BlockError> {
+    decode_releasing(codec, stored, data_size, None)
+}
+
+/// Stored bytes from which [`decode_releasing`] lets go of the input while it decodes;
+/// a smaller input is let go of once decoded.
+const RELEASE_WHILE_MIN: usize = 8 << 20;
+
+/// [`decode`], telling `release` (when given) which ranges of `stored` need not stay in
+/// memory, so that a caller holding them in a map can let their pages go while the
+/// block decodes: lz4 records window by window as they are decoded; for the codecs whose
+/// decoders read at their own pace (libdeflate, bzip2), the whole input every few
+/// milliseconds from another thread, since pages let go of before they are read are
+/// faulted in by the read as they would be anyway. `release` must therefore only drop
+/// what is resident, never change what the bytes read as.
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_releasing(
+    codec: Compression,
+    stored: &[u8],
+    data_size: u64,
+    release: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)>,
+) -> Result<Vec<u8>, BlockError> {
     let n = memory_size(codec, data_size)?;
     let cannot = || BlockError::Corrupt { codec, message: format!("cannot allocate data_size {data_size} bytes") };
     let mut out = zeroed(n).ok_or_else(cannot)?;
+    let Some(release) = release else {
+        decode_whole(codec, stored, &mut out)?;
+        return Ok(out);
+    };
+    if codec == Compression::Lz4 {
+        lz4::lz4_decode_releasing(stored, &mut out, release)?;
+        return Ok(out);
+    }
+    if stored.len() < RELEASE_WHILE_MIN {
+        decode_whole(codec, stored, &mut out)?;
+        release(0..stored.len());
+        return Ok(out);
+    }
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let decoded = std::thread::scope(|scope| {
+        let releaser = scope.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::park_timeout(std::time::Duration::from_millis(10));
+                release(0..stored.len());
+            }
+        });
+        let decoded = decode_whole(codec, stored, &mut out);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        releaser.thread().unpark();
+        decoded
+    });
+    release(0..stored.len());
+    decoded?;
+    Ok(out)
+}
+
+/// [`decode_into`] into a fresh buffer, a zlib stream with a helper making the output's
+/// pages present ahead of the inflater.
+fn decode_whole(codec: Compression, stored: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
     if codec == Compression::Zlib {
         // One thread inflates: the other makes the output's pages present ahead of it
         // (the whole buffer is filled, so it may run as far ahead as it can).
-        let helper = crate::hugepages::Prefault::whole(out.as_ptr(), n);
-        let inflated = zlib::inflate(stored, &mut out);
+        let helper = crate::hugepages::Prefault::whole(out.as_ptr(), out.len());
+        let inflated = zlib::inflate(stored, out);
         drop(helper);
-        inflated?;
+        inflated
     } else {
-        decode_into(codec, stored, &mut out)?;
+        decode_into(codec, stored, out)
     }
-    Ok(out)
 }
 
 /// `n` zero bytes, asked of the allocator as zeroed memory: a large buffer then comes
@@ -315,6 +371,23 @@ mod tests {
 
     fn sample() -> Vec<u8> {
         (0..10_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn decoding_that_releases_gives_the_same_bytes_and_releases_the_whole_input() {
+        // Large enough that zlib and bzp2 release from a thread while they decode.
+        let data: Vec<u8> = crate::samples::noise(24 << 20, 3).iter().map(|b| b & 0x0f).collect();
+        for codec in [Compression::Zlib, Compression::Bzp2, Compression::Lz4, Compression::None] {
+            let enc = encode(codec, &data).unwrap();
+            let released = std::sync::Mutex::new(Vec::new());
+            let record = |r: std::ops::Range<usize>| released.lock().unwrap().push(r);
+            let out = decode_releasing(codec, &enc, data.len() as u64, Some(&record)).unwrap();
+            assert!(out == data, "{codec}");
+            let released = released.into_inner().unwrap();
+            let covered_to = released.iter().map(|r| r.end).max();
+            assert_eq!(covered_to, Some(enc.len()), "{codec}: {released:?}");
+            assert!(released.iter().all(|r| r.end <= enc.len()), "{codec}");
+        }
     }
 
     #[test]
