@@ -22,11 +22,6 @@ use rasdf::{AsdfFile, ErrorKind, Limits, OpenOptions};
 mod convert;
 mod errors;
 
-// Rust's allocations in this module only (Python's and numpy's keep their own
-// allocators; every buffer handed to numpy is freed by Rust code).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use errors::to_pyerr;
 
 /// What an array's numpy view keeps alive: the file its bytes are mapped from or decoded
