@@ -15,15 +15,49 @@ use pyo3::types::{
 use rasdf::AsdfFile;
 use rasdf::block::Compression;
 use rasdf::tree::resolve::parse_timestamp;
-use rasdf::tree::{ASDF_TAG_PREFIX, Node, NodeId, NodeRef, OMAP_TAG, SET_TAG, Value};
+use rasdf::tree::{ASDF_TAG_PREFIX, Node, NodeId, NodeRef, OMAP_TAG, SET_TAG, Tree, Value};
 use rasdf::write::{ArrayBytes, Document};
 
 use crate::errors::at_path;
 
+/// Where a [`Builder`]'s tree comes from: an open file (whose arrays and integers it can
+/// read) or a YAML text alone.
+#[derive(Clone, Copy)]
+pub(crate) enum Source<'f> {
+    /// An open file, and the Python object (`File`) its lazy arrays refer to.
+    File(&'f AsdfFile),
+    /// A tree parsed from a text, and the depth it was allowed.
+    Text(&'f Tree, usize),
+}
+
+impl<'f> Source<'f> {
+    fn tree(self) -> &'f Tree {
+        match self {
+            Source::File(f) => f.tree(),
+            Source::Text(t, _) => t,
+        }
+    }
+
+    fn max_depth(self) -> usize {
+        match self {
+            Source::File(f) => f.limits().max_depth,
+            Source::Text(_, d) => d,
+        }
+    }
+
+    /// Line and column of `node` (in the file, or in the text).
+    fn line_of(self, node: NodeRef<'_>) -> (usize, usize) {
+        match self {
+            Source::File(f) => f.line_of(node),
+            Source::Text(..) => (node.node().line as usize, node.node().col as usize),
+        }
+    }
+}
+
 /// Makes the Python objects of a tree.
 pub(crate) struct Builder<'py, 'f> {
     py: Python<'py>,
-    file: &'f AsdfFile,
+    source: Source<'f>,
     file_obj: Bound<'py, PyAny>,
     dict_cls: Bound<'py, PyAny>,
     list_cls: Bound<'py, PyAny>,
@@ -31,6 +65,10 @@ pub(crate) struct Builder<'py, 'f> {
     array_cls: Option<Bound<'py, PyAny>>,
     tag_attr: Bound<'py, PyString>,
     convert: bool,
+    /// Whether the tagged classes wrap a plain container, made as `cls(container, tag)`
+    /// (asdf's `TaggedDict` and `TaggedList`, `UserDict` and `UserList`): the builder
+    /// then fills the plain container, without a Python call per item.
+    wraps: bool,
     timestamp: Bound<'py, PyAny>,
     ordered_dict: Bound<'py, PyAny>,
     /// Containers and arrays made so far, by node number: an alias gives the same
@@ -45,17 +83,21 @@ pub(crate) struct Builder<'py, 'f> {
 }
 
 impl<'py, 'f> Builder<'py, 'f> {
+    /// A builder with the classes `classes`: `(dict_cls, list_cls, str_cls, array_cls or
+    /// None, tag attribute name, convert, timestamp function[, wraps])` (see
+    /// `File::tree`).
     pub(crate) fn new(
         py: Python<'py>,
-        file: &'f AsdfFile,
+        source: Source<'f>,
         file_obj: &Bound<'py, PyAny>,
         classes: &Bound<'py, PyTuple>,
         memo: Vec<Option<Py<PyAny>>>,
     ) -> PyResult<Self> {
         let array_cls = classes.get_item(3)?;
+        let len = source.tree().len();
         Ok(Builder {
             py,
-            file,
+            source,
             file_obj: file_obj.clone(),
             dict_cls: classes.get_item(0)?,
             list_cls: classes.get_item(1)?,
@@ -63,15 +105,16 @@ impl<'py, 'f> Builder<'py, 'f> {
             array_cls: if array_cls.is_none() { None } else { Some(array_cls) },
             tag_attr: classes.get_item(4)?.cast_into::<PyString>()?,
             convert: classes.get_item(5)?.is_truthy()?,
+            wraps: classes.len() > 7 && classes.get_item(7)?.is_truthy()?,
             timestamp: classes.get_item(6)?,
             ordered_dict: py.import("collections")?.getattr("OrderedDict")?,
-            memo: if memo.len() == file.tree().len() { memo } else { (0..file.tree().len()).map(|_| None).collect() },
+            memo: if memo.len() == len { memo } else { (0..len).map(|_| None).collect() },
             keys: rustc_hash::FxHashMap::default(),
         })
     }
 
     fn err(&self, node: NodeRef<'f>, message: impl Into<String>) -> PyErr {
-        let (line, col) = self.file.line_of(node);
+        let (line, col) = self.source.line_of(node);
         at_path(self.py, format!("{} (line {line}, column {col})", message.into()), "")
     }
 
@@ -93,21 +136,24 @@ impl<'py, 'f> Builder<'py, 'f> {
         if let Some(Some(obj)) = self.memo.get(node.id().0 as usize) {
             return Ok(obj.bind(py).clone());
         }
-        if depth > self.file.limits().max_depth.saturating_add(1) {
+        if depth > self.source.max_depth().saturating_add(1) {
             return Err(self.err(node, "the tree nests too deeply"));
         }
         let tag = node.tag();
-        if self.convert && tag.is_some() {
+        if self.convert
+            && tag.is_some()
+            && let Source::File(file) = self.source
+        {
             if node.is_asdf_tag("core/ndarray") {
                 if let Some(cls) = self.array_cls.clone() {
-                    return self.array(node, &cls, depth);
+                    return self.array(file, node, &cls, depth);
                 }
             } else if node.is_asdf_tag("core/complex") {
                 if let Some((re, im)) = node.as_str().and_then(rasdf::ndarray::parse_complex) {
                     return Ok(PyComplex::from_doubles(py, re, im).into_any());
                 }
             } else if node.is_asdf_tag("core/integer")
-                && let Ok(v) = self.file.integer_at(node)
+                && let Ok(v) = file.integer_at(node)
             {
                 return big_int(py, &v);
             }
@@ -133,15 +179,28 @@ impl<'py, 'f> Builder<'py, 'f> {
                 }
                 None => PyString::new(py, t).into_any(),
             },
+            // An item of a `!!pairs`: a `(key, value)` tuple, as PyYAML makes it.
+            Value::Seq(items) if node.tree().is_tuple(node.id()) => {
+                let mut pair = Vec::with_capacity(items.len());
+                for &c in items {
+                    pair.push(self.build(node.tree().node(c), depth + 1)?);
+                }
+                PyTuple::new(py, pair)?.into_any()
+            }
             Value::Seq(items) => {
-                let list = match tag {
-                    Some(t) => self.tagged(self.list_cls.call0(), t)?,
-                    None => PyList::empty(py).into_any(),
+                let (list, exact) = match tag {
+                    Some(t) if self.wraps => {
+                        let inner = PyList::empty(py);
+                        (self.list_cls.call1((&inner, t))?, Some(inner))
+                    }
+                    Some(t) => (self.tagged(self.list_cls.call0(), t)?, None),
+                    None => {
+                        let l = PyList::empty(py);
+                        (l.clone().into_any(), Some(l))
+                    }
                 };
                 self.remember(node, &list);
-                // A subclass may keep its items elsewhere (asdf's `TaggedList` is a
-                // `UserList`): its own `append`.
-                let exact = list.cast_exact::<PyList>().ok().cloned();
+                // Else a subclass that may keep its items elsewhere: its own `append`.
                 for &c in items {
                     let child = self.build(node.tree().node(c), depth + 1)?;
                     match &exact {
@@ -162,15 +221,21 @@ impl<'py, 'f> Builder<'py, 'f> {
                 set.into_any()
             }
             Value::Map(pairs) => {
-                let dict = match tag {
-                    Some(OMAP_TAG) => self.ordered_dict.call0()?,
-                    Some(t) => self.tagged(self.dict_cls.call0(), t)?,
-                    None => PyDict::new(py).into_any(),
+                let (dict, exact) = match tag {
+                    Some(OMAP_TAG) => (self.ordered_dict.call0()?, None),
+                    Some(t) if self.wraps => {
+                        let inner = PyDict::new(py);
+                        (self.dict_cls.call1((&inner, t))?, Some(inner))
+                    }
+                    Some(t) => (self.tagged(self.dict_cls.call0(), t)?, None),
+                    None => {
+                        let d = PyDict::new(py);
+                        (d.clone().into_any(), Some(d))
+                    }
                 };
                 self.remember(node, &dict);
-                // Subclasses through their own `__setitem__` (`OrderedDict` keeps its
-                // order apart, asdf's `TaggedDict` is a `UserDict`).
-                let exact = dict.cast_exact::<PyDict>().ok().cloned();
+                // Else subclasses through their own `__setitem__` (`OrderedDict` keeps
+                // its order apart).
                 for &(k, v) in pairs {
                     let key = self.key(node, node.tree().node(k), depth)?;
                     let value = self.build(node.tree().node(v), depth + 1)?;
@@ -211,9 +276,15 @@ impl<'py, 'f> Builder<'py, 'f> {
     /// A lazy array for ndarray node `node`: `cls(file, node number, shape, dtype, tag,
     /// mask)`, with shape and dtype `None` when they cannot be known without reading
     /// (or the node is malformed: reading it says why).
-    fn array(&mut self, node: NodeRef<'f>, cls: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+    fn array(
+        &mut self,
+        file: &'f AsdfFile,
+        node: NodeRef<'f>,
+        cls: &Bound<'py, PyAny>,
+        depth: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
-        let (shape, dtype) = match self.file.ndarray_shape_at(node) {
+        let (shape, dtype) = match file.ndarray_shape_at(node) {
             Ok((datatype, order, shape)) => {
                 (PyTuple::new(py, &shape)?.into_any(), crate::dtype_spec(py, &datatype, order)?)
             }

@@ -53,7 +53,7 @@ impl File {
         f: impl FnOnce(&mut convert::Builder<'py, 'f>) -> PyResult<R>,
     ) -> PyResult<R> {
         let memo = std::mem::take(&mut *self.memo.lock().unwrap_or_else(PoisonError::into_inner));
-        let mut b = convert::Builder::new(slf.py(), file, slf.as_any(), classes, memo)?;
+        let mut b = convert::Builder::new(slf.py(), convert::Source::File(file), slf.as_any(), classes, memo)?;
         let out = f(&mut b);
         let mut slot = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
         if slot.is_empty() {
@@ -466,12 +466,49 @@ fn write(
     Ok(())
 }
 
+/// The Python object of the YAML document `text` (a tree's text: `%YAML 1.1` to `...`),
+/// made with `classes` (see `File::tree`; arrays are not made), or `None` for an empty
+/// document. An error (`AsdfError`) says where the text does not parse or is refused,
+/// and also when it holds more than one document.
+#[pyfunction]
+#[pyo3(signature = (text, classes, max_nodes=None, max_depth=None))]
+fn load_yaml<'py>(
+    py: Python<'py>,
+    text: &[u8],
+    classes: &Bound<'py, PyTuple>,
+    max_nodes: Option<usize>,
+    max_depth: Option<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut limits = Limits::default();
+    if let Some(n) = max_nodes {
+        limits.max_nodes = n;
+    }
+    if let Some(d) = max_depth {
+        limits.max_depth = d;
+    }
+    let text = std::str::from_utf8(text).map_err(|e| errors::at_path(py, format!("the tree is not UTF-8: {e}"), ""))?;
+    let tree = py.detach(|| rasdf::tree::Tree::parse(text, &limits)).map_err(|(err, pos)| {
+        let at = pos.map(|(l, c)| format!(" (line {l}, column {c})")).unwrap_or_default();
+        errors::at_path(py, format!("{err}{at}"), "")
+    })?;
+    let Some(root) = tree.root() else { return Ok(py.None().into_bound(py)) };
+    let mut b = convert::Builder::new(
+        py,
+        convert::Source::Text(&tree, limits.max_depth),
+        &py.None().into_bound(py),
+        classes,
+        Vec::new(),
+    )?;
+    b.build(root, 0)
+}
+
 /// The module.
 #[pymodule]
 fn _rasdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<File>()?;
     m.add_class::<Keep>()?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
+    m.add_function(wrap_pyfunction!(load_yaml, m)?)?;
     m.add("AsdfError", m.py().get_type::<errors::AsdfError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -27,6 +27,17 @@ def test_tree_types(example):
             af["sci/nothing"]
 
 
+def test_pairs_are_lists_of_tuples():
+    """`!!pairs` as PyYAML makes it: a list of (key, value) tuples; `!!omap` an OrderedDict."""
+    import collections
+
+    with rasdf.open(TESTDATA / "yaml" / "omap_pairs.asdf") as af:
+        pairs = af.tree["p"]
+        assert type(pairs) is list and pairs and all(type(p) is tuple and len(p) == 2 for p in pairs)
+        assert pairs[0] == ("a", 1)
+        assert any(type(v) is collections.OrderedDict for v in af.tree.values())
+
+
 def test_lazy_arrays(example):
     with rasdf.open(example) as af:
         arrays = af.arrays()

@@ -175,10 +175,12 @@ fn is_array(node: NodeRef<'_>) -> bool {
 }
 
 /// The nodes a walk without a schema goes on to: a mapping's values and a list's items;
-/// none under a `!!set` (a Python `set`). (The items of a `!!pairs` are tuples there,
-/// which the walk stops at; rasdf's tree keeps them as two-item lists, so a tagged node
-/// inside one is filled, where the reference would leave it.)
+/// none under a `!!set` (a Python `set`) or a `!!pairs` item (a tuple there, which the
+/// reference's walk stops at).
 fn children(node: NodeRef<'_>) -> Vec<NodeId> {
+    if node.tree().is_tuple(node.id()) {
+        return Vec::new();
+    }
     match node.tag() {
         Some(SET_TAG) => Vec::new(),
         _ => match node.value() {

@@ -687,7 +687,9 @@ impl<'l> Builder<'l> {
                         .one_pair(*item)
                         .ok_or_else(|| TreeError::Unexpected("!!pairs items must be one-pair mappings".into()))?;
                     let (line, col) = (self.tree.nodes[item.0 as usize].line, self.tree.nodes[item.0 as usize].col);
-                    out.push(self.add(Node { tag: None, value: Value::Seq(vec![p.0, p.1]), line, col })?);
+                    let pair = self.add(Node { tag: None, value: Value::Seq(vec![p.0, p.1]), line, col })?;
+                    self.tree.tuples.push(pair);
+                    out.push(pair);
                 }
                 let n = &mut self.tree.nodes[id.0 as usize];
                 n.tag = None;

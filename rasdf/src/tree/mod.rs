@@ -148,6 +148,9 @@ pub struct Node {
 pub struct Tree {
     nodes: Vec<Node>,
     root: Option<NodeId>,
+    /// The two-item sequences that PyYAML makes tuples of (the items of a `!!pairs`),
+    /// in increasing order. (Rare: most trees have none.)
+    tuples: Vec<NodeId>,
 }
 
 impl Tree {
@@ -169,6 +172,12 @@ impl Tree {
     /// True when the tree has no nodes.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
+    }
+
+    /// Whether node `id` is a `(key, value)` pair of a `!!pairs` sequence, which the
+    /// tree keeps as a two-item sequence and PyYAML (so the reference) makes a tuple of.
+    pub fn is_tuple(&self, id: NodeId) -> bool {
+        !self.tuples.is_empty() && self.tuples.binary_search(&id).is_ok()
     }
 
     /// The node with handle `id`.

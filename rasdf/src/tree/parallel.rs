@@ -88,7 +88,12 @@ fn join_parts(parts: Vec<Tree>, limits: &Limits) -> Option<Tree> {
     let mut pairs = std::mem::take(own);
     for part in parts {
         let total = tree.nodes.len().checked_add(part.nodes.len())?;
-        if part.root != Some(NodeId(0)) || total > limits.max_nodes || u32::try_from(total).is_err() {
+        // (A part with `!!pairs` tuples is left to the whole parse: they are rare.)
+        if part.root != Some(NodeId(0))
+            || total > limits.max_nodes
+            || u32::try_from(total).is_err()
+            || !part.tuples.is_empty()
+        {
             return None;
         }
         // Node k of the part becomes node `offset + k`; its node 0 is dropped.
@@ -179,6 +184,22 @@ mod tests {
         // Lines ending in CRLF: positions still count lines.
         let text = many_entries(40).replace('\n', "\r\n");
         assert!(Tree::parse_in_parts(&text, &Limits::default(), 3) == Some(whole(&text)), "CRLF");
+        // `!!pairs` (whose items the tree marks as tuples) in the first part and in later
+        // ones: the later ones are left to the whole parse, the tuples the same either way.
+        let head = "--- !core/asdf-1.1.0\n";
+        for text in [
+            many_entries(60).replacen(head, &format!("{head}p: !!pairs [a: 1, b: 2]\n"), 1),
+            format!("{}p: !!pairs [a: 1, b: 2]\n", many_entries(60)),
+        ] {
+            let expected = Tree::parse_libyaml(&text, &Limits::default()).unwrap();
+            let p = expected.get("p").unwrap();
+            assert!(p.items().unwrap().all(|item| expected.is_tuple(item.id())), "pairs are tuples");
+            assert!(!expected.is_tuple(p.id()));
+            for parts in 2..=4 {
+                let split = Tree::parse_in_parts(&text, &Limits::default(), parts);
+                assert!(split.as_ref().is_none_or(|t| t == &expected), "{parts} parts with !!pairs");
+            }
+        }
         // Keys repeated across parts: the last value, at the first place.
         let text = many_entries(64);
         let t = Tree::parse_in_parts(&text, &Limits::default(), 4).unwrap();
