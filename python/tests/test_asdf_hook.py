@@ -152,6 +152,16 @@ def test_python_m_runs_a_program_with_the_hook(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert "['x', 'y']" in run.stdout
+    (tmp_path / "progmod.py").write_text(script.read_text())
+    as_module = subprocess.run(
+        [sys.executable, "-m", "rasdf.asdf_hook", "-m", "progmod", "z"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert as_module.returncode == 0, as_module.stderr
+    assert "['z']" in as_module.stdout
     usage = subprocess.run([sys.executable, "-m", "rasdf.asdf_hook"], capture_output=True, text=True, timeout=120)
     assert usage.returncode == 2 and "usage" in usage.stderr
 
