@@ -150,9 +150,11 @@ const IMPLODE_OUTPUT: &str = "Output file (default: FILE_all.asdf)";
 
 /// Opens the input, or tells why it cannot be opened: exit 2 for a path that names no
 /// readable regular file (missing, a folder, no permission), 1 for a damaged file.
-fn open(file: &PathBuf, options: &OpenOptions) -> Result<AsdfFile, u8> {
-    readable(file)?;
-    options.open(file).map_err(|e| {
+fn open(file: &std::path::Path, options: &OpenOptions) -> Result<AsdfFile, u8> {
+    if !crate::remote::is_url(file) {
+        readable(file)?;
+    }
+    crate::remote::open(file, options).map_err(|e| {
         say(&e);
         match e.kind() {
             rasdf::ErrorKind::Io(_) => Outcome::Unopened.code(),
@@ -182,7 +184,7 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
         }
     };
     let limits = args.limits.limits();
-    let options = OpenOptions::new().limits(limits);
+    let options = OpenOptions::new().limits(limits).remote(crate::remote::options_from_env());
     match args.command {
         Command::Check { file } => crate::check::run(&file, &options, out).map_err(io),
         Command::Info { file, max_rows, max_cols, show_values: _, no_show_values, show_blocks, stats } => {
@@ -209,7 +211,10 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             report(rewrite_with(&options, &file, &output, ArrayStorage::Internal, None, false))
         }
         Command::Convert { input, output, array, compress } => {
-            readable(&input)?;
+            let remote = crate::remote::is_url(&input);
+            if !remote {
+                readable(&input)?;
+            }
             use rasdf_convert::{Format, b2nd::BloscCodec};
             let to_b2nd = Format::from_extension(&output) == Some(Format::B2nd);
             let name = compress.as_deref().unwrap_or(if to_b2nd { "zstd" } else { "none" });
@@ -230,11 +235,20 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             };
             let options = rasdf_convert::ConvertOptions { array, compression, blosc_codec, limits };
             let mut warn = |w: String| eprintln!("rasdf: warning: {w}");
+            if remote {
+                // A remote input is ASDF (the other formats are read from local files).
+                let f = open(&input, &OpenOptions::new().limits(limits).remote(crate::remote::options_from_env()))?;
+                return report(rasdf_convert::convert_asdf_file(&f, &output, &options, &mut warn));
+            }
             report(rasdf_convert::convert_with_warnings(&input, &output, &options, &mut warn))
         }
         Command::ToYaml { file, output } => {
             let f = open(&file, &options)?;
-            let output = output.unwrap_or_else(|| file.with_extension("yaml"));
+            // A URL's YAML goes to the current folder, named after the URL's last part.
+            let output = output.unwrap_or_else(|| match crate::remote::is_url(&file) {
+                true => PathBuf::from(file.file_name().unwrap_or(file.as_os_str())).with_extension("yaml"),
+                false => file.with_extension("yaml"),
+            });
             match crate::to_yaml::write(&f, &output) {
                 Ok(()) => Ok(Outcome::Ok),
                 Err(e) => {

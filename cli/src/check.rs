@@ -16,7 +16,7 @@ use rasdf::{AsdfFile, OpenOptions};
 /// # Errors
 /// Only errors writing to `out`.
 pub fn run(path: &Path, options: &OpenOptions, out: &mut impl Write) -> io::Result<Outcome> {
-    let file = match options.open(path) {
+    let file = match crate::remote::open(path, options) {
         Ok(f) => f,
         // A file that cannot be opened (missing, a folder, no permission) is not damaged:
         // the caller named the wrong thing.

@@ -7,6 +7,7 @@ pub mod check;
 pub mod fuzzing;
 pub mod info;
 mod pyrepr;
+pub mod remote;
 pub mod rewrite;
 pub mod to_yaml;
 

@@ -264,8 +264,62 @@ pub fn convert_with_warnings(
             doc.add_source(&map);
             Ok(doc.write_to_path(output, &WriteOptions::default())?)
         }
-        (Format::Asdf, Format::RawArray) => {
+        (Format::Gsd, Format::Asdf) => {
+            let g = gsd::GsdFile::parse(bytes).map_err(|e| convert_error(e, input))?;
+            let mut doc = gsd_to_asdf(&g, options.compression).map_err(|e| e.in_file(input))?;
+            doc.add_source(&map);
+            doc.write_to_path(output, &WriteOptions::default())?;
+            Ok(())
+        }
+        (Format::B2nd, Format::Asdf) => {
+            let b = b2nd::B2ndFile::parse(bytes, &options.limits).map_err(|e| convert_error(e, input))?;
+            b2nd_to_asdf(&b, options, output, &map).map_err(|e| e.in_file(input))
+        }
+        (Format::Asdf, to @ (Format::RawArray | Format::Gsd | Format::B2nd)) => {
             let f = OpenOptions::new().limits(options.limits).open(input)?;
+            from_asdf_file(&f, input, to, output, options, warn)
+        }
+        (from, to) => Err(usage(format!(
+            "{} to {}: convert reads or writes ASDF on one side, RawArray, GSD or b2nd on the other",
+            from.name(),
+            to.name()
+        ))),
+    }
+}
+
+/// [`convert_with_warnings`] of an ASDF file already open (a remote one, say: see
+/// [`rasdf::OpenOptions::open_url`]) to RawArray, GSD or b2nd, named in errors by its path.
+///
+/// # Errors
+/// As [`convert`].
+pub fn convert_asdf_file(
+    f: &AsdfFile,
+    output: &Path,
+    options: &ConvertOptions,
+    warn: &mut dyn FnMut(String),
+) -> Result<()> {
+    let to = Format::from_extension(output).ok_or_else(|| {
+        usage(format!("{}: the output's extension names no format (.asdf, .ra, .gsd, .b2nd)", output.display()))
+    })?;
+    let input = f.path().map(Path::to_path_buf).unwrap_or_default();
+    match to {
+        Format::RawArray | Format::Gsd | Format::B2nd => from_asdf_file(f, &input, to, output, options, warn),
+        Format::Asdf => {
+            Err(usage("ASDF to ASDF: convert reads or writes ASDF on one side, RawArray, GSD or b2nd on the other"))
+        }
+    }
+}
+
+fn from_asdf_file(
+    f: &AsdfFile,
+    input: &Path,
+    to: Format,
+    output: &Path,
+    options: &ConvertOptions,
+    warn: &mut dyn FnMut(String),
+) -> Result<()> {
+    match to {
+        Format::RawArray => {
             for path in masks_left_behind(&f, to, options.array.as_deref()) {
                 warn(format!("{path}: the mask is not written ({} holds none)", to.name()));
             }
@@ -298,15 +352,7 @@ pub fn convert_with_warnings(
                 failed.take().map_or_else(|| Error::from(e).in_file(output), |e| e.at_path(&path).in_file(input))
             })
         }
-        (Format::Gsd, Format::Asdf) => {
-            let g = gsd::GsdFile::parse(bytes).map_err(|e| convert_error(e, input))?;
-            let mut doc = gsd_to_asdf(&g, options.compression).map_err(|e| e.in_file(input))?;
-            doc.add_source(&map);
-            doc.write_to_path(output, &WriteOptions::default())?;
-            Ok(())
-        }
-        (Format::Asdf, Format::Gsd) => {
-            let f = OpenOptions::new().limits(options.limits).open(input)?;
+        Format::Gsd => {
             for path in masks_left_behind(&f, to, options.array.as_deref()) {
                 warn(format!("{path}: the mask is not written ({} holds none)", to.name()));
             }
@@ -324,12 +370,7 @@ pub fn convert_with_warnings(
             })
             .map_err(|e| failed.take().map_or_else(|| Error::from(e).in_file(output), |e| e.in_file(input)))
         }
-        (Format::B2nd, Format::Asdf) => {
-            let b = b2nd::B2ndFile::parse(bytes, &options.limits).map_err(|e| convert_error(e, input))?;
-            b2nd_to_asdf(&b, options, output, &map).map_err(|e| e.in_file(input))
-        }
-        (Format::Asdf, Format::B2nd) => {
-            let f = OpenOptions::new().limits(options.limits).open(input)?;
+        Format::B2nd => {
             for path in masks_left_behind(&f, to, options.array.as_deref()) {
                 warn(format!("{path}: the mask is not written ({} holds none)", to.name()));
             }
@@ -406,11 +447,7 @@ pub fn convert_with_warnings(
                 failed.take().map_or_else(|| Error::from(e).in_file(output), |e| e.at_path(&path).in_file(input))
             })
         }
-        (from, to) => Err(usage(format!(
-            "{} to {}: convert reads or writes ASDF on one side, RawArray, GSD or b2nd on the other",
-            from.name(),
-            to.name()
-        ))),
+        Format::Asdf => Err(usage("ASDF to ASDF: convert writes RawArray, GSD or b2nd from ASDF")),
     }
 }
 

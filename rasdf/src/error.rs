@@ -163,6 +163,16 @@ impl Error {
         }
     }
 
+    /// Moves the location's offset on by `by` bytes (an error found in a part of the
+    /// file read apart, whose offsets count from the part's start).
+    #[cfg(feature = "remote")]
+    pub(crate) fn offset_by(mut self, by: u64) -> Self {
+        if let Some(o) = &mut self.inner.1.offset {
+            *o = o.saturating_add(by);
+        }
+        self
+    }
+
     /// Sets the block number of the location.
     pub fn with_block(mut self, block: usize) -> Self {
         self.inner.1.block = Some(block);

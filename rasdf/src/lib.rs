@@ -43,6 +43,8 @@ pub mod index;
 pub mod limits;
 pub mod ndarray;
 mod pipeline;
+#[cfg(feature = "remote")]
+pub mod remote;
 #[doc(hidden)]
 pub mod samples;
 pub mod schema;

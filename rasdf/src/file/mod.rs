@@ -45,9 +45,13 @@ use std::sync::{Arc, Mutex};
 mod listing;
 pub mod mapguard;
 mod mask;
+#[cfg(feature = "remote")]
+mod remote;
 mod stream;
 pub use listing::{ArrayInfo, Shape, StorageInfo};
 pub use mapguard::{Changed, FileBytes};
+#[cfg(feature = "remote")]
+pub use remote::SparseBytes;
 pub use stream::{ArrayStats, ReadOnce, STREAM_STATS_BYTES, STREAM_STATS_ZLIB_BYTES};
 
 /// How to open a file. The defaults: [`Limits::default`], checksums not verified on
@@ -74,11 +78,21 @@ pub struct OpenOptions {
     fill_defaults: bool,
     /// Overrides where [`AsdfFile::ndarray_stats_at`] starts streaming zlib blocks.
     stream_zlib_stats_from: Option<u64>,
+    /// How remote files are reached ([`OpenOptions::open_url`]).
+    #[cfg(feature = "remote")]
+    remote: crate::remote::RemoteOptions,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        Self { limits: Limits::default(), verify_checksums: false, fill_defaults: true, stream_zlib_stats_from: None }
+        Self {
+            limits: Limits::default(),
+            verify_checksums: false,
+            fill_defaults: true,
+            stream_zlib_stats_from: None,
+            #[cfg(feature = "remote")]
+            remote: crate::remote::RemoteOptions::default(),
+        }
     }
 }
 
@@ -100,6 +114,14 @@ impl OpenOptions {
     /// Sets the limits checked while reading.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// How remote files are reached: timeouts, retries, S3's endpoint and credentials
+    /// (see [`OpenOptions::open_url`]).
+    #[cfg(feature = "remote")]
+    pub fn remote(mut self, options: crate::remote::RemoteOptions) -> Self {
+        self.remote = options;
         self
     }
 
@@ -231,6 +253,11 @@ pub struct AsdfFile {
     /// The files of external sources, opened once each; entries are never removed
     /// (see `AsdfFile::external`).
     externals: Mutex<HashMap<PathBuf, Arc<AsdfFile>>>,
+    /// A remote file's object, and each block (header and stored data) fetched once.
+    #[cfg(feature = "remote")]
+    remote: Option<Arc<crate::remote::Remote>>,
+    #[cfg(feature = "remote")]
+    fetched: Vec<OnceLock<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for AsdfFile {
@@ -309,6 +336,10 @@ impl AsdfFile {
             tree,
             tree_first_line,
             externals: Mutex::new(HashMap::new()),
+            #[cfg(feature = "remote")]
+            remote: None,
+            #[cfg(feature = "remote")]
+            fetched: Vec::new(),
         })
     }
 
@@ -527,6 +558,10 @@ impl AsdfFile {
 
     /// Opens (once) the external file `uri` names; `None` when it names this file.
     fn external(&self, uri: &str) -> Result<Option<&AsdfFile>> {
+        #[cfg(feature = "remote")]
+        if let Some(remote) = &self.remote {
+            return self.remote_external(remote, uri);
+        }
         let base = self
             .path
             .as_deref()
@@ -600,8 +635,21 @@ impl AsdfFile {
     /// # Errors
     /// [`ErrorKind::NotFound`] for a block the file does not have.
     pub fn block_stored(&self, n: usize) -> Result<&[u8]> {
+        let (h, file, shift) = self.block_source(n)?;
+        h.stored_bytes(file).map_err(|e| Error::new(e, Location::block(n, h.offset + shift)))
+    }
+
+    /// The header of block `n` and the bytes to read the block from, with the offset to
+    /// add to the locations of errors: the file's own bytes for a local file; for a
+    /// remote one, the block fetched alone (once) and its header moved to offset 0.
+    fn block_source(&self, n: usize) -> Result<(Cow<'_, BlockHeader>, &[u8], u64)> {
         let h = self.block_header(n)?;
-        h.stored_bytes(&self.bytes).map_err(|e| Error::new(e, Location::block(n, h.offset)))
+        #[cfg(feature = "remote")]
+        if let Some(remote) = &self.remote {
+            let fetched = self.fetched_block(n, remote)?;
+            return Ok((Cow::Owned(BlockHeader { offset: 0, ..h.clone() }), fetched, h.offset));
+        }
+        Ok((Cow::Borrowed(h), &self.bytes, 0))
     }
 
     /// The decoded bytes of block `n`: borrowed from the file when uncompressed, decoded
@@ -633,18 +681,19 @@ impl AsdfFile {
     /// checksum, when it is verified), so that they do not add to the process's
     /// resident memory beside the decoded data: they are read once.
     fn decode_block(&self, n: usize) -> Result<Vec<u8>> {
-        let h = self.block_header(n)?;
         let stored = self.block_stored(n)?;
         let release = |r: std::ops::Range<usize>| self.bytes.release(r);
         let verify = self.options.verify_checksums;
         let during: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)> =
             (self.bytes.is_mapped() && !verify).then_some(&release);
-        let data = h.decode_releasing(&self.bytes, &self.options.limits, during).map_err(|e| e.with_block(n))?;
+        let (h, file, shift) = self.block_source(n)?;
+        let data =
+            h.decode_releasing(file, &self.options.limits, during).map_err(|e| relocated(e, shift).with_block(n))?;
         let data = data.into_owned();
         if verify {
-            block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&data))).map_err(|e| e.with_block(n))?;
-            let at = stored.as_ptr() as usize - self.bytes.as_ptr() as usize;
+            block::verify_checksum(&h, stored, || Ok(Cow::Borrowed(&data))).map_err(|e| e.with_block(n))?;
             if self.bytes.is_mapped() {
+                let at = stored.as_ptr() as usize - self.bytes.as_ptr() as usize;
                 release(at..at + stored.len());
             }
         }
@@ -701,7 +750,10 @@ impl AsdfFile {
         if !self.in_pieces(h) || cached.is_some() {
             let decoded = match cached {
                 Some(d) => Cow::Borrowed(&d[..]),
-                None => h.decode(&self.bytes, &self.options.limits)?,
+                None => {
+                    let (h, file, shift) = self.block_source(n)?;
+                    h.decode(file, &self.options.limits).map_err(|e| relocated(e, shift))?
+                }
             };
             return block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&decoded)));
         }
@@ -709,12 +761,14 @@ impl AsdfFile {
         // hashed (a file of asdf <= 5.2), as it is decoded.
         let stored_md5 = block::md5(stored);
         let mut decoded_md5 = (h.has_checksum() && stored_md5 != h.checksum).then(block::Md5::new);
-        h.decode_pieces(&self.bytes, &self.options.limits, |piece| {
+        let (hs, file, shift) = self.block_source(n)?;
+        hs.decode_pieces(file, &self.options.limits, |piece| {
             if let Some(m) = &mut decoded_md5 {
                 m.update(piece);
             }
             Ok::<(), Error>(())
-        })?;
+        })
+        .map_err(|e| relocated(e, shift))?;
         block::checksum_status(h, stored_md5, decoded_md5.map(block::Md5::finalize))
     }
 
@@ -743,6 +797,16 @@ impl AsdfFile {
         }
         self.ndarray_of(node, &meta).map(drop)
     }
+}
+
+/// `e`, its offset moved on by `shift` (an error of a remote block read apart).
+fn relocated(e: Error, shift: u64) -> Error {
+    #[cfg(feature = "remote")]
+    if shift > 0 {
+        return e.offset_by(shift);
+    }
+    let _ = shift;
+    e
 }
 
 /// Finds the blocks: from a verified index when there is one, by walking headers otherwise.

@@ -184,12 +184,10 @@ impl AsdfFile {
                 Failure::Block(e)
             }
         }
-        let h = self.block_header(n)?;
-        h.decode_pieces(&self.bytes, &self.options.limits, |piece| sink(piece).map_err(Failure::Sink)).map_err(|f| {
-            match f {
-                Failure::Block(e) => E::from(e.with_block(n)),
-                Failure::Sink(e) => e,
-            }
+        let (h, file, shift) = self.block_source(n)?;
+        h.decode_pieces(file, &self.options.limits, |piece| sink(piece).map_err(Failure::Sink)).map_err(|f| match f {
+            Failure::Block(e) => E::from(super::relocated(e, shift).with_block(n)),
+            Failure::Sink(e) => e,
         })
     }
 

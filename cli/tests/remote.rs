@@ -1,0 +1,79 @@
+//! The read-only commands on remote files: `info`, `check`, `to-yaml` and `convert` of an
+//! http:// or s3:// URL give what they give for the local file; exit codes.
+
+#[path = "../../rasdf/tests/common/range_server.rs"]
+mod range_server;
+
+use std::path::{Path, PathBuf};
+
+use range_server::{RangeServer, ServerOptions};
+
+fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata")
+}
+
+fn rasdf(args: &[&str]) -> (u8, String) {
+    let mut out = Vec::new();
+    let argv = std::iter::once("rasdf").chain(args.iter().copied()).map(Into::into).collect();
+    let code = rasdf_cli::args::main(argv, &mut out);
+    (code, String::from_utf8(out).unwrap())
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rasdf-cli-remote-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn info_check_to_yaml_and_convert_of_a_url_are_the_local_files() {
+    let root = testdata();
+    let server = RangeServer::start(&root, ServerOptions::default());
+    let out = tempdir("same");
+    for rel in [
+        "example.asdf",
+        "pyasdf/arrays/compressed.asdf",
+        "pyasdf/arrays/exploded.asdf",
+        "reference_files/1.6.0/complex.asdf",
+        "astro/roman_level2.asdf",
+        "bad/truncated_block.asdf",
+    ] {
+        let local = root.join(rel);
+        if !local.exists() {
+            continue;
+        }
+        let local = local.to_str().unwrap();
+        let url = server.url(rel);
+        for args in [vec!["info", "--stats"], vec!["info", "--show-blocks"], vec!["check"]] {
+            let (a, ta) = rasdf(&[args.as_slice(), &[local]].concat());
+            let (b, tb) = rasdf(&[args.as_slice(), &[url.as_str()]].concat());
+            assert_eq!(a, b, "{args:?} {rel}: exit codes");
+            assert_eq!(ta.replace(local, "FILE"), tb.replace(&url, "FILE"), "{args:?} {rel}");
+        }
+        let (ya, yb) = (out.join("a.yaml"), out.join("b.yaml"));
+        let (a, _) = rasdf(&["to-yaml", local, "-o", ya.to_str().unwrap()]);
+        let (b, _) = rasdf(&["to-yaml", &url, "-o", yb.to_str().unwrap()]);
+        assert_eq!(a, b, "to-yaml {rel}");
+        if a == 0 {
+            assert_eq!(std::fs::read(&ya).unwrap(), std::fs::read(&yb).unwrap(), "to-yaml {rel}");
+        }
+    }
+    // convert: the first array as .ra, from the URL and from the file.
+    let (ra, rb) = (out.join("a.ra"), out.join("b.ra"));
+    let local = root.join("example.asdf");
+    let (a, _) = rasdf(&["convert", local.to_str().unwrap(), ra.to_str().unwrap(), "--array", "sci/data"]);
+    let (b, _) = rasdf(&["convert", &server.url("example.asdf"), rb.to_str().unwrap(), "--array", "sci/data"]);
+    assert_eq!((a, b), (0, 0));
+    assert_eq!(std::fs::read(&ra).unwrap(), std::fs::read(&rb).unwrap());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_url_that_cannot_be_opened_exits_2() {
+    let server = RangeServer::start(testdata(), ServerOptions::default());
+    for cmd in ["info", "check", "to-yaml"] {
+        let (code, _) = rasdf(&[cmd, &server.url("missing.asdf")]);
+        assert_eq!(code, 2, "{cmd}");
+    }
+}

@@ -1,0 +1,401 @@
+//! Opening a remote file ([`OpenOptions::open_url`]): the parts an open reads (header,
+//! tree, block headers, block index) fetched with few requests, block data fetched when
+//! first read.
+//!
+//! The open works on a [`SparseBytes`]: the object's whole length, holding the parts
+//! fetched and zeros elsewhere, so that the header, tree and block code read it as they
+//! read a local file. Block data never comes from it: [`AsdfFile`] fetches each block it
+//! reads (see `AsdfFile::block_source`).
+//!
+//! Requests: the first and the last 64 KiB at once (one round trip: the header, a small
+//! tree, the block index); more of the start when the tree is larger (its end known from
+//! the index's first offset, so one more round trip); the block headers the index names,
+//! coalesced and in parallel (one more). A file without a valid index has its block
+//! headers read one after the other, a request each.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::block::{self, BLOCK_MAGIC};
+use crate::error::{Error, Location, Result};
+use crate::external::ExternalError;
+use crate::header;
+use crate::index::{self, IndexStatus};
+use crate::remote::{Remote, RemoteError};
+
+use super::{AsdfFile, FileBytes, OpenOptions};
+
+/// Bytes fetched first from each end of a remote file.
+const END_BYTES: u64 = 64 * 1024;
+/// Bytes fetched at each block header (the 6 of magic and size and a 48-byte header,
+/// and some room for a longer one).
+const HEADER_FETCH: u64 = 64;
+
+/// A remote object's length in memory, the parts fetched present and the rest zeros: an
+/// anonymous private mapping (reserving no memory for what is never written), filled
+/// once and read only after. The fallback off Unix is a zeroed buffer.
+pub struct SparseBytes {
+    #[cfg(unix)]
+    ptr: *mut u8,
+    #[cfg(not(unix))]
+    buf: Vec<u8>,
+    len: usize,
+    present: Vec<Range<u64>>,
+}
+
+// SAFETY: the mapping is written only inside `SparseBytes::new`, before any reference
+// to it exists, and read only after; it is unmapped in `drop`.
+#[cfg(unix)]
+unsafe impl Send for SparseBytes {}
+#[cfg(unix)]
+unsafe impl Sync for SparseBytes {}
+
+impl std::fmt::Debug for SparseBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparseBytes").field("len", &self.len).field("present", &self.present).finish()
+    }
+}
+
+impl SparseBytes {
+    /// `len` bytes holding `pieces` (offset, bytes; each inside `len`).
+    fn new(len: u64, pieces: &[(u64, Vec<u8>)]) -> std::io::Result<SparseBytes> {
+        let len = usize::try_from(len)
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::OutOfMemory, "the remote file is too large"))?;
+        let mut present: Vec<Range<u64>> =
+            pieces.iter().map(|(at, b)| *at..at + b.len() as u64).filter(|r| !r.is_empty()).collect();
+        present.sort_by_key(|r| r.start);
+        let mut merged: Vec<Range<u64>> = Vec::new();
+        for r in present {
+            match merged.last_mut() {
+                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        #[cfg(unix)]
+        {
+            let ptr = if len == 0 {
+                std::ptr::NonNull::<u8>::dangling().as_ptr()
+            } else {
+                // SAFETY: a fresh anonymous private mapping; checked for failure below.
+                let p = unsafe {
+                    libc::mmap(
+                        std::ptr::null_mut(),
+                        len,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                        -1,
+                        0,
+                    )
+                };
+                if p == libc::MAP_FAILED {
+                    return Err(std::io::Error::last_os_error());
+                }
+                p.cast::<u8>()
+            };
+            for (at, bytes) in pieces {
+                let at = usize::try_from(*at).unwrap_or(usize::MAX);
+                if at.checked_add(bytes.len()).is_some_and(|end| end <= len) {
+                    // SAFETY: inside the mapping (checked), which nothing else refers to yet.
+                    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr.add(at), bytes.len()) };
+                }
+            }
+            Ok(SparseBytes { ptr, len, present: merged })
+        }
+        #[cfg(not(unix))]
+        {
+            let mut buf = vec![0u8; len];
+            for (at, bytes) in pieces {
+                let at = *at as usize;
+                if let Some(dst) = buf.get_mut(at..at + bytes.len()) {
+                    dst.copy_from_slice(bytes);
+                }
+            }
+            Ok(SparseBytes { buf, len, present: merged })
+        }
+    }
+
+    /// The bytes (zeros where nothing was fetched).
+    pub fn as_slice(&self) -> &[u8] {
+        #[cfg(unix)]
+        {
+            // SAFETY: `len` bytes mapped (or a dangling pointer with length 0), no longer
+            // written.
+            unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+        }
+        #[cfg(not(unix))]
+        {
+            &self.buf
+        }
+    }
+
+    /// Whether `range` was fetched.
+    pub fn has(&self, range: Range<u64>) -> bool {
+        range.is_empty() || self.present.iter().any(|p| p.start <= range.start && range.end <= p.end)
+    }
+}
+
+#[cfg(unix)]
+impl Drop for SparseBytes {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: the mapping made in `new`, unmapped once.
+            unsafe { libc::munmap(self.ptr.cast(), self.len) };
+        }
+    }
+}
+
+fn remote_error(e: RemoteError) -> Error {
+    Error::from(std::io::Error::from(e))
+}
+
+impl OpenOptions {
+    /// Opens a remote file: `http://` or `https://` (a server that answers byte-range
+    /// requests) or `s3://bucket/key` (see [`crate::remote::S3Options`], set with
+    /// [`OpenOptions::remote`]). The open reads the header, the tree and the block
+    /// headers, in three round trips or fewer when the file has a valid block index;
+    /// each block's data is fetched when first read. Everything else is as for a local
+    /// file, but a remote file has no external blocks.
+    ///
+    /// # Errors
+    /// The server's and the network's errors as I/O errors (a missing object is
+    /// `NotFound`; a server that ignores ranges or sends other bytes than asked is
+    /// `InvalidData`), and the errors of a local open.
+    pub fn open_url(&self, url: &str) -> Result<AsdfFile> {
+        self.open_url_inner(url).map_err(|e| e.in_file(url))
+    }
+
+    fn open_url_inner(&self, url: &str) -> Result<AsdfFile> {
+        let (remote, ends) = Remote::open(url, &self.remote, END_BYTES, END_BYTES).map_err(remote_error)?;
+        let len = remote.len();
+        let mut pieces: Vec<(u64, Vec<u8>)> = vec![(0, ends.head), (ends.tail.0, ends.tail.1)];
+        let sparse = |pieces: &[(u64, Vec<u8>)]| SparseBytes::new(len, pieces).map_err(Error::from);
+        let prefix = |pieces: &[(u64, Vec<u8>)]| pieces[0].1.len() as u64;
+
+        // The index in the tail, if any: its offsets say where the tree ends (before the
+        // first block) and where every block header is.
+        let offsets = {
+            let s = sparse(&pieces)?;
+            let bytes = s.as_slice();
+            index::find(bytes, 0, &self.limits)
+                .filter(|&at| s.has(at..len))
+                .and_then(|at| index::parse(bytes, at).ok())
+                .filter(|o| o.windows(2).all(|w| w[0] < w[1]) && o.last().is_none_or(|&l| l < len))
+                .filter(|o| o.len() <= self.limits.max_blocks)
+        };
+
+        // The start, up to the first block's header.
+        loop {
+            let have = prefix(&pieces);
+            if have >= len {
+                break;
+            }
+            let s = sparse(&pieces)?;
+            let want = match header::parse(s.as_slice()) {
+                Ok(h) => {
+                    let tree_end = h.tree.as_ref().map_or(0, |t| t.end);
+                    let first = match &offsets {
+                        Some(o) => o.first().copied(),
+                        None => block::find_first_block(s.as_slice(), h.blocks_from).filter(|&f| f < have),
+                    };
+                    match first {
+                        Some(f) => f.saturating_add(HEADER_FETCH).max(tree_end),
+                        // No block yet in what was read (or none at all): the tree and
+                        // the padding after it may go on.
+                        None if tree_end < have && offsets.is_some() => tree_end,
+                        None => have.saturating_mul(4),
+                    }
+                }
+                // The tree does not end in what was read: more (to the first block when
+                // the index says where it is).
+                Err(_) => offsets
+                    .as_ref()
+                    .and_then(|o| o.first().copied())
+                    .map_or(have.saturating_mul(4), |f| f + HEADER_FETCH),
+            }
+            .min(len);
+            if want <= have {
+                break;
+            }
+            let more = remote.fetch_one(have..want).map_err(remote_error)?;
+            pieces[0].1.extend_from_slice(&more);
+        }
+
+        // The block headers the index names.
+        if let Some(o) = &offsets {
+            let s = sparse(&pieces)?;
+            let ranges: Vec<Range<u64>> = o
+                .iter()
+                .map(|&at| at..at.saturating_add(HEADER_FETCH).min(len))
+                .filter(|r| !s.has(r.clone()))
+                .collect();
+            let got = remote.fetch(&ranges).map_err(remote_error)?;
+            pieces.extend(ranges.iter().map(|r| r.start).zip(got));
+        }
+
+        let remote = Arc::new(remote);
+        let file = self.remote_file(&remote, &pieces)?;
+        if matches!(file.index_status(), IndexStatus::Valid) && file.blocks_complete() {
+            return Ok(file);
+        }
+        // No valid index: the block headers one after the other.
+        let s = sparse(&pieces)?;
+        let Some(first) =
+            header::parse(s.as_slice()).ok().and_then(|h| block::find_first_block(s.as_slice(), h.blocks_from))
+        else {
+            return Ok(file);
+        };
+        drop(s);
+        let mut at = first;
+        let mut count = 0usize;
+        while at < len && count <= self.limits.max_blocks {
+            let r = at..at.saturating_add(HEADER_FETCH).min(len);
+            let head = remote.fetch(std::slice::from_ref(&r)).map_err(remote_error)?.pop().unwrap_or_default();
+            let next = next_block(&head, at, len);
+            pieces.push((at, head));
+            match next {
+                Some(n) if n > at => at = n,
+                _ => {
+                    // Not a block: what follows (an index, junk) as the walk will judge it.
+                    let rest = at..len.min(at.saturating_add(END_BYTES));
+                    let got = remote.fetch(std::slice::from_ref(&rest)).map_err(remote_error)?;
+                    pieces.extend(std::iter::once(rest.start).zip(got));
+                    break;
+                }
+            }
+            count += 1;
+        }
+        let file = self.remote_file(&remote, &pieces)?;
+        if !file.blocks_complete() {
+            return Err(Error::new(
+                crate::ErrorKind::Io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("{url}: the block headers could not all be read"),
+                )),
+                Location::default(),
+            ));
+        }
+        Ok(file)
+    }
+
+    fn remote_file(&self, remote: &Arc<Remote>, pieces: &[(u64, Vec<u8>)]) -> Result<AsdfFile> {
+        let bytes = FileBytes::Sparse(SparseBytes::new(remote.len(), pieces)?);
+        // Errors name the URL (as a local file's name its path).
+        let mut file = AsdfFile::from_parts(bytes, Some(remote.url().into()), self.clone())?;
+        file.remote = Some(Arc::clone(remote));
+        file.fetched = (0..file.blocks.len()).map(|_| std::sync::OnceLock::new()).collect();
+        Ok(file)
+    }
+}
+
+/// The URL of external source `source` of the remote file at `base` (a relative path,
+/// resolved in the file's folder on the server); `None` for the file itself. As for a
+/// local file, nothing outside that folder: no scheme, no absolute path, no `..` that
+/// climbs out.
+pub(super) fn external_url(base: &str, source: &str) -> std::result::Result<Option<String>, ExternalError> {
+    let path = source.split('#').next().unwrap_or("");
+    let path = path.split('?').next().unwrap_or("");
+    if path.is_empty() {
+        return Ok(None);
+    }
+    if let Some(colon) = path.find(':') {
+        let scheme = &path[..colon];
+        if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) {
+            return Err(ExternalError::Scheme(source.into()));
+        }
+    }
+    let decoded = crate::uri::unescape(path);
+    if decoded.contains(&0) {
+        return Err(ExternalError::Nul(source.into()));
+    }
+    if decoded.starts_with(b"/") || decoded.starts_with(b"\\") {
+        return Err(ExternalError::Absolute(source.into()));
+    }
+    let mut parts: Vec<&[u8]> = Vec::new();
+    for part in decoded.split(|&b| b == b'/' || b == b'\\') {
+        match part {
+            b"" | b"." => {}
+            b".." => {
+                if parts.pop().is_none() {
+                    return Err(ExternalError::Escapes(source.into()));
+                }
+            }
+            p => parts.push(p),
+        }
+    }
+    if parts.is_empty() {
+        return Ok(None);
+    }
+    let folder = &base[..base.rfind('/').map_or(base.len(), |i| i + 1)];
+    let rel: Vec<String> = parts.iter().map(|p| crate::uri::escape(p, crate::uri::FILE_NAME)).collect();
+    Ok(Some(format!("{folder}{}", rel.join("/"))))
+}
+
+/// Where the block after the one whose header starts `head` (at `at`) starts; `None`
+/// when `head` is not a block header.
+fn next_block(head: &[u8], at: u64, len: u64) -> Option<u64> {
+    if head.len() < 30 || head[..4] != BLOCK_MAGIC {
+        return None;
+    }
+    let header_size = u64::from(u16::from_be_bytes([head[4], head[5]]));
+    let flags = u32::from_be_bytes([head[6], head[7], head[8], head[9]]);
+    if flags & 1 != 0 {
+        return Some(len); // streamed: the data goes to the end
+    }
+    let allocated = u64::from_be_bytes(head[14..22].try_into().ok()?);
+    at.checked_add(6)?.checked_add(header_size)?.checked_add(allocated)
+}
+
+impl AsdfFile {
+    /// Whether every block header found was fetched (a remote file's headers read from
+    /// zeros would be a wrong reading: the open fails instead).
+    fn blocks_complete(&self) -> bool {
+        match &self.bytes {
+            FileBytes::Sparse(s) => self.blocks.iter().all(|b| s.has(b.offset..b.data_offset().min(s.len as u64))),
+            _ => true,
+        }
+    }
+
+    /// The URL of a remote file (which [`AsdfFile::path`] also gives, as a path).
+    pub fn url(&self) -> Option<&str> {
+        self.remote.as_deref().map(Remote::url)
+    }
+
+    /// The remote object of a remote file (its request and byte counts).
+    pub fn remote(&self) -> Option<&Remote> {
+        self.remote.as_deref()
+    }
+
+    /// The remote file named by external source `uri` of remote file `remote` (opened
+    /// once), or `None` for the file itself.
+    pub(super) fn remote_external(&self, remote: &Remote, uri: &str) -> Result<Option<&AsdfFile>> {
+        let Some(url) = external_url(remote.url(), uri).map_err(|e| Error::new(e, Location::default()))? else {
+            return Ok(None);
+        };
+        let key = std::path::PathBuf::from(&url);
+        let mut cache = self.externals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let f = match cache.get(&key) {
+            Some(f) => Arc::clone(f),
+            None => {
+                let f = Arc::new(self.options.open_url(&url)?);
+                cache.insert(key, Arc::clone(&f));
+                f
+            }
+        };
+        // SAFETY: as in `AsdfFile::external`: entries are never removed while `self`
+        // lives, and the file an `Arc` points to never moves.
+        Ok(Some(unsafe { &*Arc::as_ptr(&f) }))
+    }
+
+    /// Block `n` of a remote file, header and stored data, fetched once.
+    pub(super) fn fetched_block(&self, n: usize, remote: &Remote) -> Result<&[u8]> {
+        if let Some(b) = self.fetched[n].get() {
+            return Ok(b);
+        }
+        let h = self.block_header(n)?;
+        crate::Limits::check("max_block_bytes", h.used_size, self.options.limits.max_block_bytes)
+            .map_err(|e| Error::new(e, Location::block(n, h.offset)))?;
+        let end = h.data_offset().saturating_add(h.used_size).min(remote.len());
+        let got = remote.fetch_one(h.offset..end).map_err(|e| remote_error(e).with_block(n))?;
+        Ok(self.fetched[n].get_or_init(|| got))
+    }
+}

@@ -1,0 +1,287 @@
+//! Remote files (feature `remote`): every fixture read over HTTP from a server on
+//! 127.0.0.1 reads as the local file does; few requests; S3 URLs; servers that fail or
+//! lie give clear errors, bounded in time, never a wrong array.
+
+#[path = "common/range_server.rs"]
+mod range_server;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use range_server::{Fault, RangeServer, ServerOptions};
+use rasdf::remote::{RemoteOptions, S3Credentials, S3Options};
+use rasdf::{AsdfFile, OpenOptions};
+
+fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata")
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for sub in ["pyasdf", "reference_files", "astro", "oldasdf", "bad", "yaml", "scalars", "strings"] {
+        let mut stack = vec![testdata().join(sub)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "asdf") {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn quick() -> RemoteOptions {
+    RemoteOptions {
+        timeout: Duration::from_secs(5),
+        retry_pause: Duration::from_millis(10),
+        ..RemoteOptions::default()
+    }
+}
+
+/// What a reader sees of a file: tree, blocks, index, warnings, every block's data (or
+/// its error's text without the file's name).
+fn seen(f: &rasdf::Result<AsdfFile>, name: &str) -> String {
+    let strip = |s: String| s.replace(name, "FILE");
+    match f {
+        Err(e) => strip(format!("error {e}")),
+        Ok(f) => {
+            let mut s = format!(
+                "tree {:?}\nblocks {:?}\nindex {:?}\nwalk {:?}\nwarnings {:?}\narrays {:?}\n",
+                f.tree(),
+                f.blocks(),
+                f.index_status(),
+                f.blocks_error().map(|e| e.to_string()),
+                f.warnings(),
+                f.arrays().map(|a| format!("{a:?}")).map_err(|e| e.to_string()),
+            );
+            for n in 0..f.blocks().len() {
+                s += &match f.block_data(n) {
+                    Ok(d) => format!("block {n}: {} bytes, md5 {:x?}\n", d.len(), rasdf::block::md5(d)),
+                    Err(e) => format!("block {n}: {e}\n"),
+                };
+            }
+            for (n, r) in f.verify_blocks().iter().enumerate() {
+                s += &format!("verify {n}: {:?}\n", r.as_ref().map_err(|e| e.to_string()));
+            }
+            strip(s)
+        }
+    }
+}
+
+#[test]
+fn every_fixture_reads_over_http_as_locally() {
+    let root = testdata();
+    let server = RangeServer::start(&root, ServerOptions::default());
+    let options = OpenOptions::new().remote(quick());
+    let files = fixtures();
+    assert!(files.len() > 200, "{} fixtures", files.len());
+    for path in files {
+        let rel = path.strip_prefix(&root).unwrap().to_str().unwrap().replace('\\', "/");
+        let url = server.url(&rel);
+        let local = options.open(&path);
+        let remote = options.open_url(&url);
+        let (a, b) = (seen(&local, path.to_str().unwrap()), seen(&remote, &url));
+        assert!(a == b, "{rel}: local and remote differ:\n--- local\n{a}\n--- remote\n{b}");
+        if let Ok(f) = &remote {
+            assert_eq!(f.url(), Some(url.as_str()));
+        }
+    }
+}
+
+/// A file of `n` small arrays (a valid block index) and one large lz4 one, written by rasdf.
+fn write_file(dir: &Path, name: &str, n: usize, large: usize, index: bool) -> PathBuf {
+    use rasdf::block::Compression;
+    use rasdf::write::{Document, WriteOptions};
+    let mut doc = Document::new();
+    for i in 0..n {
+        let a = ndarray::Array1::from_iter((0..64).map(|k| (i * 64 + k) as f64));
+        doc.set_array(&format!("small/a{i}"), a.view(), Compression::None).unwrap();
+        doc.set(&format!("meta/k{i}"), format!("value {i}").as_str()).unwrap();
+    }
+    // Noise, which lz4 cannot shrink much.
+    let big = ndarray::Array2::from_shape_fn((large, 256), |(i, j)| {
+        ((i as u64 * 256 + j as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as f32
+    });
+    doc.set_array("big", big.view(), Compression::Lz4).unwrap();
+    let path = dir.join(name);
+    doc.write_to_path(&path, &WriteOptions { include_index: index, ..WriteOptions::default() }).unwrap();
+    path
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rasdf-remote-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn an_open_takes_few_requests_and_reads_only_what_is_asked() {
+    let dir = tempdir("few");
+    let path = write_file(&dir, "f.asdf", 300, 4096, true);
+    let server = RangeServer::start(&dir, ServerOptions { latency: Duration::from_millis(20), ..Default::default() });
+    let url = server.url("f.asdf");
+    let file = OpenOptions::new().remote(quick()).open_url(&url).unwrap();
+    assert!(matches!(file.index_status(), rasdf::index::IndexStatus::Valid));
+    assert_eq!(file.blocks().len(), 301);
+    let opened = server.requests();
+    assert!(opened <= 4, "{opened} requests to open a file with a valid index");
+    let len = std::fs::metadata(&path).unwrap().len();
+    let big = file.blocks().last().unwrap().clone();
+    assert!(big.used_size > 1 << 20, "the large block is {} bytes", big.used_size);
+    let sent_at_open = server.bytes_sent();
+    assert!(sent_at_open < len / 4, "{sent_at_open} of {len} bytes sent to open");
+    // One small array: one request, its block only.
+    server.reset_counters();
+    let a = file.array::<f64>("small/a7").unwrap();
+    assert_eq!(a.iter().copied().collect::<Vec<_>>(), (448..512).map(f64::from).collect::<Vec<_>>());
+    assert_eq!(server.requests(), 1);
+    assert!(server.bytes_sent() < 1024, "{} bytes for a 512-byte block", server.bytes_sent());
+    // The same array again: nothing more.
+    let _ = file.array::<f64>("small/a7").unwrap();
+    assert_eq!(server.requests(), 1);
+    // The large one: its block, fetched once, decoded as the local file's.
+    server.reset_counters();
+    let local = OpenOptions::new().open(&path).unwrap();
+    assert_eq!(file.array::<f32>("big").unwrap(), local.array::<f32>("big").unwrap());
+    assert_eq!(server.requests(), 1);
+    assert!(server.bytes_sent() <= big.used_size + 64);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_file_without_index_and_a_large_tree() {
+    let dir = tempdir("noindex");
+    let path = write_file(&dir, "f.asdf", 2000, 16, false);
+    let server = RangeServer::start(&dir, ServerOptions::default());
+    let options = OpenOptions::new().remote(quick());
+    let remote = options.open_url(&server.url("f.asdf")).unwrap();
+    let local = options.open(&path).unwrap();
+    assert!(local.tree_bytes().unwrap().len() > 128 * 1024, "the tree is larger than the first fetch");
+    assert_eq!(remote.tree(), local.tree());
+    assert_eq!(remote.blocks(), local.blocks());
+    assert_eq!(remote.array::<f64>("small/a1999").unwrap(), local.array::<f64>("small/a1999").unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn s3_urls_path_style_signed_and_unsigned() {
+    let dir = tempdir("s3");
+    std::fs::create_dir_all(dir.join("bucket/dir")).unwrap();
+    std::fs::copy(testdata().join("example.asdf"), dir.join("bucket/dir/example.asdf")).unwrap();
+    let server = RangeServer::start(&dir, ServerOptions::default());
+    let local = OpenOptions::new().open(testdata().join("example.asdf")).unwrap();
+    for credentials in [
+        None,
+        Some(S3Credentials { key_id: "AKIDEXAMPLE".into(), secret: "secret".into(), session_token: Some("t".into()) }),
+    ] {
+        let s3 = S3Options { endpoint: Some(server.base()), region: Some("eu-west-1".into()), credentials };
+        let f = OpenOptions::new()
+            .remote(RemoteOptions { s3, ..quick() })
+            .open_url("s3://bucket/dir/example.asdf")
+            .unwrap();
+        assert_eq!(f.tree(), local.tree());
+        assert_eq!(f.array::<f32>("sci/data").unwrap(), local.array::<f32>("sci/data").unwrap());
+    }
+    let s3 = S3Options { endpoint: Some(server.base()), ..S3Options::default() };
+    let missing = OpenOptions::new().remote(RemoteOptions { s3, ..quick() }).open_url("s3://bucket/nope.asdf");
+    assert_io_kind(missing, std::io::ErrorKind::NotFound);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn assert_io_kind(r: rasdf::Result<AsdfFile>, kind: std::io::ErrorKind) -> String {
+    match r {
+        Err(e) => match e.kind() {
+            rasdf::ErrorKind::Io(io) if io.kind() == kind => e.to_string(),
+            other => panic!("expected an I/O error of kind {kind:?}, got {other:?}: {e}"),
+        },
+        Ok(_) => panic!("expected an error of kind {kind:?}"),
+    }
+}
+
+#[test]
+fn servers_that_fail_or_lie() {
+    let root = testdata();
+    let options = OpenOptions::new().remote(RemoteOptions { timeout: Duration::from_millis(400), ..quick() });
+    let start = |fault| RangeServer::start(&root, ServerOptions { fault, ..Default::default() });
+
+    let s = start(Fault::None);
+    let msg = assert_io_kind(options.open_url(&s.url("nothing.asdf")), std::io::ErrorKind::NotFound);
+    assert!(msg.contains("404") && msg.contains("nothing.asdf"), "{msg}");
+
+    let s = start(Fault::WrongContentRange);
+    let msg = assert_io_kind(options.open_url(&s.url("example.asdf")), std::io::ErrorKind::InvalidData);
+    assert!(msg.contains("Content-Range") || msg.contains("asked for"), "{msg}");
+
+    let s = start(Fault::IgnoreRange);
+    let msg = assert_io_kind(options.open_url(&s.url("example.asdf")), std::io::ErrorKind::InvalidData);
+    assert!(msg.contains("ignored the byte range"), "{msg}");
+
+    let s = start(Fault::ShortBody);
+    let msg = assert_io_kind(options.open_url(&s.url("example.asdf")), std::io::ErrorKind::ConnectionAborted);
+    assert!(msg.contains("attempts"), "{msg}");
+
+    let s = start(Fault::Status500);
+    let msg = assert_io_kind(options.open_url(&s.url("example.asdf")), std::io::ErrorKind::Other);
+    assert!(msg.contains("500") && msg.contains("4 attempts"), "{msg}");
+    // Two requests at once (head and tail), each tried 1 + 3 times.
+    assert_eq!(s.requests(), 8);
+
+    // Failures that pass: retried.
+    let s = start(Fault::FailFirst(3));
+    let f = options.open_url(&s.url("example.asdf")).unwrap();
+    let local = OpenOptions::new().open(root.join("example.asdf")).unwrap();
+    assert_eq!(f.array::<f32>("sci/data").unwrap(), local.array::<f32>("sci/data").unwrap());
+
+    // A server that never answers: a timeout, bounded (4 attempts of 0.4 s and the pauses).
+    let s = start(Fault::Hang);
+    let t = Instant::now();
+    let msg = assert_io_kind(options.open_url(&s.url("example.asdf")), std::io::ErrorKind::TimedOut);
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(msg.contains("attempts"), "{msg}");
+
+    // Nothing listens.
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/x.asdf", l.local_addr().unwrap())
+    };
+    assert_io_kind(options.open_url(&dead), std::io::ErrorKind::ConnectionAborted);
+    // Not a URL.
+    assert_io_kind(options.open_url("ftp://x/y"), std::io::ErrorKind::InvalidInput);
+}
+
+#[test]
+fn a_block_whose_fetch_fails_is_an_error_of_that_block_only() {
+    let dir = tempdir("midway");
+    write_file(&dir, "f.asdf", 4, 64, true);
+    let server = RangeServer::start(&dir, ServerOptions::default());
+    let file = OpenOptions::new().remote(quick()).open_url(&server.url("f.asdf")).unwrap();
+    // The object goes away after the open: reading a block fails, naming the URL.
+    std::fs::remove_file(dir.join("f.asdf")).unwrap();
+    let e = file.block_data(0).unwrap_err();
+    assert!(e.to_string().contains("404") && e.to_string().contains("f.asdf"), "{e}");
+    assert_eq!(e.location().block, Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn exploded_files_read_their_blocks_from_the_same_folder_only() {
+    let dir = tempdir("exploded");
+    std::fs::create_dir_all(dir.join("site")).unwrap();
+    std::fs::write(dir.join("secret.asdf"), std::fs::read(testdata().join("example.asdf")).unwrap()).unwrap();
+    let main = "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+                x: !core/ndarray-1.0.0 {source: ../secret.asdf, datatype: float32, shape: [1], byteorder: little}\n...\n";
+    std::fs::write(dir.join("site/main.asdf"), main).unwrap();
+    let server = RangeServer::start(&dir, ServerOptions::default());
+    let file = OpenOptions::new().remote(quick()).open_url(&server.url("site/main.asdf")).unwrap();
+    server.reset_counters();
+    let e = file.ndarray_at(file.get("x").unwrap()).unwrap_err();
+    assert!(e.to_string().contains("outside"), "{e}");
+    assert_eq!(server.requests(), 0, "nothing outside the folder is asked for");
+}
