@@ -320,10 +320,10 @@ fn from_asdf_file(
 ) -> Result<()> {
     match to {
         Format::RawArray => {
-            for path in masks_left_behind(&f, to, options.array.as_deref()) {
+            for path in masks_left_behind(f, to, options.array.as_deref()) {
                 warn(format!("{path}: the mask is not written ({} holds none)", to.name()));
             }
-            let (path, node) = pick_array(&f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
+            let (path, node) = pick_array(f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
             let (datatype, order, shape) = f.ndarray_shape_at(node).map_err(|e| e.at_path(&path).in_file(input))?;
             let header = ra::header_of(&datatype, order, &shape).map_err(|e| convert_error(e, input).at_path(&path))?;
             // Streamed: neither file is held whole in memory (a large compressed block
@@ -332,7 +332,7 @@ fn from_asdf_file(
             let mut failed = None;
             let mut body = |mut w: &mut dyn Write| {
                 w.write_all(&header.to_bytes())?;
-                write_ndarray_once(&f, node, true, &mut w).map_err(|e| {
+                write_ndarray_once(f, node, true, &mut w).map_err(|e| {
                     let io = std::io::Error::other(e.to_string());
                     failed = Some(e);
                     io
@@ -353,14 +353,14 @@ fn from_asdf_file(
             })
         }
         Format::Gsd => {
-            for path in masks_left_behind(&f, to, options.array.as_deref()) {
+            for path in masks_left_behind(f, to, options.array.as_deref()) {
                 warn(format!("{path}: the mask is not written ({} holds none)", to.name()));
             }
             // Written a chunk at a time; a tree GSD cannot hold leaves no output.
             let mut failed = None;
             rasdf::write::write_atomically_with(output, |file| {
                 let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-                write_gsd(&f, &mut w).map_err(|e| {
+                write_gsd(f, &mut w).map_err(|e| {
                     let io = std::io::Error::other(e.to_string());
                     failed = Some(e);
                     io
@@ -371,10 +371,10 @@ fn from_asdf_file(
             .map_err(|e| failed.take().map_or_else(|| Error::from(e).in_file(output), |e| e.in_file(input)))
         }
         Format::B2nd => {
-            for path in masks_left_behind(&f, to, options.array.as_deref()) {
+            for path in masks_left_behind(f, to, options.array.as_deref()) {
                 warn(format!("{path}: the mask is not written ({} holds none)", to.name()));
             }
-            let (path, node) = pick_array(&f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
+            let (path, node) = pick_array(f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
             let (datatype, stored_order, shape) =
                 f.ndarray_shape_at(node).map_err(|e| e.at_path(&path).in_file(input))?;
             // Numbers are written little-endian; text and records keep their bytes.
@@ -384,7 +384,7 @@ fn from_asdf_file(
             };
             let dtype = b2nd::dtype_string(&datatype, order);
             let vlmeta = match f.get("b2nd/vlmeta") {
-                Some(node) => vlmeta_of(&f, node).map_err(|e| e.in_file(input))?,
+                Some(node) => vlmeta_of(f, node).map_err(|e| e.in_file(input))?,
                 None => Vec::new(),
             };
             let encode = b2nd::EncodeOptions { codec: options.blosc_codec, ..Default::default() };

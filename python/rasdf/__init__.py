@@ -35,6 +35,7 @@ __all__ = [
     "TaggedList",
     "TaggedString",
     "open",
+    "to_dask",
     "write",
 ]
 
@@ -205,6 +206,34 @@ class NDArray:
     def __iter__(self) -> Iterator[Any]:
         return iter(self.read())
 
+    def to_dask(self, chunks: Any = None) -> Any:
+        """A ``dask.array.Array`` of this array, whose tasks open the file (by its path or
+        URL, once per process) and read their chunk: picklable, so it computes on threads
+        and on a distributed cluster of processes alike. ``chunks=None`` follows the
+        storage: a compressed block is one chunk (it is decoded whole), an uncompressed
+        array slabs of about 64 MiB along its first axis. Other ``chunks`` as Dask takes
+        them."""
+        location = self._file.path
+        path = self._file.node_path(self._id)
+        if location is None or path is None:
+            raise ValueError("this array cannot be read by path: its file has no path, or its node no tree path")
+        return _dask_array(str(location), path, self.shape, self.dtype, self.masked, self._chunks(chunks))
+
+    def _chunks(self, chunks: Any) -> Any:
+        if chunks is not None:
+            return chunks
+        shape = self.shape
+        if not shape:
+            return ()
+        block, compression = self._file.array_storage(self._id)
+        if compression is not None:
+            return shape  # a compressed block is decoded whole: one chunk
+        row = self.dtype.itemsize
+        for d in shape[1:]:
+            row *= d
+        rows = max(1, _DASK_CHUNK_BYTES // max(row, 1))
+        return (min(rows, max(shape[0], 1)),) + tuple(shape[1:])
+
     def __repr__(self) -> str:
         kind = "masked array" if self._mask is not None else "array"
         state = "loaded" if self._array is not None else "unloaded"
@@ -212,6 +241,69 @@ class NDArray:
             return f"<{kind} ({state}) shape: {list(self.shape)} dtype: {self.dtype}>"
         except AsdfError as e:
             return f"<{kind} (unreadable: {e})>"
+
+
+# Dask: the default size of an uncompressed array's chunks.
+_DASK_CHUNK_BYTES = 64 << 20
+# Files opened by Dask tasks, by path or URL: each process opens a file once.
+_SHARED_FILES: Dict[str, "AsdfFile"] = {}
+_SHARED_LOCK = __import__("threading").Lock()
+
+
+def _shared_file(location: str) -> "AsdfFile":
+    with _SHARED_LOCK:
+        af = _SHARED_FILES.get(location)
+        if af is None or af.closed:
+            af = open(location)
+            _SHARED_FILES[location] = af
+        return af
+
+
+class _DaskSource:
+    """What a Dask task reads: an array by its file's path (or URL) and its tree path.
+    Strings and numbers only, so it pickles small; the file is opened in the process that
+    reads (once: see ``_shared_file``). No ``copy`` method, so that
+    ``dask.array.from_array`` does not copy it."""
+
+    __slots__ = ("location", "path", "shape", "dtype", "ndim", "masked")
+
+    def __init__(self, location: str, path: str, shape: tuple, dtype: np.dtype, masked: bool) -> None:
+        self.location, self.path, self.shape, self.dtype, self.masked = location, path, shape, dtype, masked
+        self.ndim = len(shape)
+
+    def __getitem__(self, key: Any) -> Any:
+        return _shared_file(self.location)[self.path][key]
+
+    def __reduce__(self) -> Any:
+        return (_DaskSource, (self.location, self.path, self.shape, self.dtype, self.masked))
+
+
+def _dask_array(location: str, path: str, shape: tuple, dtype: np.dtype, masked: bool, chunks: Any) -> Any:
+    import dask.array as da
+    from dask.base import tokenize
+
+    source = _DaskSource(location, path, tuple(shape), dtype, masked)
+    meta = np.ma.masked_array(np.empty((0,) * len(shape), dtype)) if masked else np.empty((0,) * len(shape), dtype)
+    name = "rasdf-" + tokenize(location, path, tuple(shape), str(dtype), chunks)
+    return da.from_array(source, chunks=chunks, name=name, lock=False, asarray=False, meta=meta, fancy=False)
+
+
+def to_dask(files: Any, path: str, *, chunks: Any = None, axis: int = 0) -> Any:
+    """One Dask array of the array at tree ``path`` of each of ``files`` (paths or
+    URLs), stacked along a new axis ``axis``: one task graph for many files. Each file is
+    opened here for its shape and dtype only; the tasks read the data."""
+    import dask.array as da
+
+    arrays = []
+    for f in files:
+        with open(f) as af:
+            node = af[path]
+            if not isinstance(node, NDArray):
+                raise TypeError(f"{f}: {path} is not an array")
+            arrays.append(node.to_dask(chunks))
+    if not arrays:
+        raise ValueError("no files")
+    return da.stack(arrays, axis=axis)
 
 
 class AsdfFile:

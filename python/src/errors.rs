@@ -3,7 +3,8 @@
 //! file, with its location as attributes.
 
 use pyo3::exceptions::{
-    PyFileExistsError, PyFileNotFoundError, PyIsADirectoryError, PyNotADirectoryError, PyOSError, PyPermissionError,
+    PyConnectionError, PyFileExistsError, PyFileNotFoundError, PyIsADirectoryError, PyNotADirectoryError, PyOSError,
+    PyPermissionError, PyTimeoutError,
 };
 use pyo3::prelude::*;
 
@@ -36,12 +37,22 @@ pub(crate) fn to_pyerr(py: Python<'_>, e: rasdf::Error) -> PyErr {
             std::io::ErrorKind::IsADirectory => PyIsADirectoryError::new_err(args),
             std::io::ErrorKind::NotADirectory => PyNotADirectoryError::new_err(args),
             std::io::ErrorKind::AlreadyExists => PyFileExistsError::new_err(args),
-            _ if errno.is_some() => PyOSError::new_err(args),
+            // A remote file's network and server errors.
+            std::io::ErrorKind::TimedOut => PyTimeoutError::new_err(args),
+            std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::ConnectionRefused
+            | std::io::ErrorKind::ConnectionReset => PyConnectionError::new_err(args),
+            _ if errno.is_some() || is_remote(io) => PyOSError::new_err(args),
             // Not the system's: a file cut short under its map, a short read.
             _ => asdf_error(py, message, &loc),
         };
     }
     asdf_error(py, message, &loc)
+}
+
+/// Whether `io` is a remote file's error (the server's or the network's).
+fn is_remote(io: &std::io::Error) -> bool {
+    io.get_ref().is_some_and(|e| e.is::<rasdf::remote::RemoteError>())
 }
 
 /// Linux's EISDIR.

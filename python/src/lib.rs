@@ -210,8 +210,12 @@ impl File {
         if let Some(v) = max_array_elements {
             limits.max_array_elements = v;
         }
-        let options = OpenOptions::new().verify_checksums(verify_checksums).limits(limits);
-        let file = py.detach(|| options.open(&path)).map_err(|e| to_pyerr(py, e))?;
+        let options = OpenOptions::new()
+            .verify_checksums(verify_checksums)
+            .limits(limits)
+            .remote(rasdf_cli::remote::options_from_env());
+        // A path, or an http(s):// or s3:// URL.
+        let file = py.detach(|| rasdf_cli::remote::open(&path, &options)).map_err(|e| to_pyerr(py, e))?;
         let file = Arc::new(file);
         let keep = Py::new(py, Keep { _file: Arc::clone(&file) })?;
         Ok(File { inner: Mutex::new(Some((file, keep))), memo: Mutex::new(Vec::new()) })
@@ -230,10 +234,14 @@ impl File {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner).is_none()
     }
 
-    /// The file's path.
+    /// The file's path, or its URL (a `str`) for a remote file.
     #[getter]
-    fn path(&self) -> PyResult<Option<PathBuf>> {
-        Ok(self.get()?.0.path().map(PathBuf::from))
+    fn path<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let (file, _) = self.get()?;
+        if let Some(url) = file.url() {
+            return Ok(Some(PyString::new(py, url).into_any()));
+        }
+        file.path().map(|p| p.to_path_buf().into_pyobject(py).map(Bound::into_any)).transpose()
     }
 
     /// The ASDF Standard version the file declares.
@@ -367,6 +375,33 @@ impl File {
         let node = node_of(&file, id)?;
         let (datatype, order, shape) = file.ndarray_shape_at(node).map_err(|e| to_pyerr(py, located(e, &file)))?;
         Ok((shape, dtype_spec(py, &datatype, order)?))
+    }
+
+    /// Where the array of node `id` is stored: `(block number or None, compression name
+    /// or None)`; `(None, None)` for inline data and external files.
+    fn array_storage(&self, py: Python<'_>, id: u32) -> PyResult<(Option<usize>, Option<String>)> {
+        let (file, _) = self.get()?;
+        let node = node_of(&file, id)?;
+        let block = file.ndarray_block(node).map_err(|e| to_pyerr(py, located(e, &file)))?;
+        let compression = block
+            .and_then(|n| file.blocks().get(n))
+            .map(|h| h.compression)
+            .filter(|c| *c != rasdf::block::Compression::None)
+            .map(|c| c.to_string());
+        Ok((block, compression))
+    }
+
+    /// The tree path (`/sci/data`) at which node `id` is first reached, or `None`.
+    fn node_path(&self, id: u32) -> PyResult<Option<String>> {
+        let (file, _) = self.get()?;
+        node_of(&file, id)?;
+        let mut found = None;
+        file.tree().walk(|path, node| {
+            if found.is_none() && node.id() == NodeId(id) {
+                found = Some(path.to_string());
+            }
+        });
+        Ok(found)
     }
 
     /// The text `rasdf info` prints (with `stats`, `rasdf info --stats`).

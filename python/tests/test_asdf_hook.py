@@ -148,7 +148,11 @@ def test_python_m_runs_a_program_with_the_hook(tmp_path):
         )
     )
     run = subprocess.run(
-        [sys.executable, "-m", "rasdf.asdf_hook", str(script), "x", "y"], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "rasdf.asdf_hook", str(script), "x", "y"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,  # not python/, whose rasdf/ is the package's source without its module
     )
     assert run.returncode == 0, run.stderr
     assert "['x', 'y']" in run.stdout
@@ -159,10 +163,13 @@ def test_python_m_runs_a_program_with_the_hook(tmp_path):
         text=True,
         timeout=120,
         env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        cwd=tmp_path,
     )
     assert as_module.returncode == 0, as_module.stderr
     assert "['z']" in as_module.stdout
-    usage = subprocess.run([sys.executable, "-m", "rasdf.asdf_hook"], capture_output=True, text=True, timeout=120)
+    usage = subprocess.run(
+        [sys.executable, "-m", "rasdf.asdf_hook"], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
     assert usage.returncode == 2 and "usage" in usage.stderr
 
 

@@ -454,7 +454,9 @@ impl AsdfFile {
     /// As [`AsdfFile::ndarray_at`], but for a damaged compressed block.
     pub fn ndarray_shape_at(&self, node: NodeRef<'_>) -> Result<(Datatype, ByteOrder, Vec<usize>)> {
         let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
-        if let Some(layout) = self.compressed_layout(node, &meta, |_| true)? {
+        // From the block's header, its data untouched; for a remote file an uncompressed
+        // block's too (its data is not fetched for its shape).
+        if let Some(layout) = self.block_layout(node, &meta, |_| true, self.is_remote())? {
             return Ok((meta.datatype, meta.byteorder, layout.shape));
         }
         let a = self.ndarray_of(node, &meta)?;
@@ -470,11 +472,22 @@ impl AsdfFile {
         meta: &ArrayMeta,
         skip_decode: impl Fn(usize) -> bool,
     ) -> Result<Option<Layout>> {
+        self.block_layout(node, meta, skip_decode, false)
+    }
+
+    /// [`AsdfFile::compressed_layout`], for an uncompressed block too when `any` holds.
+    fn block_layout(
+        &self,
+        node: NodeRef<'_>,
+        meta: &ArrayMeta,
+        skip_decode: impl Fn(usize) -> bool,
+        any: bool,
+    ) -> Result<Option<Layout>> {
         let arr = |e: ArrayError| self.array_error(node, e);
         let Source::Block(i) = meta.source else { return Ok(None) };
         let n = self.resolve_block(i).map_err(arr)?;
         let h = self.block_header(n)?;
-        if h.compression == Compression::None || !skip_decode(n) {
+        if (h.compression == Compression::None && !any) || !skip_decode(n) {
             return Ok(None);
         }
         let size = usize::try_from(h.data_size).unwrap_or(usize::MAX);
@@ -585,6 +598,14 @@ impl AsdfFile {
         // the file outlives this borrow of `self`, and its mapped or cached block data
         // can be lent out for as long, with no copy.
         Ok(Some(unsafe { &*Arc::as_ptr(&f) }))
+    }
+
+    /// Whether the file was opened from a URL ([`OpenOptions::open_url`]).
+    pub fn is_remote(&self) -> bool {
+        #[cfg(feature = "remote")]
+        return self.remote.is_some();
+        #[cfg(not(feature = "remote"))]
+        false
     }
 
     /// The limits in force.

@@ -1,0 +1,127 @@
+"""rasdf.open of http:// and s3:// URLs, against a range server of the test's own on
+127.0.0.1 (started and stopped by the fixture): the same tree and arrays as the local
+file, errors as OSErrors."""
+
+import http.server
+import os
+import re
+import shutil
+import threading
+
+import numpy as np
+import pytest
+
+import rasdf
+from conftest import TESTDATA
+
+
+class RangeHandler(http.server.BaseHTTPRequestHandler):
+    """GET with one byte range (or the whole file); `fail` answers 500 to everything."""
+
+    root = None
+    fail = False
+    requests = 0
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        type(self).requests += 1
+        if self.fail:
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        path = os.path.join(self.root, self.path.split("?")[0].lstrip("/"))
+        if ".." in self.path or not os.path.isfile(path):
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        size = os.path.getsize(path)
+        m = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", ""))
+        if not m:
+            start, end, status = 0, size - 1, 200
+        elif m.group(1) == "":
+            start, end, status = max(0, size - int(m.group(2))), size - 1, 206
+        else:
+            start = int(m.group(1))
+            end = min(int(m.group(2)), size - 1) if m.group(2) else size - 1
+            status = 206
+        if start >= size:
+            self.send_response(416)
+            self.send_header("Content-Range", f"bytes */{size}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        with open(path, "rb") as f:
+            f.seek(start)
+            body = f.read(end - start + 1)
+        self.send_response(status)
+        if status == 206:
+            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server(tmp_path):
+    """A server of `tmp_path` (with example.asdf, and bucket/dir/example.asdf for S3)."""
+    shutil.copy(TESTDATA / "example.asdf", tmp_path / "example.asdf")
+    (tmp_path / "bucket" / "dir").mkdir(parents=True)
+    shutil.copy(TESTDATA / "example.asdf", tmp_path / "bucket" / "dir" / "example.asdf")
+    handler = type("Handler", (RangeHandler,), {"root": str(tmp_path), "fail": False, "requests": 0})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", handler
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+def assert_same_file(remote, local):
+    assert remote.tree.keys() == local.tree.keys()
+    for path, arr in local.arrays().items():
+        a, b = remote[path][...], arr[...]
+        assert type(a) is type(b) and a.dtype == b.dtype
+        assert np.array_equal(np.ma.getdata(a), np.ma.getdata(b), equal_nan=a.dtype.kind in "fc")
+
+
+def test_http_url_reads_as_the_local_file(server):
+    base, handler = server
+    with rasdf.open(TESTDATA / "example.asdf") as local, rasdf.open(f"{base}/example.asdf") as remote:
+        assert remote.path == f"{base}/example.asdf"
+        assert remote.info().replace(f"{base}/example.asdf", "F") == local.info().replace(str(TESTDATA / "example.asdf"), "F")
+        assert_same_file(remote, local)
+        # The open's requests (4 at most), then one for each block read.
+        assert handler.requests <= 4 + len(local.blocks())
+
+
+def test_s3_url_through_an_endpoint(server, monkeypatch):
+    base, _ = server
+    monkeypatch.setenv("AWS_ENDPOINT_URL", base)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    with rasdf.open(TESTDATA / "example.asdf") as local, rasdf.open("s3://bucket/dir/example.asdf") as remote:
+        assert_same_file(remote, local)
+
+
+def test_remote_errors_are_oserrors(server):
+    base, handler = server
+    with pytest.raises(FileNotFoundError, match="404"):
+        rasdf.open(f"{base}/missing.asdf")
+    handler.fail = True
+    with pytest.raises(OSError, match="500"):
+        rasdf.open(f"{base}/example.asdf")
+    # Nothing listens on a port just let go of: refused at once.
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ConnectionError):
+        rasdf.open(f"http://127.0.0.1:{port}/x.asdf")
