@@ -189,7 +189,35 @@ class NDArray:
         return self._array
 
     def __getitem__(self, key: Any) -> Any:
+        if self._array is None and self._mask is None and self._file.remote:
+            part = self._rows(key)
+            if part is not None:
+                return part
         return self.read()[key]
+
+    def _rows(self, key: Any) -> Any:
+        """``self[key]`` from the rows it needs alone (a remote file's uncompressed
+        array, sliced on its first axis by an int or a step-1 slice), or ``None``."""
+        first, rest = (key[0], key[1:]) if isinstance(key, tuple) and key else (key, ())
+        if not self.shape:
+            return None
+        if isinstance(first, (int, np.integer)) and not isinstance(first, bool):
+            i = int(first) + (self.shape[0] if first < 0 else 0)
+            if not 0 <= i < self.shape[0]:
+                return None  # numpy's own IndexError, from the whole array
+            start, stop, pick = i, i + 1, (0,)
+        elif isinstance(first, slice) and first.step in (None, 1):
+            start, stop, _ = first.indices(self.shape[0])
+            stop = max(start, stop)
+            pick = (slice(None),)
+        else:
+            return None
+        got = self._file.read_rows(self._id, start, stop)
+        if got is None:
+            return None
+        data, shape = got
+        rows = np.frombuffer(data, dtype=self.dtype).reshape(shape)
+        return rows[pick + tuple(rest)]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         a = self.read()

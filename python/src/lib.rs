@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use numpy::{PyArray1, PyArrayDescr, PyArrayMethods, npyffi};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use rasdf::ndarray::{ByteOrder, Datatype, Field, ScalarType};
 use rasdf::tree::{NodeId, NodeRef};
@@ -389,6 +389,30 @@ impl File {
             .filter(|c| *c != rasdf::block::Compression::None)
             .map(|c| c.to_string());
         Ok((block, compression))
+    }
+
+    /// Whether the file was opened from a URL.
+    #[getter]
+    fn remote(&self) -> PyResult<bool> {
+        Ok(self.get()?.0.is_remote())
+    }
+
+    /// Rows `start..stop` of the array of node `id` of a remote file, fetched alone:
+    /// `(bytes in the file's byte order, shape)`, or `None` when only the whole array
+    /// can be read (see `AsdfFile::remote_rows_at`). The fetch runs with the GIL released.
+    fn read_rows<'py>(
+        &self,
+        py: Python<'py>,
+        id: u32,
+        start: usize,
+        stop: usize,
+    ) -> PyResult<Option<(Bound<'py, PyBytes>, Vec<usize>)>> {
+        let (file, _) = self.get()?;
+        node_of(&file, id)?;
+        let got = py
+            .detach(|| file.remote_rows_at(file.tree().node(NodeId(id)), start..stop))
+            .map_err(|e| to_pyerr(py, located(e, &file)))?;
+        Ok(got.map(|(bytes, shape)| (PyBytes::new(py, &bytes), shape)))
     }
 
     /// The tree path (`/sci/data`) at which node `id` is first reached, or `None`.

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import rasdf
-from conftest import TESTDATA
+from conftest import TESTDATA, require
 
 
 class RangeHandler(http.server.BaseHTTPRequestHandler):
@@ -21,6 +21,7 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
     root = None
     fail = False
     requests = 0
+    sent = 0
 
     def do_GET(self):  # noqa: N802 - http.server's name
         type(self).requests += 1
@@ -59,6 +60,7 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        type(self).sent += len(body)
         self.wfile.write(body)
 
     def log_message(self, *args):
@@ -71,7 +73,7 @@ def server(tmp_path):
     shutil.copy(TESTDATA / "example.asdf", tmp_path / "example.asdf")
     (tmp_path / "bucket" / "dir").mkdir(parents=True)
     shutil.copy(TESTDATA / "example.asdf", tmp_path / "bucket" / "dir" / "example.asdf")
-    handler = type("Handler", (RangeHandler,), {"root": str(tmp_path), "fail": False, "requests": 0})
+    handler = type("Handler", (RangeHandler,), {"root": str(tmp_path), "fail": False, "requests": 0, "sent": 0})
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
@@ -125,3 +127,36 @@ def test_remote_errors_are_oserrors(server):
         port = s.getsockname()[1]
     with pytest.raises(ConnectionError):
         rasdf.open(f"http://127.0.0.1:{port}/x.asdf")
+
+
+def test_a_slice_of_a_remote_array_fetches_its_rows_only(server, tmp_path):
+    base, handler = server
+    image = np.arange(4000 * 100, dtype=">f8").reshape(4000, 100)
+    rasdf.write(tmp_path / "big.asdf", {"image": image, "packed": image[:50]}, compression={"packed": "zlib"})
+    with rasdf.open(f"{base}/big.asdf") as af:
+        arr = af["image"]
+        handler.sent = 0
+        rows = arr[10:26]
+        assert np.array_equal(rows, image[10:26]) and rows.dtype == image.dtype
+        assert handler.sent == 16 * 100 * 8  # 16 rows of 800 bytes, not the 3.2 MB block
+        for key in [5, -1, (7, slice(3, 9)), (slice(-3, None), 2), slice(100, 50), (slice(0, 2), Ellipsis)]:
+            assert np.array_equal(arr[key], image[key]), key
+        handler.sent = 0
+        assert np.array_equal(arr[::500], image[::500])  # a stride: the whole array, once
+        assert handler.sent >= image.nbytes
+        with pytest.raises(IndexError):
+            arr[4000]
+        assert np.array_equal(af["packed"][3:5], image[3:5])  # compressed: decoded whole
+
+
+def test_dask_of_a_remote_array_reads_its_chunks_by_rows(server, tmp_path):
+    require("dask")
+    base, handler = server
+    image = np.arange(4000 * 100, dtype="<f4").reshape(4000, 100)
+    rasdf.write(tmp_path / "big.asdf", {"image": image})
+    with rasdf.open(f"{base}/big.asdf") as af:
+        d = af["image"].to_dask(chunks=(1000, 100))
+    handler.sent = 0
+    assert float(d[:1000].sum().compute(scheduler="threads")) == float(image[:1000].sum())
+    assert handler.sent <= 1000 * 100 * 4 + 200_000  # that chunk's rows (and the open)
+    assert np.array_equal(d.compute(scheduler="threads"), image)

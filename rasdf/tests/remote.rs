@@ -285,3 +285,27 @@ fn exploded_files_read_their_blocks_from_the_same_folder_only() {
     assert!(e.to_string().contains("outside"), "{e}");
     assert_eq!(server.requests(), 0, "nothing outside the folder is asked for");
 }
+
+#[test]
+fn rows_of_an_uncompressed_array_are_fetched_alone() {
+    let dir = tempdir("rows");
+    let path = write_file(&dir, "f.asdf", 3, 64, true);
+    let server = RangeServer::start(&dir, ServerOptions::default());
+    let file = OpenOptions::new().remote(quick()).open_url(&server.url("f.asdf")).unwrap();
+    let local = OpenOptions::new().open(&path).unwrap();
+    let node = file.get("small/a2").unwrap();
+    server.reset_counters();
+    let (bytes, shape) = file.remote_rows_at(node, 10..20).unwrap().unwrap();
+    assert_eq!(shape, vec![10]);
+    assert_eq!(server.requests(), 1);
+    assert_eq!(server.bytes_sent(), 80);
+    let all = local.array::<f64>("small/a2").unwrap();
+    let got: Vec<f64> = bytes.chunks(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
+    assert_eq!(got, all.iter().skip(10).take(10).copied().collect::<Vec<_>>());
+    assert!(file.remote_rows_at(node, 60..65).is_err(), "rows past the end");
+    // A compressed block is decoded whole: not by rows.
+    assert!(file.remote_rows_at(file.get("big").unwrap(), 0..1).unwrap().is_none());
+    // A local file: not by rows either.
+    assert!(local.remote_rows_at(local.get("small/a2").unwrap(), 0..1).unwrap().is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -386,6 +386,52 @@ impl AsdfFile {
         Ok(Some(unsafe { &*Arc::as_ptr(&f) }))
     }
 
+    /// Rows `rows` (along the first axis) of the array at `node` of a remote file, read
+    /// alone with one range request: `(bytes, shape)`, the bytes in the file's byte
+    /// order. `None` when that cannot be done and the whole array is to be read instead:
+    /// a local file, a compressed block (decoded whole), inline or external data, an
+    /// array not C-contiguous, a 0-d one, or a block fetched already.
+    ///
+    /// # Errors
+    /// A malformed node; rows outside the array; the server's errors.
+    pub fn remote_rows_at(
+        &self,
+        node: crate::tree::NodeRef<'_>,
+        rows: Range<usize>,
+    ) -> Result<Option<(Vec<u8>, Vec<usize>)>> {
+        let Some(remote) = &self.remote else { return Ok(None) };
+        let meta = crate::ndarray::ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
+        let crate::ndarray::Source::Block(i) = meta.source else { return Ok(None) };
+        let n = self.resolve_block(i).map_err(|e| self.array_error(node, e))?;
+        let h = self.block_header(n)?;
+        if h.compression != crate::block::Compression::None || self.fetched[n].get().is_some() {
+            return Ok(None);
+        }
+        let size = usize::try_from(h.data_size).unwrap_or(usize::MAX);
+        let layout = meta.layout(size, &self.options.limits).map_err(|e| self.array_error(node, e))?;
+        let itemsize = meta.datatype.size();
+        if layout.shape.is_empty() || !layout.is_c_contiguous(itemsize) {
+            return Ok(None);
+        }
+        if rows.start > rows.end || rows.end > layout.shape[0] {
+            return Err(self.array_error(
+                node,
+                crate::ndarray::ArrayError::Invalid(format!(
+                    "rows {}..{} of an array of {} rows",
+                    rows.start, rows.end, layout.shape[0]
+                )),
+            ));
+        }
+        let row_bytes = layout.shape[1..].iter().product::<usize>() * itemsize;
+        let mut shape = layout.shape.clone();
+        shape[0] = rows.len();
+        let start = h.data_offset() + (layout.offset + rows.start * row_bytes) as u64;
+        let bytes = remote
+            .fetch_one(start..start + (rows.len() * row_bytes) as u64)
+            .map_err(|e| remote_error(e).with_block(n))?;
+        Ok(Some((bytes, shape)))
+    }
+
     /// Block `n` of a remote file, header and stored data, fetched once.
     pub(super) fn fetched_block(&self, n: usize, remote: &Remote) -> Result<&[u8]> {
         if let Some(b) = self.fetched[n].get() {
