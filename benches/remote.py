@@ -1,0 +1,178 @@
+"""Remote reads: rasdf against asdf + fsspec over HTTP, with latency added, in one run.
+
+    .venv/bin/pip install fsspec==2026.9.0 aiohttp==3.14.5   # asdf's http support
+    .venv/bin/python benches/remote.py [--latency MS] [--dir DIR] [--runs N] [--no-dask]
+
+The inputs are benches/compare.py's (256 MiB of float32 with lz4, 1 GiB of float64
+uncompressed), served by a threaded HTTP server on 127.0.0.1 that answers single byte
+ranges and sleeps `--latency` ms (default 30) before each answer, as a distant server
+would. The server counts requests and body bytes. Cases, best of N:
+- open + read one array: `asdf.open(url)` (fsspec's HTTP file) and `np.asarray` of the
+  array, against `rasdf.open(url)` and `arr[...]`;
+- a 16-row slice of the uncompressed image (rasdf fetches the rows alone; asdf reads
+  through fsspec's file);
+- a Dask sum of the 1 GiB array on a 2-worker `distributed.LocalCluster` of processes:
+  `rasdf` `to_dask()` (its tasks read their rows over HTTP) against
+  `dask.array.from_array` of asdf's array.
+"""
+
+import argparse
+import http.server
+import os
+import re
+import sys
+import threading
+import time
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import compare  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    root = "."
+    latency = 0.03
+    requests = 0
+    sent = 0
+    lock = threading.Lock()
+
+    def do_HEAD(self):  # noqa: N802
+        self.answer(head=True)
+
+    def do_GET(self):  # noqa: N802
+        self.answer(head=False)
+
+    def answer(self, head):
+        with Handler.lock:
+            Handler.requests += 1
+        time.sleep(self.latency)
+        path = os.path.join(self.root, self.path.split("?")[0].lstrip("/"))
+        if not os.path.isfile(path):
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        size = os.path.getsize(path)
+        m = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", ""))
+        if m and m.group(1) == "":
+            start, end = max(0, size - int(m.group(2))), size - 1
+        elif m:
+            start = int(m.group(1))
+            end = min(int(m.group(2)), size - 1) if m.group(2) else size - 1
+        else:
+            start, end = 0, size - 1
+        self.send_response(206 if m else 200)
+        if m:
+            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.send_header("Content-Length", str(end - start + 1))
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+        if head:
+            return
+        with open(path, "rb") as f:
+            f.seek(start)
+            left = end - start + 1
+            while left > 0:
+                piece = f.read(min(left, 1 << 20))
+                if not piece:
+                    break
+                self.wfile.write(piece)
+                left -= len(piece)
+                with Handler.lock:
+                    Handler.sent += len(piece)
+
+    def log_message(self, *args):
+        pass
+
+
+def counted(f):
+    Handler.requests = Handler.sent = 0
+    t = time.perf_counter()
+    out = f()
+    return {"time": time.perf_counter() - t, "requests": Handler.requests, "mib": Handler.sent / 2**20, "out": out}
+
+
+def best(runs, f):
+    return min((counted(f) for _ in range(runs)), key=lambda r: r["time"])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--latency", type=float, default=30.0)
+    ap.add_argument("--dir", default=os.path.join(HERE, "..", "target", "bench-inputs"))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-dask", action="store_true")
+    args = ap.parse_args()
+    warnings.simplefilter("ignore")
+    import asdf
+
+    import rasdf
+
+    inputs = {name: path for name, path, _ in compare.make_inputs(args.dir, False)}
+    Handler.root = os.path.dirname(os.path.abspath(inputs["f32_256m_lz4"]))
+    Handler.latency = args.latency / 1000
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    print(f"asdf {asdf.__version__}, latency {args.latency:g} ms a request, best of {args.runs}")
+    print("| case | asdf + fsspec s | requests | MiB | rasdf s | requests | MiB | speed-up |")
+    print("|---|---|---|---|---|---|---|---|")
+
+    def row(name, a, r):
+        print(
+            f"| {name} | {a['time']:.3f} | {a['requests']} | {a['mib']:.1f} | {r['time']:.3f} | {r['requests']} "
+            f"| {r['mib']:.1f} | {a['time'] / r['time']:.1f}x |",
+            flush=True,
+        )
+
+    lz4 = f"{base}/{os.path.basename(inputs['f32_256m_lz4'])}"
+
+    def ref_read(url, key=Ellipsis):
+        with asdf.open(url, lazy_load=True, memmap=False) as af:
+            return float(np.asarray(af["data"][key]).sum())
+
+    def rasdf_read(url, key=Ellipsis):
+        with rasdf.open(url) as af:
+            return float(np.asarray(af["data"][key]).sum())
+
+    a, r = best(args.runs, lambda: ref_read(lz4)), best(args.runs, lambda: rasdf_read(lz4))
+    assert a["out"] == r["out"], (a["out"], r["out"])
+    row("open + read the 256 MiB lz4 image", a, r)
+
+    big = f"{base}/{os.path.basename(inputs['f64_1g'])}"
+    rows = slice(1 << 20, (1 << 20) + 16)
+    a, r = best(args.runs, lambda: ref_read(big, rows)), best(args.runs, lambda: rasdf_read(big, rows))
+    assert a["out"] == r["out"], (a["out"], r["out"])
+    row("open + 16 rows of the 1 GiB float64 array", a, r)
+
+    if not args.no_dask:
+        import dask.array as da
+        import distributed
+
+        with distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        ) as cluster, distributed.Client(cluster) as client:
+
+            def ref_dask():
+                with asdf.open(big, lazy_load=True, memmap=False) as af:
+                    d = da.from_array(af["data"], chunks=(1 << 23,))
+                    return float(client.compute(d.sum()).result())
+
+            def rasdf_dask():
+                with rasdf.open(big) as af:
+                    d = af["data"].to_dask()
+                return float(client.compute(d.sum()).result())
+
+            a, r = best(1, ref_dask), best(1, rasdf_dask)
+            assert a["out"] == r["out"], (a["out"], r["out"])
+            row("Dask sum of the 1 GiB array, 2 worker processes", a, r)
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
