@@ -160,3 +160,15 @@ def test_dask_of_a_remote_array_reads_its_chunks_by_rows(server, tmp_path):
     assert float(d[:1000].sum().compute(scheduler="threads")) == float(image[:1000].sum())
     assert handler.sent <= 1000 * 100 * 4 + 200_000  # that chunk's rows (and the open)
     assert np.array_equal(d.compute(scheduler="threads"), image)
+
+
+def test_a_slice_of_a_remote_lz4_array_decodes_only_its_records(server, tmp_path):
+    base, handler = server
+    noise = np.random.default_rng(1).standard_normal((8000, 100))  # 6.4 MB: two lz4 records
+    rasdf.write(tmp_path / "lz4.asdf", {"noise": noise}, compression="lz4")
+    with rasdf.open(f"{base}/lz4.asdf") as af:
+        handler.sent = 0
+        assert np.array_equal(af["noise"][10:26], noise[10:26])
+        assert handler.sent < 4_500_000  # the first record, not the whole block
+        assert np.array_equal(af["noise"][7990], noise[7990])
+        assert np.array_equal(af["noise"][...], noise)

@@ -303,9 +303,44 @@ fn rows_of_an_uncompressed_array_are_fetched_alone() {
     let got: Vec<f64> = bytes.chunks(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
     assert_eq!(got, all.iter().skip(10).take(10).copied().collect::<Vec<_>>());
     assert!(file.remote_rows_at(node, 60..65).is_err(), "rows past the end");
-    // A compressed block is decoded whole: not by rows.
-    assert!(file.remote_rows_at(file.get("big").unwrap(), 0..1).unwrap().is_none());
+    // A zlib block is decoded whole: not by rows.
+    let mut doc = rasdf::write::Document::new();
+    doc.set_array("z", ndarray::Array1::<f64>::zeros(100).view(), rasdf::block::Compression::Zlib).unwrap();
+    doc.write_to_path(dir.join("z.asdf"), &rasdf::write::WriteOptions::default()).unwrap();
+    let z = OpenOptions::new().remote(quick()).open_url(&server.url("z.asdf")).unwrap();
+    assert!(z.remote_rows_at(z.get("z").unwrap(), 0..1).unwrap().is_none());
     // A local file: not by rows either.
     assert!(local.remote_rows_at(local.get("small/a2").unwrap(), 0..1).unwrap().is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rows_of_an_lz4_array_come_from_the_records_that_hold_them() {
+    let dir = tempdir("lz4rows");
+    // 12 000 rows of 1 KiB: three records of 4 MiB (of noise, barely compressed).
+    let path = write_file(&dir, "f.asdf", 1, 12_000, true);
+    let server = RangeServer::start(&dir, ServerOptions::default());
+    let file = OpenOptions::new().remote(quick()).open_url(&server.url("f.asdf")).unwrap();
+    let local = OpenOptions::new().open(&path).unwrap();
+    let all = local.array::<f32>("big").unwrap();
+    let node = file.get("big").unwrap();
+    let block = file.blocks().last().unwrap().clone();
+    for rows in [0..16, 5000..5016, 4090..4100, 11_990..12_000, 0..12_000, 7..7] {
+        server.reset_counters();
+        let (bytes, shape) = file.remote_rows_at(node, rows.clone()).unwrap().unwrap();
+        assert_eq!(shape, vec![rows.len(), 256]);
+        let got: Vec<f32> = bytes.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+        let expected: Vec<f32> = all.slice(ndarray::s![rows.clone(), ..]).iter().copied().collect();
+        assert!(got == expected, "rows {rows:?}");
+        if rows.len() == 16 {
+            // One or two records (4 MiB each) and the headers' windows, not the 12 MiB block.
+            assert!(server.bytes_sent() < 9 << 20, "rows {rows:?}: {} bytes", server.bytes_sent());
+        }
+    }
+    // The headers are walked once: a second read asks only for its record.
+    server.reset_counters();
+    file.remote_rows_at(node, 11_000..11_001).unwrap().unwrap();
+    assert_eq!(server.requests(), 1);
+    assert!(server.bytes_sent() < block.used_size / 2);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -258,6 +258,9 @@ pub struct AsdfFile {
     remote: Option<Arc<crate::remote::Remote>>,
     #[cfg(feature = "remote")]
     fetched: Vec<OnceLock<Vec<u8>>>,
+    /// A remote file's lz4 blocks: their records walked so far (see `lz4_rows`).
+    #[cfg(feature = "remote")]
+    lz4_walk: Vec<Mutex<Vec<remote::Lz4Step>>>,
 }
 
 impl std::fmt::Debug for AsdfFile {
@@ -340,6 +343,8 @@ impl AsdfFile {
             remote: None,
             #[cfg(feature = "remote")]
             fetched: Vec::new(),
+            #[cfg(feature = "remote")]
+            lz4_walk: Vec::new(),
         })
     }
 

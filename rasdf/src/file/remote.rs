@@ -283,6 +283,7 @@ impl OpenOptions {
         let mut file = AsdfFile::from_parts(bytes, Some(remote.url().into()), self.clone())?;
         file.remote = Some(Arc::clone(remote));
         file.fetched = (0..file.blocks.len()).map(|_| std::sync::OnceLock::new()).collect();
+        file.lz4_walk = (0..file.blocks.len()).map(|_| std::sync::Mutex::new(Vec::new())).collect();
         Ok(file)
     }
 }
@@ -328,6 +329,16 @@ pub(super) fn external_url(base: &str, source: &str) -> std::result::Result<Opti
     let folder = &base[..base.rfind('/').map_or(base.len(), |i| i + 1)];
     let rel: Vec<String> = parts.iter().map(|p| crate::uri::escape(p, crate::uri::FILE_NAME)).collect();
     Ok(Some(format!("{folder}{}", rel.join("/"))))
+}
+
+/// One record of an lz4 block, as walked: where it is in the block's stored bytes, its
+/// length (the 4-byte length word included), and which decoded bytes it holds.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Lz4Step {
+    pos: u64,
+    len: u64,
+    raw: u64,
+    raw_len: u64,
 }
 
 /// Where the block after the one whose header starts `head` (at `at`) starts; `None`
@@ -387,10 +398,12 @@ impl AsdfFile {
     }
 
     /// Rows `rows` (along the first axis) of the array at `node` of a remote file, read
-    /// alone with one range request: `(bytes, shape)`, the bytes in the file's byte
-    /// order. `None` when that cannot be done and the whole array is to be read instead:
-    /// a local file, a compressed block (decoded whole), inline or external data, an
-    /// array not C-contiguous, a 0-d one, or a block fetched already.
+    /// alone: `(bytes, shape)`, the bytes in the file's byte order. An uncompressed
+    /// block's rows are one range request; an lz4 block's are decoded from the records
+    /// that hold them (the records' headers walked once). `None` when that cannot be
+    /// done and the whole array is to be read instead: a local file, a zlib or bzp2
+    /// block (decoded whole), inline or external data, an array not C-contiguous, a 0-d
+    /// one, or a block fetched already.
     ///
     /// # Errors
     /// A malformed node; rows outside the array; the server's errors.
@@ -404,7 +417,8 @@ impl AsdfFile {
         let crate::ndarray::Source::Block(i) = meta.source else { return Ok(None) };
         let n = self.resolve_block(i).map_err(|e| self.array_error(node, e))?;
         let h = self.block_header(n)?;
-        if h.compression != crate::block::Compression::None || self.fetched[n].get().is_some() {
+        let lz4 = h.compression == crate::block::Compression::Lz4;
+        if !(h.compression == crate::block::Compression::None || lz4) || self.fetched[n].get().is_some() {
             return Ok(None);
         }
         let size = usize::try_from(h.data_size).unwrap_or(usize::MAX);
@@ -425,11 +439,77 @@ impl AsdfFile {
         let row_bytes = layout.shape[1..].iter().product::<usize>() * itemsize;
         let mut shape = layout.shape.clone();
         shape[0] = rows.len();
-        let start = h.data_offset() + (layout.offset + rows.start * row_bytes) as u64;
-        let bytes = remote
-            .fetch_one(start..start + (rows.len() * row_bytes) as u64)
-            .map_err(|e| remote_error(e).with_block(n))?;
+        let start = (layout.offset + rows.start * row_bytes) as u64;
+        let want = start..start + (rows.len() * row_bytes) as u64;
+        if lz4 {
+            return Ok(self.lz4_rows(remote, n, want)?.map(|bytes| (bytes, shape)));
+        }
+        let at = h.data_offset();
+        let bytes = remote.fetch_one(at + want.start..at + want.end).map_err(|e| remote_error(e).with_block(n))?;
         Ok(Some((bytes, shape)))
+    }
+
+    /// Decoded bytes `want` of lz4 block `n` of a remote file, from the records that hold
+    /// them alone (the reference's framing is a run of records, each decoded alone). The
+    /// records' headers are walked from the block's start, a request for each window of
+    /// 64 KiB (several headers when the records are small), and remembered. `None` when
+    /// the headers do not add up: the whole block is then read, and says what is wrong.
+    fn lz4_rows(&self, remote: &Remote, n: usize, want: Range<u64>) -> Result<Option<Vec<u8>>> {
+        let h = self.block_header(n)?;
+        let (at, used) = (h.data_offset(), h.used_size);
+        let fail = |e: RemoteError| remote_error(e).with_block(n);
+        let mut walk = self.lz4_walk[n].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        loop {
+            let (pos, raw) = walk.last().map_or((0, 0), |r| (r.pos + r.len, r.raw + r.raw_len));
+            if raw >= want.end || pos >= used {
+                break;
+            }
+            let window = remote.fetch_one(at + pos..at + used.min(pos + 64 * 1024)).map_err(fail)?;
+            let mut p = 0usize;
+            let before = walk.len();
+            let (mut pos, mut raw) = (pos, raw);
+            while let Some(head) = window.get(p..p + 8) {
+                let len = 4 + u64::from(u32::from_be_bytes([head[0], head[1], head[2], head[3]]));
+                let raw_len = u64::from(u32::from_le_bytes([head[4], head[5], head[6], head[7]]));
+                if len < 8 || pos + len > used || raw_len == 0 || raw + raw_len > h.data_size {
+                    return Ok(None);
+                }
+                walk.push(Lz4Step { pos, len, raw, raw_len });
+                (pos, raw) = (pos + len, raw + raw_len);
+                if raw >= want.end {
+                    break;
+                }
+                p = match usize::try_from(len).ok().and_then(|l| p.checked_add(l)) {
+                    Some(next) => next,
+                    None => break,
+                };
+            }
+            if walk.len() == before {
+                return Ok(None); // not even one header in the window: the block is cut
+            }
+        }
+        let needed: Vec<Lz4Step> =
+            walk.iter().filter(|r| r.raw < want.end && r.raw + r.raw_len > want.start).copied().collect();
+        drop(walk);
+        let (Some(first), Some(last)) = (needed.first(), needed.last()) else { return Ok(None) };
+        if first.raw > want.start || last.raw + last.raw_len < want.end {
+            return Ok(None);
+        }
+        let ranges: Vec<Range<u64>> = needed.iter().map(|r| at + r.pos..at + r.pos + r.len).collect();
+        let records = remote.fetch(&ranges).map_err(fail)?;
+        let mut out = Vec::new();
+        for (r, bytes) in needed.iter().zip(records) {
+            let max = usize::try_from(r.raw_len).unwrap_or(usize::MAX);
+            let decoded = crate::block::codec::lz4_one_record(&bytes, max)
+                .map_err(|e| Error::new(e, Location::block(n, at + r.pos)))?;
+            if decoded.len() as u64 != r.raw_len {
+                return Ok(None);
+            }
+            out.extend_from_slice(&decoded);
+        }
+        let from = usize::try_from(want.start - first.raw).unwrap_or(usize::MAX);
+        let to = usize::try_from(want.end - first.raw).unwrap_or(usize::MAX);
+        Ok(out.get(from..to).map(<[u8]>::to_vec))
     }
 
     /// Block `n` of a remote file, header and stored data, fetched once.

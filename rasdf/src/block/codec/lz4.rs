@@ -85,6 +85,26 @@ fn lz4_records(input: &[u8], capacity: usize) -> Result<Vec<Lz4Record<'_>>, Bloc
     Ok(records)
 }
 
+/// Decodes one record of the reference's lz4 framing, `record` being the whole of it
+/// (`[u32 BE length][u32 LE raw length][LZ4 block]`, nothing after), of at most
+/// `max_raw` decoded bytes: for reading part of a block record by record.
+pub(crate) fn lz4_one_record(record: &[u8], max_raw: usize) -> Result<Vec<u8>, BlockError> {
+    let codec = Compression::Lz4;
+    let corrupt = |message: String| BlockError::Corrupt { codec, message };
+    let head = record.get(..8).ok_or_else(|| corrupt("record header cut off".into()))?;
+    let chunk_len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+    let raw_len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+    if chunk_len < 4 || chunk_len.checked_add(4) != Some(record.len()) {
+        return Err(corrupt(format!("record length {chunk_len} for {} bytes", record.len())));
+    }
+    if raw_len > max_raw {
+        return Err(BlockError::DecodedTooLong { codec, expected: max_raw as u64 });
+    }
+    let mut out = vec![0u8; raw_len];
+    lz4_record_into(&Lz4Record { block: &record[8..], raw_len, end: record.len() }, &mut out)?;
+    Ok(out)
+}
+
 /// Decodes record `r` into `dst`, exactly its decoded length.
 fn lz4_record_into(r: &Lz4Record<'_>, dst: &mut [u8]) -> Result<(), BlockError> {
     let n = lz4_flex::block::decompress_into(r.block, dst)
