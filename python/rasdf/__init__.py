@@ -238,8 +238,9 @@ class NDArray:
         """A ``dask.array.Array`` of this array, whose tasks open the file (by its path or
         URL, once per process) and read their chunk: picklable, so it computes on threads
         and on a distributed cluster of processes alike. ``chunks=None`` follows the
-        storage: a compressed block is one chunk (it is decoded whole), an uncompressed
-        array slabs of about 64 MiB along its first axis. Other ``chunks`` as Dask takes
+        storage: an lz4 block the rows of about one of its 4 MiB records, a zlib or bzp2
+        block one chunk (it is decoded whole), an uncompressed array slabs of about 64 MiB
+        along its first axis. Other ``chunks`` as Dask takes
         them."""
         location = self._file.path
         path = self._file.node_path(self._id)
@@ -254,12 +255,17 @@ class NDArray:
         if not shape:
             return ()
         block, compression = self._file.array_storage(self._id)
-        if compression is not None:
-            return shape  # a compressed block is decoded whole: one chunk
         row = self.dtype.itemsize
         for d in shape[1:]:
             row *= d
-        rows = max(1, _DASK_CHUNK_BYTES // max(row, 1))
+        if compression == "lz4":
+            # The reference's lz4 is a run of records of 4 MiB decoded alone: a chunk's
+            # rows in about one record (a remote file's chunk decodes only its records).
+            rows = max(1, _LZ4_RECORD_BYTES // max(row, 1))
+        elif compression is not None:
+            return shape  # zlib, bzp2: the block is decoded whole, one chunk
+        else:
+            rows = max(1, _DASK_CHUNK_BYTES // max(row, 1))
         return (min(rows, max(shape[0], 1)),) + tuple(shape[1:])
 
     def __repr__(self) -> str:
@@ -271,8 +277,9 @@ class NDArray:
             return f"<{kind} (unreadable: {e})>"
 
 
-# Dask: the default size of an uncompressed array's chunks.
+# Dask: the default size of an uncompressed array's chunks, and of an lz4 record.
 _DASK_CHUNK_BYTES = 64 << 20
+_LZ4_RECORD_BYTES = 4 << 20
 # Files opened by Dask tasks, by path or URL: each process opens a file once.
 _SHARED_FILES: Dict[str, "AsdfFile"] = {}
 _SHARED_LOCK = __import__("threading").Lock()

@@ -38,7 +38,9 @@ def test_chunks_follow_storage_and_values_match(files, monkeypatch):
         assert np.array_equal(img.compute(scheduler="threads"), image)
         assert float(img.sum().compute()) == float(image.sum())
         c = af["sci/cube"].to_dask()
-        assert c.chunks == ((4,), (30,), (20,))  # a compressed block: one chunk
+        assert c.chunks == ((4,), (30,), (20,))  # lz4: rows of one 4 MiB record (all 4 here)
+        monkeypatch.setattr(rasdf, "_LZ4_RECORD_BYTES", 30 * 20 * 4)
+        assert af["sci/cube"].to_dask().chunks == ((1,) * 4, (30,), (20,))
         assert c.dtype == cube.dtype and np.array_equal(c.compute(), cube)
         custom = af["sci/cube"].to_dask(chunks=(1, 15, 20))
         assert custom.numblocks == (4, 2, 1) and np.array_equal(custom.compute(), cube)

@@ -285,6 +285,16 @@ impl AsdfFile {
         OpenOptions::new().open(path)
     }
 
+    /// Opens the remote file at `url` (`http(s)://`, `s3://bucket/key`) with default
+    /// options (see [`OpenOptions::open_url`]).
+    ///
+    /// # Errors
+    /// As [`OpenOptions::open_url`].
+    #[cfg(feature = "remote")]
+    pub fn open_url(url: &str) -> Result<AsdfFile> {
+        OpenOptions::new().open_url(url)
+    }
+
     /// Options for opening a file.
     pub fn options() -> OpenOptions {
         OpenOptions::new()
