@@ -4,9 +4,10 @@
     .venv/bin/python benches/remote.py [--latency MS] [--dir DIR] [--runs N] [--no-dask]
 
 The inputs are benches/compare.py's (256 MiB of float32 with lz4, 1 GiB of float64
-uncompressed), served by a threaded HTTP server on 127.0.0.1 that answers single byte
-ranges and sleeps `--latency` ms (default 30) before each answer, as a distant server
-would. The server counts requests and body bytes. Cases, best of N:
+uncompressed), served on 127.0.0.1 by the tests' range server built as a program
+(`cargo run --release -p rasdf --example range_server`), which sleeps `--latency` ms
+(default 30) before each answer, as a distant server would, and counts requests and
+body bytes. Cases, best of N:
 - open + read one array: `asdf.open(url)` (fsspec's HTTP file) and `np.asarray` of the
   array, against `rasdf.open(url)` and `arr[...]`;
 - a 16-row slice of the uncompressed image (rasdf fetches the rows alone; asdf reads
@@ -18,11 +19,9 @@ would. The server counts requests and body bytes. Cases, best of N:
 """
 
 import argparse
-import http.server
 import os
-import re
+import subprocess
 import sys
-import threading
 import time
 import warnings
 
@@ -34,68 +33,19 @@ import compare  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    root = "."
-    latency = 0.03
-    requests = 0
-    sent = 0
-    lock = threading.Lock()
+class Stats:
+    """The server's counters (requests, bytes) since they were last read."""
 
-    def do_HEAD(self):  # noqa: N802
-        self.answer(head=True)
-
-    def do_GET(self):  # noqa: N802
-        self.answer(head=False)
-
-    def answer(self, head):
-        with Handler.lock:
-            Handler.requests += 1
-        time.sleep(self.latency)
-        path = os.path.join(self.root, self.path.split("?")[0].lstrip("/"))
-        if not os.path.isfile(path):
-            self.send_response(404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        size = os.path.getsize(path)
-        m = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", ""))
-        if m and m.group(1) == "":
-            start, end = max(0, size - int(m.group(2))), size - 1
-        elif m:
-            start = int(m.group(1))
-            end = min(int(m.group(2)), size - 1) if m.group(2) else size - 1
-        else:
-            start, end = 0, size - 1
-        self.send_response(206 if m else 200)
-        if m:
-            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
-        self.send_header("Content-Length", str(end - start + 1))
-        self.send_header("Accept-Ranges", "bytes")
-        self.end_headers()
-        if head:
-            return
-        with open(path, "rb") as f:
-            f.seek(start)
-            left = end - start + 1
-            while left > 0:
-                piece = f.read(min(left, 1 << 20))
-                if not piece:
-                    break
-                self.wfile.write(piece)
-                left -= len(piece)
-                with Handler.lock:
-                    Handler.sent += len(piece)
-
-    def log_message(self, *args):
-        pass
+    fetch = None
 
 
 def counted(f):
-    Handler.requests = Handler.sent = 0
+    Stats.fetch()
     t = time.perf_counter()
     out = f()
-    return {"time": time.perf_counter() - t, "requests": Handler.requests, "mib": Handler.sent / 2**20, "out": out}
+    elapsed = time.perf_counter() - t
+    requests, sent = Stats.fetch()
+    return {"time": elapsed, "requests": requests, "mib": sent / 2**20, "out": out}
 
 
 def best(runs, f):
@@ -115,11 +65,21 @@ def main():
     import rasdf
 
     inputs = {name: path for name, path, _ in compare.make_inputs(args.dir, False)}
-    Handler.root = os.path.dirname(os.path.abspath(inputs["f32_256m_lz4"]))
-    Handler.latency = args.latency / 1000
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    root = os.path.dirname(os.path.abspath(inputs["f32_256m_lz4"]))
+    # The tests' range server, built as a program (a Python server limits both sides to
+    # its own ~250 MB/s).
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "rasdf", "--example", "range_server"], check=True)
+    exe = os.path.join(HERE, "..", "target", "release", "examples", "range_server")
+    server = subprocess.Popen([exe, root, str(args.latency)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    base = server.stdout.readline().strip()
+
+    def stats():
+        server.stdin.write("\n")
+        server.stdin.flush()
+        requests, sent = server.stdout.readline().split()
+        return int(requests), int(sent)
+
+    Stats.fetch = stats
     print(f"asdf {asdf.__version__}, latency {args.latency:g} ms a request, best of {args.runs}")
     print("| case | asdf + fsspec s | requests | MiB | rasdf s | requests | MiB | speed-up |")
     print("|---|---|---|---|---|---|---|---|")
@@ -177,7 +137,8 @@ def main():
             a, r = best(1, ref_dask), best(1, rasdf_dask)
             assert a["out"] == r["out"], (a["out"], r["out"])
             row("Dask sum of the 1 GiB array, 2 worker processes", a, r)
-    server.shutdown()
+    server.stdin.close()
+    server.wait(timeout=10)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ pub struct RemoteOptions {
     pub coalesce_gap: u64,
     /// Requests in flight at once.
     pub parallel: usize,
+    /// A range larger than this is fetched in parts of this size, side by side.
+    pub part_bytes: u64,
     /// Where and as whom to reach S3.
     pub s3: S3Options,
 }
@@ -49,6 +51,7 @@ impl Default for RemoteOptions {
             retry_pause: Duration::from_millis(100),
             coalesce_gap: 256 * 1024,
             parallel: 8,
+            part_bytes: 8 << 20,
             s3: S3Options::default(),
         }
     }
@@ -281,18 +284,29 @@ impl Remote {
                 _ => spans.push((r.clone(), vec![i])),
             }
         }
-        let got: Vec<Fetched> = {
+        // A large span in parts of `part_bytes`, fetched side by side (one connection
+        // alone is slower than several), joined in order.
+        let part = self.options.part_bytes.max(1);
+        let parts: Vec<(usize, Range<u64>)> = spans
+            .iter()
+            .enumerate()
+            .flat_map(|(k, (span, _))| {
+                let n = (span.end - span.start).div_ceil(part).max(1);
+                (0..n).map(move |j| (k, span.start + j * part..(span.start + (j + 1) * part).min(span.end)))
+            })
+            .collect();
+        let fetched: Vec<Fetched> = {
             let next = std::sync::atomic::AtomicUsize::new(0);
             let results: Vec<std::sync::Mutex<Option<Fetched>>> =
-                spans.iter().map(|_| std::sync::Mutex::new(None)).collect();
-            let workers = self.options.parallel.clamp(1, spans.len().max(1));
+                parts.iter().map(|_| std::sync::Mutex::new(None)).collect();
+            let workers = self.options.parallel.clamp(1, parts.len().max(1));
             std::thread::scope(|s| {
                 for _ in 0..workers {
                     s.spawn(|| {
                         loop {
                             let k = next.fetch_add(1, Ordering::Relaxed);
-                            let Some((span, _)) = spans.get(k) else { break };
-                            let r = self.get(Ask::Range(span.clone())).map(|g| g.bytes);
+                            let Some((_, range)) = parts.get(k) else { break };
+                            let r = self.get(Ask::Range(range.clone())).map(|g| g.bytes);
                             *results[k].lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(r);
                         }
                     });
@@ -307,6 +321,15 @@ impl Remote {
                 })
                 .collect()
         };
+        let mut got: Vec<Fetched> = spans.iter().map(|_| Ok(Vec::new())).collect();
+        for ((k, _), bytes) in parts.iter().zip(fetched) {
+            match (&mut got[*k], bytes) {
+                (Ok(joined), Ok(b)) if joined.is_empty() => *joined = b,
+                (Ok(joined), Ok(b)) => joined.extend_from_slice(&b),
+                (slot @ Ok(_), Err(e)) => *slot = Err(e),
+                (Err(_), _) => {}
+            }
+        }
         let mut out: Vec<Vec<u8>> = vec![Vec::new(); ranges.len()];
         for ((span, members), bytes) in spans.iter().zip(got) {
             let bytes = bytes?;

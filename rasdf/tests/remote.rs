@@ -342,5 +342,9 @@ fn rows_of_an_lz4_array_come_from_the_records_that_hold_them() {
     file.remote_rows_at(node, 11_000..11_001).unwrap().unwrap();
     assert_eq!(server.requests(), 1);
     assert!(server.bytes_sent() < block.used_size / 2);
+    // The whole block (12 MB): in parts of 8 MiB side by side, joined in order.
+    server.reset_counters();
+    assert_eq!(file.array::<f32>("big").unwrap(), all);
+    assert_eq!(server.requests(), block.used_size.div_ceil(8 << 20));
     let _ = std::fs::remove_dir_all(&dir);
 }

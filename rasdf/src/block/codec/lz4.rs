@@ -88,6 +88,7 @@ fn lz4_records(input: &[u8], capacity: usize) -> Result<Vec<Lz4Record<'_>>, Bloc
 /// Decodes one record of the reference's lz4 framing, `record` being the whole of it
 /// (`[u32 BE length][u32 LE raw length][LZ4 block]`, nothing after), of at most
 /// `max_raw` decoded bytes: for reading part of a block record by record.
+#[cfg(feature = "remote")]
 pub(crate) fn lz4_one_record(record: &[u8], max_raw: usize) -> Result<Vec<u8>, BlockError> {
     let codec = Compression::Lz4;
     let corrupt = |message: String| BlockError::Corrupt { codec, message };
