@@ -324,7 +324,16 @@ impl Remote {
         let mut got: Vec<Fetched> = spans.iter().map(|_| Ok(Vec::new())).collect();
         for ((k, _), bytes) in parts.iter().zip(fetched) {
             match (&mut got[*k], bytes) {
-                (Ok(joined), Ok(b)) if joined.is_empty() => *joined = b,
+                (Ok(joined), Ok(b)) if joined.is_empty() => {
+                    // Room for the whole span at once: the parts are copied in once each.
+                    let span = &spans[*k].0;
+                    let whole = usize::try_from(span.end - span.start).unwrap_or(0);
+                    if b.len() < whole && joined.try_reserve_exact(whole).is_ok() {
+                        joined.extend_from_slice(&b);
+                    } else {
+                        *joined = b;
+                    }
+                }
                 (Ok(joined), Ok(b)) => joined.extend_from_slice(&b),
                 (slot @ Ok(_), Err(e)) => *slot = Err(e),
                 (Err(_), _) => {}
@@ -332,7 +341,14 @@ impl Remote {
         }
         let mut out: Vec<Vec<u8>> = vec![Vec::new(); ranges.len()];
         for ((span, members), bytes) in spans.iter().zip(got) {
-            let bytes = bytes?;
+            let mut bytes = bytes?;
+            // A span that is one range asked for: its bytes as they came, not copied.
+            if let [i] = members[..]
+                && ranges[i] == *span
+            {
+                out[i] = std::mem::take(&mut bytes);
+                continue;
+            }
             for &i in members {
                 let r = &ranges[i];
                 // `get` checked the length: every member lies inside.
@@ -423,7 +439,23 @@ impl Remote {
             )));
         }
         let want = end - start;
-        let bytes = response.body_mut().with_config().limit(want.saturating_add(1)).read_to_vec().map_err(transport)?;
+        // Read into a buffer of the length asked for (not grown as it comes), then check
+        // that nothing follows.
+        let mut bytes = Vec::new();
+        let size = usize::try_from(want).map_err(|_| self.protocol(format!("{want} bytes do not fit in memory")))?;
+        bytes.try_reserve_exact(size).map_err(|_| self.protocol(format!("no memory for {want} bytes")))?;
+        {
+            use std::io::Read;
+            let mut reader = response.body_mut().with_config().limit(want.saturating_add(1)).reader();
+            reader.by_ref().take(want.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| {
+                RemoteError::Transport {
+                    url: self.url.clone(),
+                    message: e.to_string(),
+                    timeout: e.kind() == std::io::ErrorKind::TimedOut,
+                    attempts,
+                }
+            })?;
+        }
         self.received.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         if bytes.len() as u64 != want {
             return Err(RemoteError::Transport {
