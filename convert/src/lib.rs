@@ -229,6 +229,13 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> Result<
     convert_with_warnings(input, output, options, &mut |_| {})
 }
 
+/// The format `output`'s extension names.
+fn output_format(output: &Path) -> Result<Format> {
+    Format::from_extension(output).ok_or_else(|| {
+        usage(format!("{}: the output's extension names no format (.asdf, .ra, .gsd, .b2nd)", output.display()))
+    })
+}
+
 /// [`convert`], telling `warn` of what the output cannot hold: each masked array written
 /// without its mask (see [`masks_left_behind`]).
 ///
@@ -240,9 +247,7 @@ pub fn convert_with_warnings(
     options: &ConvertOptions,
     warn: &mut dyn FnMut(String),
 ) -> Result<()> {
-    let to = Format::from_extension(output).ok_or_else(|| {
-        usage(format!("{}: the output's extension names no format (.asdf, .ra, .gsd, .b2nd)", output.display()))
-    })?;
+    let to = output_format(output)?;
     let (file, _) = rasdf::file::open_regular(input).map_err(|e| Error::from(e).in_file(input))?;
     // Mapped and guarded, as the library maps ASDF files: an input cut short by another
     // process while read gives an error (see `unchanged`), never a crash.
@@ -298,9 +303,7 @@ pub fn convert_asdf_file(
     options: &ConvertOptions,
     warn: &mut dyn FnMut(String),
 ) -> Result<()> {
-    let to = Format::from_extension(output).ok_or_else(|| {
-        usage(format!("{}: the output's extension names no format (.asdf, .ra, .gsd, .b2nd)", output.display()))
-    })?;
+    let to = output_format(output)?;
     let input = f.path().map(Path::to_path_buf).unwrap_or_default();
     match to {
         Format::RawArray | Format::Gsd | Format::B2nd => from_asdf_file(f, &input, to, output, options, warn),

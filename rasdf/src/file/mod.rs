@@ -599,12 +599,18 @@ impl AsdfFile {
         let Some(path) = crate::external::resolve(&base, uri).map_err(|e| Error::new(e, Location::default()))? else {
             return Ok(None);
         };
+        self.external_file(path.clone(), || self.options.open(&path)).map(Some)
+    }
+
+    /// The external file cached under `key`, opened by `open` the first time, lent for
+    /// as long as `self` (local and remote external files alike).
+    fn external_file(&self, key: PathBuf, open: impl FnOnce() -> Result<AsdfFile>) -> Result<&AsdfFile> {
         let mut cache = self.externals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let f = match cache.get(&path) {
+        let f = match cache.get(&key) {
             Some(f) => Arc::clone(f),
             None => {
-                let f = Arc::new(self.options.open(&path)?);
-                cache.insert(path, Arc::clone(&f));
+                let f = Arc::new(open()?);
+                cache.insert(key, Arc::clone(&f));
                 f
             }
         };
@@ -612,7 +618,7 @@ impl AsdfFile {
         // replaced, until `self` is dropped; the file an `Arc` points to never moves. So
         // the file outlives this borrow of `self`, and its mapped or cached block data
         // can be lent out for as long, with no copy.
-        Ok(Some(unsafe { &*Arc::as_ptr(&f) }))
+        Ok(unsafe { &*Arc::as_ptr(&f) })
     }
 
     /// Whether the file was opened from a URL ([`OpenOptions::open_url`]).

@@ -382,19 +382,7 @@ impl AsdfFile {
         let Some(url) = external_url(remote.url(), uri).map_err(|e| Error::new(e, Location::default()))? else {
             return Ok(None);
         };
-        let key = std::path::PathBuf::from(&url);
-        let mut cache = self.externals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let f = match cache.get(&key) {
-            Some(f) => Arc::clone(f),
-            None => {
-                let f = Arc::new(self.options.open_url(&url)?);
-                cache.insert(key, Arc::clone(&f));
-                f
-            }
-        };
-        // SAFETY: as in `AsdfFile::external`: entries are never removed while `self`
-        // lives, and the file an `Arc` points to never moves.
-        Ok(Some(unsafe { &*Arc::as_ptr(&f) }))
+        self.external_file(std::path::PathBuf::from(&url), || self.options.open_url(&url)).map(Some)
     }
 
     /// Rows `rows` (along the first axis) of the array at `node` of a remote file, read
