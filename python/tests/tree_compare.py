@@ -5,6 +5,7 @@ twice in one tree is one object seen twice at the same places in the other)."""
 from __future__ import annotations
 
 import math
+import struct
 from typing import Any, Dict, List
 
 
@@ -34,7 +35,8 @@ def differences(a: Any, b: Any, limit: int = 5) -> List[str]:
             seen_a[id(x)] = path
             seen_b[id(y)] = path
         if isinstance(x, float):
-            if not (x == y and math.copysign(1, x) == math.copysign(1, y) or math.isnan(x) and math.isnan(y)):
+            same_nan = math.isnan(x) and math.isnan(y) and struct.pack("<d", x) == struct.pack("<d", y)
+            if not (x == y and math.copysign(1, x) == math.copysign(1, y) or same_nan):
                 out.append(f"{path}: {x!r} != {y!r}")
             return
         if isinstance(x, complex):

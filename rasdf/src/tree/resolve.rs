@@ -249,6 +249,14 @@ pub fn is_int(s: &str) -> bool {
     parts.all(is_base60_part)
 }
 
+/// The NaN PyYAML makes of `.nan`: `-inf / inf`, computed on this machine as PyYAML
+/// computes it (its sign bit is set on x86, where the division gives the "default NaN";
+/// not on Arm), so that arrays and trees carry the reference's very bits.
+pub fn pyyaml_nan() -> f64 {
+    let inf = std::hint::black_box(f64::INFINITY);
+    -inf / inf
+}
+
 /// PyYAML's float regex:
 /// `[-+]?([0-9][0-9_]*)\.[0-9_]*([eE][-+][0-9]+)? | \.[0-9][0-9_]*([eE][-+][0-9]+)? |
 /// [-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]* | [-+]?\.(inf|Inf|INF) | \.(nan|NaN|NAN)`
@@ -317,7 +325,7 @@ pub fn construct_float(s: &str) -> Option<f64> {
         return Some(sign * f64::INFINITY);
     }
     if u == ".nan" {
-        return Some(f64::NAN);
+        return Some(pyyaml_nan());
     }
     if u.contains(':') {
         let mut value = 0.0;
