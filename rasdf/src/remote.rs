@@ -50,7 +50,7 @@ impl Default for RemoteOptions {
             retries: 3,
             retry_pause: Duration::from_millis(100),
             coalesce_gap: 256 * 1024,
-            parallel: 8,
+            parallel: 16,
             part_bytes: 8 << 20,
             s3: S3Options::default(),
         }
@@ -358,6 +358,70 @@ impl Remote {
             }
         }
         Ok(out)
+    }
+
+    /// The bytes of `range`, in parts of [`RemoteOptions::part_bytes`] fetched side by
+    /// side, handed to `consume` in order as they arrive (part `k` as soon as parts `0`
+    /// to `k` are in): for decoding a block while the rest of it is on its way.
+    ///
+    /// # Errors
+    /// The first request that failed (after its retries), or `consume`'s error; the
+    /// requests not yet started are then not made.
+    pub fn fetch_in_order<E: From<RemoteError>>(
+        &self,
+        range: Range<u64>,
+        mut consume: impl FnMut(Vec<u8>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if range.start > range.end || range.end > self.len {
+            return Err(self
+                .protocol(format!("range {}..{} is outside the object's {} bytes", range.start, range.end, self.len))
+                .into());
+        }
+        let part = self.options.part_bytes.max(1);
+        let n = (range.end - range.start).div_ceil(part);
+        let parts: Vec<Range<u64>> =
+            (0..n).map(|j| range.start + j * part..(range.start + (j + 1) * part).min(range.end)).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Fetched)>();
+        let workers = self.options.parallel.clamp(1, parts.len().max(1));
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                let tx = tx.clone();
+                let (next, stop, parts) = (&next, &stop, &parts);
+                s.spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(range) = parts.get(k) else { break };
+                        let got = self.get(Ask::Range(range.clone())).map(|g| g.bytes);
+                        if tx.send((k, got)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            let mut waiting = std::collections::BTreeMap::new();
+            let mut want = 0usize;
+            let result = (|| {
+                while want < parts.len() {
+                    let Ok((k, got)) = rx.recv() else {
+                        return Err(self.protocol("a request was not made".into()).into());
+                    };
+                    waiting.insert(k, got);
+                    while let Some(got) = waiting.remove(&want) {
+                        consume(got?)?;
+                        want += 1;
+                    }
+                }
+                Ok(())
+            })();
+            if result.is_err() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            drop(rx);
+            result
+        })
     }
 
     /// The bytes of one range (see [`Remote::fetch`]).

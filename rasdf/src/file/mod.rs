@@ -723,6 +723,10 @@ impl AsdfFile {
     /// checksum, when it is verified), so that they do not add to the process's
     /// resident memory beside the decoded data: they are read once.
     fn decode_block(&self, n: usize) -> Result<Vec<u8>> {
+        #[cfg(feature = "remote")]
+        if let Some(data) = self.remote_lz4_streamed(n)? {
+            return Ok(data);
+        }
         let stored = self.block_stored(n)?;
         let release = |r: std::ops::Range<usize>| self.bytes.release(r);
         let verify = self.options.verify_checksums;

@@ -500,6 +500,43 @@ impl AsdfFile {
         Ok(out.get(from..to).map(<[u8]>::to_vec))
     }
 
+    /// Remote lz4 block `n`, decoded as its parts arrive, the decoding of each part
+    /// overlapping the fetching of the next ones; its stored bytes are not kept. `None`
+    /// where this does not apply (not a remote lz4 block, checksums to verify, fetched
+    /// already, a limit passed) and for a block the stream finds damaged: the whole block
+    /// is then read, and its decoding says what is wrong.
+    pub(super) fn remote_lz4_streamed(&self, n: usize) -> Result<Option<Vec<u8>>> {
+        let Some(remote) = &self.remote else { return Ok(None) };
+        let h = self.block_header(n)?;
+        let limit = self.options.limits.max_block_bytes;
+        if h.compression != crate::block::Compression::Lz4
+            || self.options.verify_checksums
+            || h.is_streamed()
+            || self.fetched[n].get().is_some()
+            || h.data_size > limit
+            || h.used_size > limit
+        {
+            return Ok(None);
+        }
+        let Ok(mut stream) = crate::block::codec::Lz4Stream::new(h.data_size) else { return Ok(None) };
+        enum Stop {
+            Remote(RemoteError),
+            Damaged,
+        }
+        impl From<RemoteError> for Stop {
+            fn from(e: RemoteError) -> Stop {
+                Stop::Remote(e)
+            }
+        }
+        let start = h.data_offset();
+        let end = start.saturating_add(h.used_size).min(remote.len());
+        match remote.fetch_in_order(start..end, |piece| stream.feed(&piece).map_err(|_| Stop::Damaged)) {
+            Ok(()) => Ok(stream.finish().ok()),
+            Err(Stop::Damaged) => Ok(None),
+            Err(Stop::Remote(e)) => Err(remote_error(e).with_block(n)),
+        }
+    }
+
     /// Block `n` of a remote file, header and stored data, fetched once.
     pub(super) fn fetched_block(&self, n: usize, remote: &Remote) -> Result<&[u8]> {
         if let Some(b) = self.fetched[n].get() {

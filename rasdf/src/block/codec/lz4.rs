@@ -106,6 +106,97 @@ pub(crate) fn lz4_one_record(record: &[u8], max_raw: usize) -> Result<Vec<u8>, B
     Ok(out)
 }
 
+/// A decoder of the reference's lz4 framing fed the stored bytes in pieces, in order
+/// (a remote block decoded as its parts arrive). Each piece's whole records are decoded
+/// at once, in parallel, straight into the output; what is left of a record waits for
+/// the next piece. Its verdicts are those of decoding the whole block.
+#[cfg(feature = "remote")]
+pub(crate) struct Lz4Stream {
+    out: Vec<u8>,
+    /// Bytes of the output decoded.
+    written: usize,
+    /// The start of a record that the next piece completes.
+    carry: Vec<u8>,
+    /// Stored bytes fed before `carry`.
+    consumed: usize,
+}
+
+#[cfg(feature = "remote")]
+impl Lz4Stream {
+    /// A decoder of a block of `data_size` decoded bytes (the caller has checked it
+    /// against its limits: this allocates it).
+    pub(crate) fn new(data_size: u64) -> Result<Lz4Stream, BlockError> {
+        let capacity = memory_size(Compression::Lz4, data_size)?;
+        Ok(Lz4Stream { out: vec![0u8; capacity], written: 0, carry: Vec::new(), consumed: 0 })
+    }
+
+    /// Decodes what `piece`, after the pieces before it, completes.
+    pub(crate) fn feed(&mut self, piece: &[u8]) -> Result<(), BlockError> {
+        let codec = Compression::Lz4;
+        let corrupt = |message: String| BlockError::Corrupt { codec, message };
+        let carried = std::mem::take(&mut self.carry);
+        let joined;
+        let input: &[u8] = if carried.is_empty() {
+            piece
+        } else {
+            joined = [&carried[..], piece].concat();
+            &joined
+        };
+        let mut records = Vec::new();
+        let mut pos = 0usize;
+        let mut total = self.written;
+        while let Some(head) = input.get(pos..pos + 8) {
+            let chunk_len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+            let raw_len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+            if chunk_len < 4 {
+                return Err(corrupt(format!("record length {chunk_len} at stored byte {}", self.consumed + pos)));
+            }
+            let Some(end) = pos.checked_add(4 + chunk_len).filter(|&e| e <= input.len()) else { break };
+            total = total.saturating_add(raw_len);
+            if total > self.out.len() {
+                return Err(BlockError::DecodedTooLong { codec, expected: self.out.len() as u64 });
+            }
+            records.push(Lz4Record { block: &input[pos + 8..end], raw_len, end });
+            pos = end;
+        }
+        // Each record's part of the output, side by side.
+        let mut rest = &mut self.out[self.written..total];
+        let mut jobs = Vec::with_capacity(records.len());
+        for r in &records {
+            let (dst, after) = rest.split_at_mut(r.raw_len);
+            jobs.push((r, dst));
+            rest = after;
+        }
+        jobs.into_par_iter().try_for_each(|(r, dst)| lz4_record_into(r, dst))?;
+        self.written = total;
+        self.consumed += pos;
+        self.carry = input[pos..].to_vec();
+        Ok(())
+    }
+
+    /// The decoded block, once every stored byte was fed.
+    pub(crate) fn finish(self) -> Result<Vec<u8>, BlockError> {
+        let codec = Compression::Lz4;
+        if !self.carry.is_empty() {
+            let at = self.consumed;
+            let message = if self.carry.len() < 8 {
+                format!("record header cut off at stored byte {at}")
+            } else {
+                format!("record at stored byte {at} runs past the end")
+            };
+            return Err(BlockError::Corrupt { codec, message });
+        }
+        if self.written < self.out.len() {
+            return Err(BlockError::DecodedTooShort {
+                codec,
+                expected: self.out.len() as u64,
+                got: self.written as u64,
+            });
+        }
+        Ok(self.out)
+    }
+}
+
 /// Decodes record `r` into `dst`, exactly its decoded length.
 fn lz4_record_into(r: &Lz4Record<'_>, dst: &mut [u8]) -> Result<(), BlockError> {
     let n = lz4_flex::block::decompress_into(r.block, dst)

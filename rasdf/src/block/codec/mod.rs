@@ -31,6 +31,8 @@ use super::BlockError;
 
 pub use lz4::LZ4_CHUNK;
 #[cfg(feature = "remote")]
+pub(crate) use lz4::Lz4Stream;
+#[cfg(feature = "remote")]
 pub(crate) use lz4::lz4_one_record;
 pub(crate) use lz4::lz4_records_into;
 
