@@ -43,6 +43,7 @@ pub mod index;
 pub mod limits;
 pub mod ndarray;
 mod pipeline;
+mod progress;
 #[cfg(feature = "remote")]
 pub mod remote;
 #[doc(hidden)]
@@ -71,3 +72,4 @@ pub mod deps {
 struct ReadmeDoctests;
 pub use file::{AsdfFile, OpenOptions};
 pub use limits::{LimitError, Limits};
+pub use progress::Progress;

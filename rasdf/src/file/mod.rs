@@ -752,9 +752,23 @@ impl AsdfFile {
     /// hashed as it comes, when its checksum is of the decoded data; others are decoded
     /// whole, one per thread at a time.
     pub fn verify_blocks(&self) -> Vec<Result<ChecksumStatus>> {
+        self.verify_blocks_with(None)
+    }
+
+    /// [`AsdfFile::verify_blocks`], telling `progress` of each block checked (in blocks).
+    pub fn verify_blocks_with(&self, progress: Option<&crate::Progress>) -> Vec<Result<ChecksumStatus>> {
+        if let Some(p) = progress {
+            p.start(self.blocks.len() as u64);
+        }
         (0..self.blocks.len())
             .into_par_iter()
-            .map(|n| self.unchanged(self.verify_block(n).map_err(|e| e.with_block(n))))
+            .map(|n| {
+                let r = self.unchanged(self.verify_block(n).map_err(|e| e.with_block(n)));
+                if let Some(p) = progress {
+                    p.advance(1);
+                }
+                r
+            })
             .collect()
     }
 

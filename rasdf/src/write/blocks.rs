@@ -91,6 +91,10 @@ impl Document<'_> {
         // thread, however large the blocks.
         let mut offset = (text_len + tree_pad) as u64;
         let mut offsets = Vec::with_capacity(plan.internal.len());
+        let block_len = |base: usize| self.block_bytes(base, &plan).len() as u64;
+        if let Some(p) = &options.progress {
+            p.start(plan.internal.iter().chain(&plan.external).map(|&(base, _)| block_len(base)).sum());
+        }
         let mut rest = &plan.internal[..];
         while !rest.is_empty() {
             let mut held = 0usize;
@@ -121,6 +125,9 @@ impl Document<'_> {
                     other => write_prepared(out, other, self.block_bytes(base, &plan), options)?,
                 };
                 offset += block::HEADER_LEN as u64 + allocated;
+                if let Some(p) = &options.progress {
+                    p.advance(block_len(base));
+                }
             }
         }
         if self.stream.is_some() {
@@ -152,9 +159,16 @@ impl Document<'_> {
                     chunks: None,
                 });
                 // As the reference writes them: no padding.
-                let sub_opts =
-                    WriteOptions { storage: Some(ArrayStorage::Internal), pad_blocks: false, ..options.clone() };
+                let sub_opts = WriteOptions {
+                    storage: Some(ArrayStorage::Internal),
+                    pad_blocks: false,
+                    progress: None,
+                    ..options.clone()
+                };
                 externals.push(sub.stage_raw_block_file(&path, &sub_opts)?);
+                if let Some(p) = &options.progress {
+                    p.advance(block_len(base));
+                }
             }
         }
         Ok(())

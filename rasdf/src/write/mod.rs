@@ -40,6 +40,7 @@ pub mod stage;
 mod stream;
 
 pub use crate::direct::{CopyHasher, DirectWriter};
+pub use crate::progress::Progress;
 pub use array::{ArrayBytes, IntoArrayBytes, Ndarray};
 pub use document::{Document, Scalar, Source};
 pub use plan::external_path;
@@ -110,8 +111,10 @@ pub struct WriteOptions {
     /// Write only the part of the base a view selects (instead of the whole base).
     pub views_only: bool,
     /// Sync the file to disk before renaming it into place (survives a power loss; the
-    /// rename alone already survives a killed process). Also turned on by `RASDF_SYNC=1`.
+    /// rename alone already survives a killed process).
     pub sync: bool,
+    /// Told how far the write has come, in bytes of array data.
+    pub progress: Option<Progress>,
 }
 
 impl Default for WriteOptions {
@@ -125,6 +128,7 @@ impl Default for WriteOptions {
             checksums: true,
             views_only: false,
             sync: false,
+            progress: None,
         }
     }
 }
