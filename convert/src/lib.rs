@@ -8,6 +8,7 @@ pub mod b2nd;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod gsd;
+pub mod npy;
 pub mod ra;
 
 use std::io::Write;
