@@ -17,6 +17,9 @@ struct Args {
     command: Command,
     #[command(flatten)]
     limits: LimitArgs,
+    /// No progress bars (they are drawn on standard error only when it is a terminal).
+    #[arg(short, long, global = true)]
+    quiet: bool,
 }
 
 /// Limits on what an input may make rasdf read or allocate (rasdf::Limits); each
@@ -55,12 +58,21 @@ enum Command {
     /// Walk and decode every block, verify checksums and the block index, check that
     /// every array reads and validate the tree against the standard's schemas (also
     /// `rasdf validate`, as asdftool names it).
-    #[command(alias = "validate")]
+    #[command(
+        alias = "validate",
+        after_help = "Examples:\n  rasdf check file.asdf\n  rasdf check https://example.org/file.asdf --json"
+    )]
     Check {
         /// The ASDF file.
         file: PathBuf,
+        /// The report as JSON: {"file", "blocks": [...], "warnings", "errors", "sound", ...}.
+        #[arg(long)]
+        json: bool,
     },
     /// Show the tree, with arrays' shape, datatype and storage.
+    #[command(
+        after_help = "Examples:\n  rasdf info file.asdf --max-rows 40\n  rasdf info file.asdf --stats --show-blocks\n  rasdf info file.asdf --json"
+    )]
     Info {
         /// The ASDF file.
         file: PathBuf,
@@ -83,9 +95,14 @@ enum Command {
         /// Also read every array and show its min, max, mean and NaN count.
         #[arg(long)]
         stats: bool,
+        /// The tree as JSON: {"nodes": [{"path", "type", "tag", "value", "array"}],
+        /// "blocks", "stats"} (--max-rows and --max-cols do not apply).
+        #[arg(long)]
+        json: bool,
     },
     /// Rewrite the file with every array in a block of its own file, optionally
     /// compressed (like asdftool defragment).
+    #[command(after_help = "Example:\n  rasdf defragment file.asdf -o packed.asdf -c lz4")]
     Defragment {
         /// The ASDF file.
         file: PathBuf,
@@ -101,15 +118,18 @@ enum Command {
     },
     /// Split the file: every array in a file of its own beside the output (like
     /// asdftool explode).
-    #[command(mut_arg("output", |a| a.help(EXPLODE_OUTPUT)))]
+    #[command(mut_arg("output", |a| a.help(EXPLODE_OUTPUT)), after_help = EXPLODE_EXAMPLE)]
     Explode(FileArgs),
     /// Join an exploded file: every array back in a block of one file (like asdftool
     /// implode).
-    #[command(mut_arg("output", |a| a.help(IMPLODE_OUTPUT)))]
+    #[command(mut_arg("output", |a| a.help(IMPLODE_OUTPUT)), after_help = IMPLODE_EXAMPLE)]
     Implode(FileArgs),
     /// Convert between ASDF and RawArray (.ra, one array), GSD (.gsd, frames of chunks)
     /// or Blosc2 b2nd (.b2nd, one array): the input's format is told by its first
     /// bytes, the output's by its extension.
+    #[command(
+        after_help = "Examples:\n  rasdf convert image.asdf image.b2nd --array /sci/data -c zstd\n  rasdf convert run.gsd run.asdf -c lz4"
+    )]
     Convert {
         /// The input file (ASDF, RawArray, GSD or b2nd).
         input: PathBuf,
@@ -124,13 +144,154 @@ enum Command {
         #[arg(short, long, value_parser = ["zlib", "bzp2", "lz4", "zstd", "none"])]
         compress: Option<String>,
     },
+    /// Report the differences between two ASDF files, one a line with its tree path:
+    /// keys, tags, values, arrays' shapes, datatypes and elements. How the files are
+    /// stored (compression, block order, byte order, inline or not) is no difference.
+    /// Exit 0 when equal, 1 when different, 2 when they cannot be compared.
+    #[command(
+        after_help = "Example:\n  rasdf diff before.asdf after.asdf --rtol 1e-6 --ignore history --ignore '[asdf_library]'"
+    )]
+    Diff {
+        /// The first file (A).
+        a: PathBuf,
+        /// The second file (B).
+        b: PathBuf,
+        /// Relative tolerance for floats: |a - b| <= atol + rtol * |b|.
+        #[arg(long, default_value_t = 0.0, value_name = "R")]
+        rtol: f64,
+        /// Absolute tolerance for floats.
+        #[arg(long, default_value_t = 0.0, value_name = "A")]
+        atol: f64,
+        /// A tree path not to compare (repeatable): /meta/date, /list/*/date (`*`: any
+        /// one step), or asdftool's JMESPath form: meta.date, list[*].date, [a,b].
+        #[arg(short, long, value_name = "PATH")]
+        ignore: Vec<String>,
+        /// The differences as JSON: {"equal", "differences": [{"path", "kind", ...}]}.
+        #[arg(long)]
+        json: bool,
+        /// Accepted as asdftool spells it: the report is one line a difference already.
+        #[arg(short, long)]
+        minimal: bool,
+    },
+    /// Draw an array as a PNG: a 2-D array (or one plane of a cube) as a grey image of
+    /// its width and height, a 1-D array as a line plot.
+    ///
+    /// Grey = round(255 * clamp((v - vmin) / (vmax - vmin), 0, 1)), halves rounded up;
+    /// vmin and vmax from the stretch, over the values that are finite and not masked.
+    /// Masked pixels are magenta (255, 0, 255), NaN and infinite ones red (255, 0, 0).
+    /// Row 0 of the array is at the bottom of the image (--origin lower, as ds9 and
+    /// astropy show images), column 0 at the left. A cube's last two axes are the image;
+    /// its leading axes, flattened in C order, number the planes (--plane, needed).
+    /// A plot is 800x400: the values from left to right, the y axis from the stretch
+    /// (minmax by default), masked and NaN values leaving gaps marked by a tick of their
+    /// colour below the frame. Strings, records and complex numbers have no preview;
+    /// images of more than 2^31 pixels are refused.
+    #[command(
+        after_help = "Examples:\n  rasdf preview image.asdf sci/data -o data.png\n  rasdf preview cube.asdf /data -o plane3.png --plane 3 --stretch percentile --percentile 99"
+    )]
+    Preview {
+        /// The ASDF file.
+        file: PathBuf,
+        /// The tree path of the array: /sci/data or sci/data.
+        path: String,
+        /// The PNG to write (`-`: standard output).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The interval that spans black to white: zscale (IRAF's, as astropy's
+        /// ZScaleInterval; the default for images), minmax (the default for plots) or
+        /// percentile (the central --percentile per cent of the values).
+        #[arg(long, value_enum)]
+        stretch: Option<crate::preview::Stretch>,
+        /// For --stretch percentile: the per cent of the values kept, as many left out
+        /// at each end (astropy's PercentileInterval).
+        #[arg(long, value_name = "P", default_value_t = 99.5)]
+        percentile: f64,
+        /// For --stretch zscale: the contrast (0 < C <= 1; smaller widens the interval).
+        #[arg(long, value_name = "C", default_value_t = 0.25)]
+        contrast: f64,
+        /// The plane of a cube: an index over its leading axes flattened in C order.
+        #[arg(long, value_name = "N")]
+        plane: Option<usize>,
+        /// Where row 0 of the array goes: lower (the bottom, the default) or upper.
+        #[arg(long, value_enum, default_value_t = crate::preview::Origin::Lower)]
+        origin: crate::preview::Origin,
+    },
+    /// Edit the tree in $VISUAL or $EDITOR (run through the shell, so it may hold
+    /// arguments; vi when neither is set). The edited tree must parse and validate; it is
+    /// written in place when it fits before the first block, else the file is rewritten
+    /// atomically with its blocks copied byte for byte. A failed edit changes nothing.
+    #[command(after_help = "Examples:\n  rasdf edit file.asdf\n  EDITOR='code --wait' rasdf edit file.asdf")]
+    Edit {
+        /// The ASDF file.
+        file: PathBuf,
+    },
+    /// List the tree paths whose key, type and value match (like asdftool search), breadth
+    /// first, one a line. Exit 0 when something matched, 1 when nothing did.
+    #[command(
+        after_help = "Examples:\n  rasdf search file.asdf 'exp.*time'\n  rasdf search file.asdf --type ndarray\n  \
+                            rasdf search file.asdf --value 'JWST|HST'\n  rasdf search file.asdf date --type str --json"
+    )]
+    Search {
+        /// The ASDF file.
+        file: PathBuf,
+        /// A regular expression searched in each key (or list index).
+        key: Option<String>,
+        /// The same, as asdftool spells it.
+        #[arg(long = "key", value_name = "KEY", conflicts_with = "key")]
+        key_option: Option<String>,
+        /// A Python type (int, float, str, bool, dict, list, NoneType, bytes, complex,
+        /// datetime, date, ndarray; int matches booleans too, as in Python), else a regular
+        /// expression searched in the type name and the tag.
+        #[arg(long = "type", value_name = "T")]
+        type_: Option<String>,
+        /// A JSON number, true, false or null the value must equal (1 == 1.0 == true),
+        /// else a regular expression searched in scalar values.
+        #[arg(long, value_name = "V")]
+        value: Option<String>,
+        /// The matches as JSON: {"matches": [{"path", "type", "tag", "value", "array"}]}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Examples:\n  rasdf completions bash > ~/.local/share/bash-completion/completions/rasdf\n  \
+                            rasdf completions zsh > ~/.zfunc/_rasdf"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Write the file as YAML only, every array inline (like asdftool to_yaml).
+    #[command(alias = "to_yaml", after_help = "Example:\n  rasdf to-yaml file.asdf -o file.yaml")]
     ToYaml {
         /// The ASDF file.
         file: PathBuf,
         /// Output file (default: FILE with the extension .yaml).
         #[arg(short, long)]
         output: Option<PathBuf>,
+    },
+    /// Write one array as a NumPy .npy file: any datatype (records, strings, complex,
+    /// big-endian), its bytes as stored, in C order; a masked array's data, and its
+    /// mask with --mask. --raw writes the elements alone, with no header.
+    #[command(
+        after_help = "Examples:\n  rasdf extract image.asdf /sci/data -o data.npy\n  rasdf extract image.asdf sci/data -o - --raw | od -f"
+    )]
+    Extract {
+        /// The ASDF file.
+        file: PathBuf,
+        /// The tree path of the array: /sci/data or sci/data.
+        path: String,
+        /// Output file (`-`: standard output).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Also write the array's mask as a .npy of booleans (an array with no mask is
+        /// an error).
+        #[arg(long, value_name = "M.npy")]
+        mask: Option<PathBuf>,
+        /// Write the elements alone (C order, the file's byte order), with no header;
+        /// the mask, a byte each.
+        #[arg(long)]
+        raw: bool,
     },
 }
 
@@ -145,6 +306,8 @@ struct FileArgs {
     output: Option<PathBuf>,
 }
 
+const EXPLODE_EXAMPLE: &str = "Example:\n  asdf-explode file.asdf -o parts/file.asdf   (or: rasdf explode ...)";
+const IMPLODE_EXAMPLE: &str = "Example:\n  asdf-implode parts/file.asdf -o whole.asdf   (or: rasdf implode ...)";
 const EXPLODE_OUTPUT: &str = "Output file (default: FILE_exploded.asdf)";
 const IMPLODE_OUTPUT: &str = "Output file (default: FILE_all.asdf)";
 
@@ -186,29 +349,39 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
     let limits = args.limits.limits();
     let options = OpenOptions::new().limits(limits).remote(crate::remote::options_from_env());
     match args.command {
-        Command::Check { file } => crate::check::run(&file, &options, out).map_err(io),
-        Command::Info { file, max_rows, max_cols, show_values: _, no_show_values, show_blocks, stats } => {
+        Command::Check { file, json } => {
+            let (_bar, progress) = crate::progress::bar(args.quiet, "check", crate::progress::Unit::Blocks).unzip();
+            crate::check::run_with(&file, &options, json, progress.as_ref(), out).map_err(io)
+        }
+        Command::Info { file, max_rows, max_cols, show_values: _, no_show_values, show_blocks, stats, json } => {
             let f = open(&file, &options)?;
             let options =
                 crate::info::InfoOptions { max_rows, max_cols, show_values: !no_show_values, show_blocks, stats };
-            let outcome = crate::info::report(&f, &options, out).map_err(io);
+            let outcome = match json {
+                true => crate::info::report_json(&f, &options, out),
+                false => crate::info::report(&f, &options, out),
+            };
+            let outcome = outcome.map_err(io);
             release(f);
             outcome
         }
         Command::Defragment { file, output, compress, views_only } => {
             readable(&file)?;
             let compression = compress.as_deref().and_then(rasdf::block::Compression::from_name);
-            report(rewrite_with(&options, &file, &output, ArrayStorage::Internal, compression, views_only))
+            let (_bar, progress) = write_bar(args.quiet, "defragment");
+            report(rewrite_with(&options, &file, &output, ArrayStorage::Internal, compression, views_only, progress))
         }
         Command::Explode(FileArgs { file, output }) => {
             readable(&file)?;
             let output = output.unwrap_or_else(|| rewrite::default_output(&file, "_exploded"));
-            report(rewrite_with(&options, &file, &output, ArrayStorage::External, None, false))
+            let (_bar, progress) = write_bar(args.quiet, "explode");
+            report(rewrite_with(&options, &file, &output, ArrayStorage::External, None, false, progress))
         }
         Command::Implode(FileArgs { file, output }) => {
             readable(&file)?;
             let output = output.unwrap_or_else(|| rewrite::default_output(&file, "_all"));
-            report(rewrite_with(&options, &file, &output, ArrayStorage::Internal, None, false))
+            let (_bar, progress) = write_bar(args.quiet, "implode");
+            report(rewrite_with(&options, &file, &output, ArrayStorage::Internal, None, false, progress))
         }
         Command::Convert { input, output, array, compress } => {
             let remote = crate::remote::is_url(&input);
@@ -234,6 +407,7 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
                 (_, codec) => codec.unwrap_or(BloscCodec::Zstd),
             };
             let options = rasdf_convert::ConvertOptions { array, compression, blosc_codec, limits };
+            let _spinner = crate::progress::spinner(args.quiet, &format!("convert to {}", output.display()));
             let mut warn = |w: String| eprintln!("rasdf: warning: {w}");
             if remote {
                 // A remote input is ASDF (the other formats are read from local files).
@@ -242,6 +416,82 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             }
             report(rasdf_convert::convert_with_warnings(&input, &output, &options, &mut warn))
         }
+        Command::Diff { a, b, rtol, atol, ignore, json, minimal: _ } => {
+            // Exit 1 means "different": a file that cannot be read is 2, as for diff(1).
+            let fa = open(&a, &options).map_err(|_| 2u8)?;
+            let fb = open(&b, &options).map_err(|_| 2u8)?;
+            let options = crate::diff::DiffOptions { rtol, atol, ignore };
+            match crate::diff::diff(&fa, &fb, &options) {
+                Ok(d) => {
+                    crate::diff::report(&d, json, out).map_err(io)?;
+                    Ok(if d.is_empty() { Outcome::Ok } else { Outcome::Failed })
+                }
+                Err(e) => {
+                    say(&e);
+                    Err(2)
+                }
+            }
+        }
+        Command::Extract { file, path, output, mask, raw } => {
+            let f = open(&file, &options)?;
+            let outcome = report(crate::extract::run(&f, &path, &output, mask.as_deref(), raw, out));
+            release(f);
+            outcome
+        }
+        Command::Preview { file, path, output, stretch, percentile, contrast, plane, origin } => {
+            let f = open(&file, &options)?;
+            let zscale = crate::preview::ZScale { contrast, ..Default::default() };
+            let options = crate::preview::PreviewOptions { stretch, percentile, zscale, plane, origin };
+            let outcome = report(crate::preview::run(&f, &path, &options, &output, out));
+            release(f);
+            outcome
+        }
+        Command::Edit { file } => {
+            readable(&file)?;
+            use std::io::IsTerminal;
+            let interactive = std::io::stdin().is_terminal();
+            let again = |e: &crate::edit::EditError| {
+                if !interactive || !matches!(e, crate::edit::EditError::Invalid(_)) {
+                    return false;
+                }
+                eprintln!("rasdf: {e}");
+                eprint!("rasdf: edit again? [Y/n] ");
+                let mut answer = String::new();
+                std::io::stdin().read_line(&mut answer).is_ok_and(|_| !answer.trim().to_lowercase().starts_with('n'))
+            };
+            match crate::edit::edit(&file, &options, &crate::edit::default_editor(), again) {
+                Ok(crate::edit::Edited::Unchanged) => {
+                    eprintln!("rasdf: {}: no changes", file.display());
+                    Ok(Outcome::Ok)
+                }
+                Ok(_) => Ok(Outcome::Ok),
+                Err(e) => {
+                    eprintln!("rasdf: {e}; {} is unchanged", file.display());
+                    Ok(Outcome::Failed)
+                }
+            }
+        }
+        Command::Search { file, key, key_option, type_, value, json } => {
+            let key = key.or(key_option);
+            let query = match crate::search::Query::new(key.as_deref(), type_.as_deref(), value.as_deref()) {
+                Ok(q) => q,
+                Err(e) => {
+                    eprintln!("rasdf: {e}");
+                    return Err(2);
+                }
+            };
+            let f = open(&file, &options)?;
+            let found = crate::search::search(&f, &query);
+            let outcome = crate::search::report(&f, &found, json, out).map_err(io);
+            drop(found);
+            release(f);
+            outcome
+        }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Args::command(), "rasdf", out);
+            Ok(Outcome::Ok)
+        }
         Command::ToYaml { file, output } => {
             let f = open(&file, &options)?;
             // A URL's YAML goes to the current folder, named after the URL's last part.
@@ -249,6 +499,7 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
                 true => PathBuf::from(file.file_name().unwrap_or(file.as_os_str())).with_extension("yaml"),
                 false => file.with_extension("yaml"),
             });
+            let _spinner = crate::progress::spinner(args.quiet, &format!("to-yaml {}", output.display()));
             match crate::to_yaml::write(&f, &output) {
                 Ok(()) => Ok(Outcome::Ok),
                 Err(e) => {
@@ -258,6 +509,12 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             }
         }
     }
+}
+
+/// A bar of bytes written for a rewrite, and the progress that moves it (none unless
+/// standard error is a terminal and not `--quiet`).
+fn write_bar(quiet: bool, what: &str) -> (Option<crate::progress::Bar>, Option<rasdf::Progress>) {
+    crate::progress::bar(quiet, what, crate::progress::Unit::Bytes).unzip()
 }
 
 /// Prints an error on standard error, with the option that raises a limit it hit.
@@ -320,6 +577,7 @@ struct Standalone {
     name: &'static str,
     about: &'static str,
     output_help: &'static str,
+    example: &'static str,
     command: fn(FileArgs) -> Command,
 }
 
@@ -328,27 +586,38 @@ const STANDALONE: [Standalone; 2] = [
         name: "asdf-explode",
         about: "Split an ASDF file: every array in a file of its own beside the output (like asdftool explode)",
         output_help: EXPLODE_OUTPUT,
+        example: EXPLODE_EXAMPLE,
         command: Command::Explode,
     },
     Standalone {
         name: "asdf-implode",
         about: "Join an exploded ASDF file: every array back in a block of one file (like asdftool implode)",
         output_help: IMPLODE_OUTPUT,
+        example: IMPLODE_EXAMPLE,
         command: Command::Implode,
     },
 ];
 
 /// The arguments of a [`Standalone`] program (which also has `--version`).
-fn standalone(argv: Vec<std::ffi::OsString>, tool: &Standalone) -> Result<FileArgs, clap::Error> {
+fn standalone(argv: Vec<std::ffi::OsString>, tool: &Standalone) -> Result<(FileArgs, bool), clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
     let mut command = FileArgs::command()
         .name(tool.name)
         .bin_name(tool.name)
         .about(tool.about)
         .version(env!("CARGO_PKG_VERSION"))
-        .mut_arg("output", |a| a.help(tool.output_help));
+        .mut_arg("output", |a| a.help(tool.output_help))
+        .after_help(tool.example)
+        .arg(
+            clap::Arg::new("quiet")
+                .short('q')
+                .long("quiet")
+                .action(clap::ArgAction::SetTrue)
+                .help("No progress bar (drawn on standard error only when it is a terminal)"),
+        );
     let matches = command.try_get_matches_from_mut(argv)?;
-    FileArgs::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+    let quiet = matches.get_flag("quiet");
+    FileArgs::from_arg_matches(&matches).map(|a| (a, quiet)).map_err(|e| e.format(&mut command))
 }
 
 /// The `main` of the binaries: the process's arguments, standard output, exit code.
@@ -410,14 +679,26 @@ pub fn main(argv: Vec<std::ffi::OsString>, out: &mut impl std::io::Write) -> u8 
     let name = argv.first().and_then(|a| PathBuf::from(a).file_stem().map(|s| s.to_string_lossy().into_owned()));
     let tool = STANDALONE.iter().find(|t| name.as_deref() == Some(t.name));
     let parsed = match tool {
-        Some(tool) => standalone(argv, tool).map(|a| Args { command: (tool.command)(a), limits: LimitArgs::default() }),
+        Some(tool) => standalone(argv, tool).map(|(a, quiet)| Args {
+            command: (tool.command)(a),
+            limits: LimitArgs::default(),
+            quiet,
+        }),
         None => Args::try_parse_from(argv),
     };
     let args = match parsed {
         Ok(a) => a,
+        Err(e) if e.use_stderr() => {
+            // One prefix for every error of every program: clap's own `error: ` becomes
+            // the `rasdf: ` of rasdf's messages.
+            let text = e.render().to_string();
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            eprint!("rasdf: {text}");
+            return 2;
+        }
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
+            return 0;
         }
     };
     match run(args, out) {

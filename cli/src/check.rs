@@ -16,27 +16,119 @@ use rasdf::{AsdfFile, OpenOptions};
 /// # Errors
 /// Only errors writing to `out`.
 pub fn run(path: &Path, options: &OpenOptions, out: &mut impl Write) -> io::Result<Outcome> {
+    run_with(path, options, false, None, out)
+}
+
+/// [`run`], the report as text or as JSON (see [`report_with`]), telling `progress` of
+/// each block checked.
+///
+/// # Errors
+/// Only errors writing to `out`.
+pub fn run_with(
+    path: &Path,
+    options: &OpenOptions,
+    json: bool,
+    progress: Option<&rasdf::Progress>,
+    out: &mut impl Write,
+) -> io::Result<Outcome> {
+    let name = path.display().to_string();
+    let mut r = Report::new(json, &name);
+    r.progress = progress.cloned();
     let file = match crate::remote::open(path, options) {
         Ok(f) => f,
         // A file that cannot be opened (missing, a folder, no permission) is not damaged:
         // the caller named the wrong thing.
         Err(e) if matches!(e.kind(), rasdf::ErrorKind::Io(_)) => {
-            writeln!(out, "error: {e}")?;
+            r.error(out, &e.to_string())?;
+            r.finish(out, false)?;
             return Ok(Outcome::Unopened);
         }
         Err(e) => {
-            writeln!(out, "error: {e}")?;
-            writeln!(out, "{}: damaged", path.display())?;
+            r.error(out, &e.to_string())?;
+            r.text(out, format_args!("{name}: damaged"))?;
+            r.finish(out, true)?;
             return Ok(Outcome::Failed);
         }
     };
-    let outcome = report(&file, &path.display().to_string(), out)?;
+    let outcome = check(&file, &mut r, out)?;
     // The verdict stands only for the file as it was read.
-    if let Err(e) = file.check_unchanged() {
-        writeln!(out, "error: {e}")?;
-        return Ok(Outcome::Failed);
-    }
+    let outcome = match file.check_unchanged() {
+        Err(e) => {
+            r.error(out, &e.to_string())?;
+            Outcome::Failed
+        }
+        Ok(()) => outcome,
+    };
+    r.finish(out, true)?;
     Ok(outcome)
+}
+
+/// What `check` found, written as it goes (text) or kept for one JSON document.
+struct Report {
+    /// The file's name, heading the report.
+    name: String,
+    /// `None`: text.
+    json: Option<serde_json::Map<String, serde_json::Value>>,
+    errors: usize,
+    warnings: usize,
+    /// Told of each block checked.
+    progress: Option<rasdf::Progress>,
+}
+
+impl Report {
+    fn new(json: bool, name: &str) -> Report {
+        let json = json.then(|| {
+            let mut m = serde_json::Map::new();
+            m.insert("file".into(), name.into());
+            for list in ["blocks", "warnings", "errors"] {
+                m.insert(list.into(), serde_json::Value::Array(Vec::new()));
+            }
+            m
+        });
+        Report { name: name.to_owned(), json, errors: 0, warnings: 0, progress: None }
+    }
+
+    fn text(&mut self, out: &mut impl Write, line: std::fmt::Arguments<'_>) -> io::Result<()> {
+        if self.json.is_none() {
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
+    }
+
+    fn set(&mut self, key: &str, value: serde_json::Value) {
+        if let Some(m) = &mut self.json {
+            m.insert(key.into(), value);
+        }
+    }
+
+    fn push(&mut self, list: &str, value: serde_json::Value) {
+        if let Some(serde_json::Value::Array(a)) = self.json.as_mut().and_then(|m| m.get_mut(list)) {
+            a.push(value);
+        }
+    }
+
+    fn error(&mut self, out: &mut impl Write, message: &str) -> io::Result<()> {
+        self.errors += 1;
+        self.push("errors", message.into());
+        self.text(out, format_args!("error: {message}"))
+    }
+
+    fn warning(&mut self, out: &mut impl Write, message: &str) -> io::Result<()> {
+        self.warnings += 1;
+        self.push("warnings", message.into());
+        self.text(out, format_args!("warning: {message}"))
+    }
+
+    /// Ends a JSON report: the document, with whether the file `opened` and is sound.
+    fn finish(self, out: &mut impl Write, opened: bool) -> io::Result<()> {
+        if let Some(mut m) = self.json {
+            m.insert("opened".into(), opened.into());
+            m.insert("sound".into(), (opened && self.errors == 0).into());
+            serde_json::to_writer_pretty(&mut *out, &serde_json::Value::Object(m))?;
+            writeln!(out)?;
+        }
+        Ok(())
+    }
 }
 
 /// Checks an open file; `name` heads the report.
@@ -44,54 +136,89 @@ pub fn run(path: &Path, options: &OpenOptions, out: &mut impl Write) -> io::Resu
 /// # Errors
 /// Only errors writing to `out`.
 pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<Outcome> {
-    let mut errors = 0usize;
-    let mut warnings = 0usize;
+    report_with(file, name, false, out)
+}
+
+/// [`report`] as text, or as one JSON document (`--json`):
+///
+/// `{"file", "asdf_version", "standard", "tree": {"start", "end"} or null,
+/// "blocks": [{"index", "offset", "compression", "streamed", "used_size", "data_size",
+/// "allocated_size", "checksum" ("ok", "ok_decoded", "none", "mismatch",
+/// "not_verified"), "error" (or null)}], "arrays": {"declared", "readable"},
+/// "block_index" ("ok", "none", "missing", "invalid"), "warnings": [..], "errors": [..],
+/// "opened", "sound"}`.
+///
+/// # Errors
+/// Only errors writing to `out`.
+pub fn report_with(file: &AsdfFile, name: &str, json: bool, out: &mut impl Write) -> io::Result<Outcome> {
+    let mut r = Report::new(json, name);
+    let outcome = check(file, &mut r, out)?;
+    r.finish(out, true)?;
+    Ok(outcome)
+}
+
+fn check(file: &AsdfFile, r: &mut Report, out: &mut impl Write) -> io::Result<Outcome> {
+    use serde_json::json;
+    let name = r.name.clone();
     let h = file.header();
     let tree = match &h.tree {
-        Some(r) => format!("tree at bytes {}..{}", r.start, r.end),
+        Some(t) => format!("tree at bytes {}..{}", t.start, t.end),
         None => "no tree".to_string(),
     };
     let streamed = file.blocks().last().is_some_and(|b| b.is_streamed());
-    writeln!(
+    r.text(
         out,
-        "{name}: ASDF {}, standard {}, {tree}, {} block{}",
-        h.file_format_version,
-        h.standard_version.as_deref().unwrap_or("1.0.0 (not stated)"),
-        file.blocks().len(),
-        if file.blocks().len() == 1 { "" } else { "s" }
+        format_args!(
+            "{name}: ASDF {}, standard {}, {tree}, {} block{}",
+            h.file_format_version,
+            h.standard_version.as_deref().unwrap_or("1.0.0 (not stated)"),
+            file.blocks().len(),
+            if file.blocks().len() == 1 { "" } else { "s" }
+        ),
     )?;
+    r.set("asdf_version", h.file_format_version.to_string().into());
+    r.set("standard", h.standard_version.clone().into());
+    r.set("tree", h.tree.as_ref().map_or(serde_json::Value::Null, |t| json!({"start": t.start, "end": t.end})));
     for w in file.warnings() {
-        writeln!(out, "warning: {w}")?;
-        warnings += 1;
+        r.warning(out, &w.to_string())?;
     }
-    warnings += off_standard_tags(file, out)?;
-    let statuses = file.verify_blocks();
+    off_standard_tags(file, r, out)?;
+    let statuses = file.verify_blocks_with(r.progress.as_ref());
     let sound: Vec<bool> = statuses.iter().map(Result::is_ok).collect();
     let mismatch = |e: &rasdf::Error| {
         matches!(e.kind(), rasdf::ErrorKind::Block(rasdf::block::BlockError::ChecksumMismatch { .. }))
     };
     for (n, (b, status)) in file.blocks().iter().zip(statuses).enumerate() {
-        let sum = match &status {
-            Ok(ChecksumStatus::None) => "checksum none",
-            Ok(ChecksumStatus::MatchesStored) => "checksum ok",
-            Ok(ChecksumStatus::MatchesDecoded) => "checksum ok (of decoded data, asdf < 5.3)",
-            Err(e) if mismatch(e) => "checksum mismatch",
-            Err(_) => "checksum not verified",
+        let (sum, key) = match &status {
+            Ok(ChecksumStatus::None) => ("checksum none", "none"),
+            Ok(ChecksumStatus::MatchesStored) => ("checksum ok", "ok"),
+            Ok(ChecksumStatus::MatchesDecoded) => ("checksum ok (of decoded data, asdf < 5.3)", "ok_decoded"),
+            Err(e) if mismatch(e) => ("checksum mismatch", "mismatch"),
+            Err(_) => ("checksum not verified", "not_verified"),
         };
         let kind = if b.is_streamed() { ", streamed" } else { "" };
-        writeln!(
+        r.text(
             out,
-            "block {n} at byte {}: {}{kind}, used {}, data {}, allocated {}, {sum}",
-            b.offset, b.compression, b.used_size, b.data_size, b.allocated_size
+            format_args!(
+                "block {n} at byte {}: {}{kind}, used {}, data {}, allocated {}, {sum}",
+                b.offset, b.compression, b.used_size, b.data_size, b.allocated_size
+            ),
         )?;
+        r.push(
+            "blocks",
+            json!({
+                "index": n, "offset": b.offset, "compression": b.compression.to_string(),
+                "streamed": b.is_streamed(), "used_size": b.used_size, "data_size": b.data_size,
+                "allocated_size": b.allocated_size, "checksum": key,
+                "error": status.as_ref().err().map(ToString::to_string),
+            }),
+        );
         if let Err(e) = status {
-            writeln!(out, "error: {e}")?;
-            errors += 1;
+            r.error(out, &e.to_string())?;
         }
     }
     if let Some(e) = file.blocks_error() {
-        writeln!(out, "error: {e}")?;
-        errors += 1;
+        r.error(out, &e.to_string())?;
     }
     // Every array the tree declares must resolve: its block (or external file) exists
     // and holds the bytes its layout needs.
@@ -105,56 +232,64 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
             _ => None,
         };
         if let Some(n) = failed_block {
-            writeln!(out, "error: tree path {path}: its data is in block {n}, which failed (above)")?;
-            errors += 1;
+            r.error(out, &format!("tree path {path}: its data is in block {n}, which failed (above)"))?;
             bad_arrays += 1;
         } else if let Err(e) = file.check_ndarray_at(*node, |n| sound.get(n) == Some(&true)) {
-            writeln!(out, "error: {}", e.at_path(path))?;
-            errors += 1;
+            r.error(out, &e.at_path(path).to_string())?;
             bad_arrays += 1;
         } else if let Some(strides) = node.key("strides")
             && let Some(mut items) = strides.items()
             && items.any(|d| d.as_i64() == Some(0))
         {
             // The schema allows no stride of 0; numpy, and so the reference, read one.
-            writeln!(
+            r.warning(
                 out,
-                "warning: tree path {path}: a stride of 0, which the ndarray schema does not allow (read as numpy reads it)"
+                &format!(
+                    "tree path {path}: a stride of 0, which the ndarray schema does not allow (read as numpy reads it)"
+                ),
             )?;
-            warnings += 1;
         }
     }
     if !paths.is_empty() {
-        writeln!(out, "arrays: {} declared, {} readable", paths.len(), paths.len() - bad_arrays)?;
+        r.text(out, format_args!("arrays: {} declared, {} readable", paths.len(), paths.len() - bad_arrays))?;
     }
+    r.set("arrays", json!({"declared": paths.len(), "readable": paths.len() - bad_arrays}));
     // The tree against the schemas of the tags its standard lists, as `asdftool validate`
     // checks it (the reference refuses to write such a tree).
     let invalid = rasdf::schema::validate(file.tree(), Some(file.header().standard()));
     for e in &invalid {
-        writeln!(out, "error: schema: {e}")?;
+        r.error(out, &format!("schema: {e}"))?;
     }
-    errors += invalid.len();
-    match file.index_status() {
-        IndexStatus::Valid => writeln!(out, "block index: ok")?,
+    let index = match file.index_status() {
+        IndexStatus::Valid => {
+            r.text(out, format_args!("block index: ok"))?;
+            "ok"
+        }
         IndexStatus::Missing if file.blocks().is_empty() || streamed => {
-            writeln!(out, "block index: none (not expected)")?;
+            r.text(out, format_args!("block index: none (not expected)"))?;
+            "none"
         }
         IndexStatus::Missing => {
-            writeln!(out, "warning: no block index; blocks were found by reading their headers")?;
-            warnings += 1;
+            r.warning(out, "no block index; blocks were found by reading their headers")?;
+            "missing"
         }
         // Already among the file's warnings.
-        IndexStatus::Invalid(_) => {}
-    }
+        IndexStatus::Invalid(_) => "invalid",
+    };
+    r.set("block_index", index.into());
+    let (errors, warnings) = (r.errors, r.warnings);
     let verdict = if errors > 0 { "damaged" } else { "sound" };
-    writeln!(out, "{name}: {verdict} ({errors} error{}, {warnings} warning{})", plural(errors), plural(warnings))?;
+    r.text(
+        out,
+        format_args!("{name}: {verdict} ({errors} error{}, {warnings} warning{})", plural(errors), plural(warnings)),
+    )?;
     Ok(if errors > 0 { Outcome::Failed } else { Outcome::Ok })
 }
 
 /// Warns of core tags the file's ASDF Standard does not list (`core/ndarray-1.0.0` in a
 /// 1.6.0 file): rasdf reads them, the reference leaves them unconverted. The first ten
-/// are named; returns the number of warning lines.
-fn off_standard_tags(file: &AsdfFile, out: &mut impl Write) -> io::Result<usize> {
+/// are named.
+fn off_standard_tags(file: &AsdfFile, r: &mut Report, out: &mut impl Write) -> io::Result<()> {
     const NAMED: usize = 10;
     let standard = file.header().standard();
     let mut found = Vec::new();
@@ -169,17 +304,18 @@ fn off_standard_tags(file: &AsdfFile, out: &mut impl Write) -> io::Result<usize>
     });
     for (path, tag) in &found {
         let path = if path.is_empty() { "/" } else { path };
-        writeln!(
+        r.warning(
             out,
-            "warning: tree path {path}: {tag} is not in ASDF Standard {standard}: rasdf reads it, the reference \
-             library leaves it unconverted"
+            &format!(
+                "tree path {path}: {tag} is not in ASDF Standard {standard}: rasdf reads it, the reference library \
+                 leaves it unconverted"
+            ),
         )?;
     }
     if count > found.len() {
-        writeln!(out, "warning: {} more core tags not in ASDF Standard {standard}", count - found.len())?;
-        return Ok(found.len() + 1);
+        r.warning(out, &format!("{} more core tags not in ASDF Standard {standard}", count - found.len()))?;
     }
-    Ok(found.len())
+    Ok(())
 }
 
 fn plural(n: usize) -> &'static str {

@@ -3,12 +3,18 @@
 
 pub mod args;
 pub mod check;
+pub mod diff;
+pub mod edit;
+pub mod extract;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod info;
+pub mod preview;
+pub mod progress;
 mod pyrepr;
 pub mod remote;
 pub mod rewrite;
+pub mod search;
 pub mod to_yaml;
 
 /// What a command tells its caller to exit with.

@@ -28,10 +28,11 @@ pub fn rewrite(
     compression: Option<Compression>,
     views_only: bool,
 ) -> Result<()> {
-    rewrite_with(&OpenOptions::new(), input, output, storage, compression, views_only)
+    rewrite_with(&OpenOptions::new(), input, output, storage, compression, views_only, None)
 }
 
-/// [`rewrite`], the input opened with `options` (its limits).
+/// [`rewrite`], the input opened with `options` (its limits), telling `progress` how
+/// many bytes of array data are written.
 ///
 /// # Errors
 /// As [`rewrite`].
@@ -42,9 +43,10 @@ pub fn rewrite_with(
     storage: ArrayStorage,
     compression: Option<Compression>,
     views_only: bool,
+    progress: Option<rasdf::Progress>,
 ) -> Result<()> {
     let file = options.open(input)?;
-    rewrite_file(&file, output, storage, compression, views_only)
+    rewrite_file(&file, output, storage, compression, views_only, progress)
 }
 
 /// [`rewrite`] from an open file.
@@ -57,13 +59,14 @@ pub fn rewrite_file(
     storage: ArrayStorage,
     compression: Option<Compression>,
     views_only: bool,
+    progress: Option<rasdf::Progress>,
 ) -> Result<()> {
     // RASDF_TIMINGS=1 reports the two phases (benches/compare.py times the write alone,
     // as it times the reference writing data it has already read).
     let t0 = std::time::Instant::now();
     let doc = Document::from_file(file)?;
     let t1 = std::time::Instant::now();
-    let options = WriteOptions { storage: Some(storage), compression, views_only, ..WriteOptions::default() };
+    let options = WriteOptions { storage: Some(storage), compression, views_only, progress, ..WriteOptions::default() };
     doc.write_to_path(output, &options)?;
     if std::env::var_os("RASDF_TIMINGS").is_some_and(|v| v == "1") {
         eprintln!("timings: read {:.6} s, write {:.6} s", (t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64());
