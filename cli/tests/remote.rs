@@ -77,3 +77,21 @@ fn a_url_that_cannot_be_opened_exits_2() {
         assert_eq!(code, 2, "{cmd}");
     }
 }
+
+#[test]
+fn diff_search_extract_and_preview_take_urls() {
+    let root = testdata();
+    let server = RangeServer::start(&root, ServerOptions::default());
+    let local = root.join("example.asdf");
+    let (local, url) = (local.to_str().unwrap(), server.url("example.asdf"));
+    assert_eq!(rasdf(&["diff", &url, local]), (0, String::new()));
+    assert_eq!(rasdf(&["search", &url, "tele"]), rasdf(&["search", local, "tele"]));
+    let out = tempdir("urls");
+    for (cmd, ext) in [("extract", "npy"), ("preview", "png")] {
+        let (a, b) = (out.join(format!("url.{ext}")), out.join(format!("local.{ext}")));
+        assert_eq!(rasdf(&[cmd, &url, "/sci/data", "-o", a.to_str().unwrap()]).0, 0, "{cmd}");
+        assert_eq!(rasdf(&[cmd, local, "/sci/data", "-o", b.to_str().unwrap()]).0, 0, "{cmd}");
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "{cmd}");
+    }
+    assert_eq!(rasdf(&["diff", &server.url("no/such.asdf"), local]).0, 2);
+}
