@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 secs="${1:-1800}"
-targets="${2:-header tree block_header block_walk index open_all roundtrip convert_ra convert_gsd convert_b2nd lz4_encode}"
+targets="${2:-header tree block_header block_walk index open_all roundtrip convert_ra convert_gsd convert_b2nd lz4_encode codecs}"
 export RUSTC_BOOTSTRAP=1
 for t in $targets; do
     mkdir -p "corpus/$t"

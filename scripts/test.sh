@@ -5,17 +5,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv="${RASDF_VENV:-$PWD/.venv}"
-if ! "$venv/bin/python" -c "import asdf, numpy, lz4, gsd, blosc2, pytest, maturin, dask, distributed" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import asdf, numpy, lz4, gsd, blosc2, pytest, maturin, dask, distributed, asdf_compression, blosc, zstandard" 2>/dev/null; then
     echo "== making $venv with the pinned reference library"
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements.txt
 fi
 export RASDF_PYTHON="$venv/bin/python"
 # A second venv with astropy, gwcs and roman_datamodels, to validate what rasdf writes
-# against those packages' schemas.
+# against those packages' schemas, and stdatamodels, to read ASDF-in-FITS files.
 astro="${RASDF_VENV_ASTRO:-$PWD/.venv-astro}"
-if ! "$astro/bin/python" -c "import asdf_astropy, gwcs, roman_datamodels, pytest" 2>/dev/null; then
-    echo "== making $astro with astropy, gwcs and roman_datamodels (pinned)"
+if ! "$astro/bin/python" -c "import asdf_astropy, gwcs, roman_datamodels, stdatamodels, pytest" 2>/dev/null; then
+    echo "== making $astro with astropy, gwcs, roman_datamodels and stdatamodels (pinned)"
     python3 -m venv "$astro"
     "$astro/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements-astro.txt
 fi
@@ -57,6 +57,8 @@ done
 # pytest by its script, not `python -m`, so that the current folder (which holds the
 # Rust crate's folder `rasdf/`) is not on the import path.
 (cd python && "$venv/bin/pytest" -q -p no:cacheprovider tests)
+echo "== ASDF-in-FITS files read by rasdf.open against stdatamodels"
+(cd python && RASDF_FITS_REFERENCE=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_fits.py)
 echo "== the asdf.open hook under asdf with astropy, gwcs and Roman, and under asdf $hook_asdf_versions"
 (cd python && RASDF_HOOK_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_asdf_hook.py)
 root="$PWD"

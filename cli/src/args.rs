@@ -109,8 +109,10 @@ enum Command {
         /// Output file.
         #[arg(short, long)]
         output: PathBuf,
-        /// Compress every block.
-        #[arg(short, long, value_parser = ["zlib", "bzp2", "lz4", "none"])]
+        /// Compress every block. zstd and blsc (one c-blosc buffer) are the
+        /// asdf-compression plugin's codecs: the reference library (asdf) reads them
+        /// only with that plugin installed (pip install asdf-compression[zstd,blsc]).
+        #[arg(short, long, value_parser = ["zlib", "bzp2", "lz4", "zstd", "blsc", "none"])]
         compress: Option<String>,
         /// Write only what each view shows, not its whole base array.
         #[arg(long)]
@@ -139,9 +141,10 @@ enum Command {
         /// are several). From RawArray or b2nd: where to put it (default: data).
         #[arg(long)]
         array: Option<String>,
-        /// To ASDF: compress the blocks (zlib, bzp2, lz4, none). To b2nd: the chunks'
-        /// codec (zstd, the default, lz4, zlib, none).
-        #[arg(short, long, value_parser = ["zlib", "bzp2", "lz4", "zstd", "none"])]
+        /// To ASDF: compress the blocks (zlib, bzp2, lz4, zstd, blsc, none; the
+        /// reference library reads zstd and blsc only with the asdf-compression plugin
+        /// installed). To b2nd: the chunks' codec (zstd, the default, lz4, zlib, none).
+        #[arg(short, long, value_parser = ["zlib", "bzp2", "lz4", "zstd", "blsc", "none"])]
         compress: Option<String>,
     },
     /// Report the differences between two ASDF files, one a line with its tree path:
@@ -398,10 +401,6 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             let blosc_codec = match (to_b2nd, blosc_codec) {
                 (true, None) => {
                     eprintln!("rasdf: -c {name}: b2nd chunks are zstd, lz4, zlib or none");
-                    return Err(2);
-                }
-                (false, _) if name == "zstd" => {
-                    eprintln!("rasdf: -c zstd: ASDF blocks are zlib, bzp2, lz4 or none");
                     return Err(2);
                 }
                 (_, codec) => codec.unwrap_or(BloscCodec::Zstd),

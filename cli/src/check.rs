@@ -145,7 +145,11 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
 /// "blocks": [{"index", "offset", "compression", "streamed", "used_size", "data_size",
 /// "allocated_size", "checksum" ("ok", "ok_decoded", "none", "mismatch",
 /// "not_verified"), "error" (or null)}], "arrays": {"declared", "readable"},
-/// "block_index" ("ok", "none", "missing", "invalid"), "warnings": [..], "errors": [..],
+/// "fits" (null, or for ASDF-in-FITS {"hdus": [{"index", "name", "label", "kind",
+/// "header_at", "data_at", "data_len", "bitpix", "naxis"}], "asdf_hdu", "asdf": {"start",
+/// "end"}}),
+/// "block_index" ("ok", "none", "missing", "invalid"), "unvalidated_tags": [{"tag",
+/// "nodes"}] (tags without a schema, not validated), "warnings": [..], "errors": [..],
 /// "opened", "sound"}`.
 ///
 /// # Errors
@@ -166,6 +170,7 @@ fn check(file: &AsdfFile, r: &mut Report, out: &mut impl Write) -> io::Result<Ou
         None => "no tree".to_string(),
     };
     let streamed = file.blocks().last().is_some_and(|b| b.is_streamed());
+    fits_hdus(file, r, out)?;
     r.text(
         out,
         format_args!(
@@ -237,6 +242,8 @@ fn check(file: &AsdfFile, r: &mut Report, out: &mut impl Write) -> io::Result<Ou
         } else if let Err(e) = file.check_ndarray_at(*node, |n| sound.get(n) == Some(&true)) {
             r.error(out, &e.at_path(path).to_string())?;
             bad_arrays += 1;
+        } else if let Ok(Some(said)) = file.fits_disagreement(*node) {
+            r.warning(out, &format!("tree path {path}: {said}"))?;
         } else if let Some(strides) = node.key("strides")
             && let Some(mut items) = strides.items()
             && items.any(|d| d.as_i64() == Some(0))
@@ -260,6 +267,25 @@ fn check(file: &AsdfFile, r: &mut Report, out: &mut impl Write) -> io::Result<Ou
     for e in &invalid {
         r.error(out, &format!("schema: {e}"))?;
     }
+    // What validation could not check: tags without a schema here (an extension's).
+    let unchecked = rasdf::schema::tags_without_schema(file.tree(), Some(file.header().standard()));
+    if !unchecked.is_empty() {
+        const NAMED: usize = 8;
+        let mut named: Vec<String> = unchecked.iter().take(NAMED).map(|(t, n)| format!("{t} ({n})")).collect();
+        if unchecked.len() > NAMED {
+            named.push(format!("{} more", unchecked.len() - NAMED));
+        }
+        r.text(
+            out,
+            format_args!(
+                "not validated: {} tag{} without a schema here: {}",
+                unchecked.len(),
+                plural(unchecked.len()),
+                named.join(", ")
+            ),
+        )?;
+    }
+    r.set("unvalidated_tags", unchecked.iter().map(|(t, n)| json!({"tag": t, "nodes": n})).collect());
     let index = match file.index_status() {
         IndexStatus::Valid => {
             r.text(out, format_args!("block index: ok"))?;
@@ -284,6 +310,59 @@ fn check(file: &AsdfFile, r: &mut Report, out: &mut impl Write) -> io::Result<Ou
         format_args!("{name}: {verdict} ({errors} error{}, {warnings} warning{})", plural(errors), plural(warnings)),
     )?;
     Ok(if errors > 0 { Outcome::Failed } else { Outcome::Ok })
+}
+
+/// The HDUs of the FITS file holding the ASDF file (ASDF-in-FITS), one line each; a
+/// damaged HDU (cut short, a header that does not read) is an error, bytes after the
+/// last HDU a warning. Nothing for a plain ASDF file.
+fn fits_hdus(file: &AsdfFile, r: &mut Report, out: &mut impl Write) -> io::Result<()> {
+    use serde_json::json;
+    let (Some(fits), Some((asdf, range))) = (file.fits(), file.fits_extension()) else {
+        r.set("fits", serde_json::Value::Null);
+        return Ok(());
+    };
+    let name = r.name.clone();
+    let hdus = fits.hdus();
+    let kind = hdus.get(asdf).map(|h| format!("{}, {}", h.label(), h.kind)).unwrap_or_default();
+    r.text(
+        out,
+        format_args!(
+            "{name}: FITS, {} HDU{}; the ASDF file is the data of HDU {asdf} ({kind}), bytes {}..{} (the offsets \
+             of its tree and blocks below count from there)",
+            hdus.len(),
+            plural(hdus.len()),
+            range.start,
+            range.end
+        ),
+    )?;
+    let mut listed = Vec::new();
+    for h in hdus {
+        let axes: Vec<String> = h.naxis.iter().map(ToString::to_string).collect();
+        let data = if h.naxis.is_empty() {
+            "no data".to_string()
+        } else {
+            format!(
+                "BITPIX {}, NAXIS ({}), data at byte {}, {} bytes",
+                h.bitpix,
+                axes.join(", "),
+                h.data_at,
+                h.data_len
+            )
+        };
+        r.text(out, format_args!("HDU {} at byte {}: {} {}, {data}", h.index, h.header_at, h.label(), h.kind))?;
+        listed.push(json!({
+            "index": h.index, "name": h.name, "label": h.label(), "kind": h.kind.to_string(), "header_at": h.header_at,
+            "data_at": h.data_at, "data_len": h.data_len, "bitpix": h.bitpix, "naxis": h.naxis,
+        }));
+    }
+    r.set("fits", json!({"hdus": listed, "asdf_hdu": asdf, "asdf": {"start": range.start, "end": range.end}}));
+    if let Some(e) = fits.error() {
+        r.error(out, &e.to_string())?;
+    }
+    if let Some(at) = fits.trailing() {
+        r.warning(out, &format!("byte {at}: bytes after the last HDU that are not an HDU (astropy ignores them)"))?;
+    }
+    Ok(())
 }
 
 /// Warns of core tags the file's ASDF Standard does not list (`core/ndarray-1.0.0` in a

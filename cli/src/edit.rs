@@ -73,6 +73,16 @@ struct Layout {
 
 fn layout(path: &Path, options: &OpenOptions) -> Result<(AsdfFile, Layout), EditError> {
     let file = options.open(path).map_err(|e| EditError::File(e.to_string()))?;
+    // The ASDF file is the data of one HDU: rewriting it would have to move the HDUs
+    // after it and rewrite the FITS headers, which `edit` does not do.
+    if file.fits().is_some() {
+        return Err(EditError::File(format!(
+            "{}: an ASDF-in-FITS file is not edited (its tree is the data of a FITS HDU); `rasdf defragment {} -o \
+             OUT.asdf` makes an ASDF file of it",
+            path.display(),
+            path.display()
+        )));
+    }
     if let Some(e) = file.blocks_error() {
         return Err(EditError::File(format!("{e}: the blocks must be sound to be kept")));
     }

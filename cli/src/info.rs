@@ -69,6 +69,11 @@ pub(crate) fn array_text(file: &AsdfFile, node: NodeRef<'_>) -> String {
             Err(e) => return format!("invalid: {}", e.kind()),
         },
         Source::External(uri) => format!("external {uri}"),
+        // ASDF-in-FITS: an HDU of the FITS file around the tree.
+        Source::Fits(spec) => match file.fits().map(|f| f.resolve(spec)) {
+            Some(Ok(h)) => format!("fits:{spec} (HDU {})", h.index),
+            _ => format!("fits:{spec} (missing)"),
+        },
         Source::Block(i) => {
             let n = if *i < 0 { file.blocks().len() as i64 + i } else { *i };
             match usize::try_from(n).ok().and_then(|n| file.blocks().get(n).map(|b| (n, b))) {
@@ -388,6 +393,7 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
                     Storage::Block(n) => format!("block {n}"),
                     Storage::External(u) => format!("external {u}"),
                     Storage::Inline => "inline".into(),
+                    Storage::Fits(n) => format!("FITS HDU {n}"),
                 };
                 a.stats.map(|s| (s, a.masked, format!("{} {:?} {storage}", a.datatype, a.shape)))
             });
@@ -471,6 +477,10 @@ pub(crate) fn json_array(file: &AsdfFile, node: NodeRef<'_>) -> serde_json::Valu
     let storage = match &meta.source {
         Source::Inline => json!({ "storage": "inline" }),
         Source::External(uri) => json!({ "storage": "external", "source": uri }),
+        Source::Fits(spec) => match file.fits().map(|f| f.resolve(spec)) {
+            Some(Ok(h)) => json!({ "storage": "fits", "source": format!("fits:{spec}"), "hdu": h.index }),
+            _ => json!({ "storage": "fits", "source": format!("fits:{spec}"), "error": "no such HDU" }),
+        },
         Source::Block(i) => {
             let n = if *i < 0 { file.blocks().len() as i64 + i } else { *i };
             match usize::try_from(n).ok().and_then(|n| file.blocks().get(n).map(|b| (n, b))) {
@@ -493,8 +503,8 @@ pub(crate) fn json_array(file: &AsdfFile, node: NodeRef<'_>) -> serde_json::Valu
 ///
 /// `{"asdf_version", "standard", "nodes": [{"path", "type", "tag" (or null), "value"
 /// (scalars, unless values are hidden), "len" (containers), "array": {"shape",
-/// "datatype", "byteorder", "storage" ("block", "inline", "external"), "block",
-/// "compression", "streamed", "source"} (ndarrays)}, then {"path", "alias_of"} for each
+/// "datatype", "byteorder", "storage" ("block", "inline", "external", "fits"), "block",
+/// "compression", "streamed", "source", "hdu"} (ndarrays)}, then {"path", "alias_of"} for each
 /// path that reaches a node listed before (an alias)],
 /// "blocks": [{"index", "offset", "flags", "compression", "streamed", "allocated_size",
 /// "used_size", "data_size", "checksum"}], "stats": [{"path", "datatype", "shape",

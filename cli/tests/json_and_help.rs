@@ -192,3 +192,37 @@ fn aliases_examples_completions_and_one_error_prefix() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8(o.stderr).unwrap().starts_with("rasdf: "));
 }
+
+#[test]
+fn check_names_the_tags_it_could_not_validate() {
+    // A Roman file: its datamodel, transform and astropy tags have no schema here.
+    let roman = common::testdata("astro/roman_level2.asdf");
+    let (code, text) = rasdf(&["check", roman.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    let line = text.lines().find(|l| l.starts_with("not validated: ")).expect(&text);
+    assert!(line.contains("asdf://stsci.edu/datamodels/roman/tags/wfi_image-"), "{line}");
+    let (_, j) = rasdf(&["check", roman.to_str().unwrap(), "--json"]);
+    let j = json(&j);
+    let tags = j["unvalidated_tags"].as_array().unwrap();
+    assert!(tags.iter().any(|t| t["tag"].as_str().unwrap().contains("roman/tags/wfi_image")), "{tags:?}");
+    assert!(tags.iter().all(|t| t["nodes"].as_u64().unwrap() >= 1));
+    // Every node with a tag is either validated or listed: the counts add up.
+    let f = rasdf::AsdfFile::open(&roman).unwrap();
+    let listed: u64 = tags.iter().map(|t| t["nodes"].as_u64().unwrap()).sum();
+    let mut tagged = 0u64;
+    let mut standard_tags = 0u64;
+    f.tree().walk(|_, n| {
+        if let Some(t) = n.tag().filter(|t| !t.starts_with("tag:yaml.org,2002:")) {
+            tagged += 1;
+            if t.starts_with("tag:stsci.edu:asdf/core/") && n.in_standard(f.header().standard()) == Some(true) {
+                standard_tags += 1;
+            }
+        }
+    });
+    assert!(listed + standard_tags <= tagged && listed > 0, "{listed} + {standard_tags} of {tagged}");
+    // A file of core tags alone: nothing listed.
+    let (_, text) = rasdf(&["check", common::testdata("example.asdf").to_str().unwrap()]);
+    assert!(!text.contains("not validated"), "{text}");
+    let (_, j) = rasdf(&["check", common::testdata("example.asdf").to_str().unwrap(), "--json"]);
+    assert_eq!(json(&j)["unvalidated_tags"], serde_json::json!([]));
+}

@@ -155,9 +155,10 @@ impl Format {
         }
     }
 
-    /// The format of a file, told by its first bytes.
+    /// The format of a file, told by its first bytes (a FITS file is read as the ASDF
+    /// file in its `ASDF` extension: see [`rasdf::fits`]).
     pub fn sniff(bytes: &[u8]) -> Option<Format> {
-        if bytes.starts_with(b"#ASDF") {
+        if bytes.starts_with(b"#ASDF") || rasdf::fits::is_fits(bytes) {
             Some(Format::Asdf)
         } else if bytes.get(..8).is_some_and(|m| m == ra::MAGIC.to_le_bytes()) {
             Some(Format::RawArray)

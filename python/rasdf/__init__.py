@@ -563,8 +563,12 @@ def write(
     types, and numpy arrays of any dtype (structured, bytes, unicode, complex,
     big-endian, views; ``numpy.ma`` arrays with their masks), each written to a block.
 
-    ``compression``: ``None``, ``"zlib"``, ``"bzp2"`` or ``"lz4"`` for every array, or a
-    mapping of tree paths (``"sci/data"``) to codecs for some.
+    ``compression``: ``None``, ``"zlib"``, ``"bzp2"``, ``"lz4"``, ``"zstd"`` or ``"blsc"``
+    for every array, or a mapping of tree paths (``"sci/data"``) to codecs for some.
+    ``"zstd"`` (one Zstandard frame) and ``"blsc"`` (one c-blosc buffer, shuffled by the
+    item size) are the asdf-compression plugin's codecs: the reference library reads
+    them only with that plugin installed. ``compression_level`` (1-9) sets the level of
+    zlib, bzp2 and zstd (also blsc's).
     """
     if isinstance(tree, AsdfFile):
         tree = tree.tree

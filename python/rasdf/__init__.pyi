@@ -8,6 +8,8 @@ import numpy as np
 __version__: str
 
 PathLike = Union[str, "os.PathLike[str]"]
+# None, "none", "zlib", "bzp2", "lz4", "zstd" or "blsc" (the last two: the reference
+# library reads them with the asdf-compression plugin).
 Codec = Optional[str]
 
 class AsdfError(ValueError):

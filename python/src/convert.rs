@@ -304,7 +304,9 @@ impl<'py, 'f> Builder<'py, 'f> {
 /// The compression a name gives (`None`: stored as is), as the command line names them.
 pub(crate) fn compression(name: Option<&str>) -> PyResult<Compression> {
     Compression::from_name(name.unwrap_or("none")).ok_or_else(|| {
-        PyValueError::new_err(format!("unknown compression {name:?}: None, \"zlib\", \"bzp2\" or \"lz4\""))
+        PyValueError::new_err(format!(
+            "unknown compression {name:?}: None, \"zlib\", \"bzp2\", \"lz4\", \"zstd\" or \"blsc\""
+        ))
     })
 }
 

@@ -38,6 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             },
             Storage::External(name) => format!("file {name}"),
             Storage::Inline => "inline".to_string(),
+            Storage::Fits(hdu) => format!("FITS HDU {hdu}"),
         };
         println!("  {at:<30} {datatype:<10} {shape:?} ({storage})");
     }

@@ -110,6 +110,10 @@ pub enum ErrorKind {
     /// An exploded file's external `source` was refused or could not be read.
     #[error(transparent)]
     External(#[from] crate::external::ExternalError),
+    /// A FITS file holding an ASDF file (ASDF-in-FITS) is damaged, or a `fits:` source
+    /// names no HDU's data rasdf reads.
+    #[error(transparent)]
+    Fits(#[from] crate::fits::FitsError),
     /// A limit from [`crate::Limits`] was exceeded.
     #[error(transparent)]
     Limit(#[from] LimitError),

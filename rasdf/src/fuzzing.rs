@@ -27,7 +27,7 @@ pub fn tight_limits() -> Limits {
 /// The names of the library's targets (fuzz/Cargo.toml has these, and those of
 /// `rasdf_convert::fuzzing` and `rasdf_cli::fuzzing`).
 pub const TARGETS: &[&str] =
-    &["header", "tree", "block_header", "block_walk", "index", "open_all", "roundtrip", "lz4_encode"];
+    &["header", "tree", "block_header", "block_walk", "index", "open_all", "roundtrip", "lz4_encode", "codecs"];
 
 /// Makes panics inside the YAML parser (which rasdf turns into errors) pass quietly
 /// through the panic hook in force (libFuzzer's aborts on any panic); others still abort.
@@ -53,6 +53,7 @@ pub fn run(name: &str, data: &[u8]) {
         }
         "roundtrip" => roundtrip(data),
         "lz4_encode" => lz4_encode(data),
+        "codecs" => codecs(data),
         _ => {}
     }
 }
@@ -140,6 +141,33 @@ pub fn tree(data: &[u8]) {
         if let Ok(t2) = again {
             assert_eq!(crate::tree::emit::Emitter::new(&t2).document(), out, "emitted YAML does not read back");
         }
+    }
+}
+
+/// Every block codec on arbitrary stored bytes (the bytes after the first three): the
+/// first byte picks the codec, the next two (big-endian, times 16) give `data_size`. A
+/// decode that succeeds gives exactly `data_size` bytes, and decoding in pieces gives
+/// the same bytes or fails too. (Without the feature `extra-codecs`, only the
+/// reference's codecs.)
+pub fn codecs(data: &[u8]) {
+    use block::Compression as C;
+    let [pick, hi, lo, stored @ ..] = data else { return };
+    let all = [C::Zlib, C::Bzp2, C::Lz4, C::Zstd, C::Lz4Frame, C::Blosc, C::Blosc2, C::Xz, C::None];
+    let codec = all[usize::from(*pick) % all.len()];
+    let n = u64::from(u16::from_be_bytes([*hi, *lo])) * 16;
+    let whole = block::codec::decode(codec, stored, n);
+    if let Ok(d) = &whole {
+        assert_eq!(d.len() as u64, n, "{codec}: decoded to another size than data_size");
+    }
+    let mut joined = Vec::new();
+    let pieces = block::codec::decode_pieces(codec, stored, n, |p: &[u8]| {
+        joined.extend_from_slice(p);
+        Ok::<(), block::BlockError>(())
+    });
+    match (&whole, &pieces) {
+        (Ok(d), Ok(())) => assert!(joined == d[..], "{codec}: the pieces differ from the whole decode"),
+        (Err(_), Err(_)) => {}
+        (w, p) => panic!("{codec}: decoding whole: {:?}; in pieces: {p:?}", w.as_ref().map(Vec::len)),
     }
 }
 

@@ -3,13 +3,15 @@
 //! The format's layers are the crate's modules, and data flows one way through them:
 //! bytes -> [`block`]s and the [`tree`] -> typed arrays ([`ndarray`]).
 //!
-//! - [`block`]: block headers, codecs (zlib, bzp2, lz4), checksums, walking;
+//! - [`block`]: block headers, codecs (zlib, bzp2, lz4; with the feature `extra-codecs`,
+//!   other writers' zstd, lz4f, blsc, bls2/bsc2 and xz), checksums, walking;
 //! - [`index`]: the block index at the end of the file, checked before use;
 //! - [`header`]: the `#ASDF` header line, the comments and where the tree lies;
 //! - [`tree`]: the YAML tree;
 //! - [`ndarray`]: array datatypes, layouts and data;
 //! - [`schema`]: what the standard's schemas add to a tree (defaults, in older files);
 //! - [`file`](mod@file): opening files (lazy, memory-mapped), listing and reading arrays;
+//! - [`fits`]: FITS files holding an ASDF file (ASDF-in-FITS, as JWST writes them);
 //! - [`write`](mod@write): writing files.
 //!
 //! The command-line tools are the package `rasdf-cli`; conversion to and from RawArray,
@@ -31,10 +33,13 @@
 //! ```
 
 pub mod block;
+#[cfg(feature = "extra-codecs")]
+pub mod blosc;
 mod direct;
 pub mod error;
 pub mod external;
 pub mod file;
+pub mod fits;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod header;

@@ -19,7 +19,7 @@ mod validate;
 
 #[doc(hidden)]
 pub use validate::catalog_is_complete;
-pub use validate::{SchemaError, validate};
+pub use validate::{SchemaError, tags_without_schema, validate};
 
 use std::collections::HashSet;
 

@@ -73,7 +73,7 @@ def main(good, out):
         bad(f"{name}_too_long.asdf", set_field(data, p, ">Q", 30, blocks[0]["size"] - 1), "Block(DecodedTooLong", 0, p)
         bad(f"{name}_too_short.asdf", set_field(data, p, ">Q", 30, blocks[0]["size"] + 1), "Block(DecodedTooShort", 0, p)
     z0 = zb[0]["pos"]
-    bad("unknown_compression.asdf", zlib[: z0 + 10] + b"zstd" + zlib[z0 + 14 :], "Block(UnknownCompression", 0, z0)
+    bad("unknown_compression.asdf", zlib[: z0 + 10] + b"zfp\0" + zlib[z0 + 14 :], "Block(UnknownCompression", 0, z0)
     last = pb[-1]["pos"]
     streamed = set_field(set_field(plain, last, ">I", 6, 1), last, ">4s", 10, b"zlib")
     bad("streamed_compressed.asdf", streamed, "Block(StreamedCompressed", 2, last)

@@ -37,9 +37,6 @@
 //! # Ok::<(), rasdf_convert::ConvertError>(())
 //! ```
 
-mod blosclz;
-pub(crate) mod chunk;
-mod filters;
 pub mod msgpack;
 
 use std::ops::Range;
@@ -51,10 +48,11 @@ use msgpack::Msgpack;
 use rasdf::Limits;
 use rasdf::ndarray::{ByteOrder, Datatype, Field, ScalarType};
 
-pub use chunk::BloscCodec;
+use rasdf::blosc::{self as chunk, BloscError, Frame};
+pub use rasdf::blosc::{BloscCodec, ChunkAt};
 
 /// The frame's first ten bytes: a msgpack array of 14 and the string `b2frame\0`.
-pub const MAGIC: &[u8; 10] = b"\x9e\xa8b2frame\0";
+pub const MAGIC: &[u8; 10] = rasdf::blosc::FRAME_MAGIC;
 /// The fixed part of the frame header, before the metalayers.
 const HEADER_MIN: usize = 87;
 /// The most dimensions b2nd allows.
@@ -68,6 +66,13 @@ fn malformed(what: impl Into<String>) -> ConvertError {
 
 fn unsupported(what: impl Into<String>) -> ConvertError {
     ConvertError::Unsupported(what.into())
+}
+
+fn from_blosc(e: BloscError) -> ConvertError {
+    match e {
+        BloscError::Malformed(m) => malformed(m),
+        BloscError::Unsupported(m) => unsupported(m),
+    }
 }
 
 /// Reads a metalayer section (header or trailer): `[index size, {name: offset}, [bytes]]`,
@@ -95,17 +100,6 @@ fn metalayers(section: &[u8], start: usize, base: usize) -> Result<Vec<(String, 
         out.push((name, bytes));
     }
     Ok(out)
-}
-
-/// Where a chunk's bytes are, or the value all its items hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChunkAt {
-    /// A chunk starting at this byte of the file.
-    Data(usize),
-    /// Every item zero (also for uninitialized chunks).
-    Zeros,
-    /// Every item NaN.
-    Nan,
 }
 
 /// A b2nd array in a Blosc2 contiguous frame, over the file's bytes.
@@ -146,52 +140,9 @@ impl<'a> B2ndFile<'a> {
         if bytes.get(..MAGIC.len()) != Some(&MAGIC[..]) {
             return Err(ConvertError::NotFormat { format: "b2nd", why: "no b2frame magic at byte 0".into() });
         }
-        if bytes.len() < HEADER_MIN {
-            return Err(malformed(format!(
-                "the file has {} bytes, fewer than a frame header's {HEADER_MIN}",
-                bytes.len()
-            )));
-        }
-        // Big-endian fields of the fixed header, which the length check above covers.
-        let be4 = |at: usize| i32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
-        let be8 = |at: usize| {
-            let mut b = [0; 8];
-            b.copy_from_slice(&bytes[at..at + 8]);
-            i64::from_be_bytes(b)
-        };
-        let markers = [(10, 0xd2), (15, 0xcf), (24, 0xa4), (29, 0xd3), (38, 0xd3), (47, 0xd2), (52, 0xd2), (57, 0xd2)];
-        if let Some((at, m)) = markers.into_iter().find(|&(at, m)| bytes[at] != m) {
-            return Err(malformed(format!("byte {at} of the frame header is {:#04x}, not {m:#04x}", bytes[at])));
-        }
-        let header_len = usize::try_from(be4(11)).unwrap_or(0);
-        let frame_len = usize::try_from(be8(16)).unwrap_or(usize::MAX);
-        if header_len < HEADER_MIN || frame_len > bytes.len() || header_len > frame_len {
-            return Err(malformed(format!(
-                "header length {header_len} and frame length {frame_len} do not fit the file's {} bytes",
-                bytes.len()
-            )));
-        }
-        let bytes = &bytes[..frame_len];
-        let (general, frame_type) = (bytes[25], bytes[26]);
-        if frame_type != 0 {
-            return Err(unsupported(format!(
-                "frame type {frame_type} at byte 26: only contiguous frames (0) are files"
-            )));
-        }
-        if (general >> 4) & 0x03 != 1 {
-            return Err(malformed(format!("general flags {general:#04x} at byte 25: offsets must be 64-bit")));
-        }
-        let signed = |at: usize, n: usize, what: &str| -> Result<usize, ConvertError> {
-            let v = if n == 4 { i64::from(be4(at)) } else { be8(at) };
-            usize::try_from(v).map_err(|_| malformed(format!("{what} {v} at byte {at} is negative")))
-        };
-        let nbytes = signed(30, 8, "nbytes")?;
-        let cbytes = signed(39, 8, "cbytes")?;
-        let typesize = signed(48, 4, "typesize")?;
-        let chunksize = signed(58, 4, "chunksize")?;
-        if typesize == 0 {
-            return Err(malformed("typesize 0 at byte 48"));
-        }
+        let frame = Frame::parse_header(bytes).map_err(from_blosc)?;
+        let Frame { header_len, nbytes, typesize, chunksize, .. } = frame;
+        let bytes = &bytes[..frame.frame_len];
         let layers = metalayers(&bytes[..header_len], HEADER_MIN, 0)?;
         // Frames of caterva, b2nd's forerunner, name the same metalayer (without a dtype)
         // so.
@@ -243,50 +194,9 @@ impl<'a> B2ndFile<'a> {
         let chunk_bytes = usize::try_from(chunk_bytes).map_err(too_large)?;
         let nchunks = usize::try_from(nchunks).map_err(too_large)?;
         // The chunks, then the chunk of offsets, then the trailer.
-        let data_end = header_len
-            .checked_add(cbytes)
-            .filter(|&e| e <= bytes.len())
-            .ok_or_else(|| malformed(format!("cbytes {cbytes} at byte 39 runs past the frame's {frame_len} bytes")))?;
-        let mut chunks = Vec::with_capacity(nchunks.min(bytes.len()));
-        let trailer_start = if nchunks > 0 {
-            let offsets = &bytes[data_end..];
-            let h = chunk::ChunkHeader::parse(offsets)
-                .map_err(|e| malformed(format!("the chunk of offsets at byte {data_end}: {e}")))?;
-            if h.nbytes != 8 * nchunks {
-                return Err(malformed(format!(
-                    "the chunk of offsets at byte {data_end} holds {} bytes, not 8 for each of {nchunks} chunks",
-                    h.nbytes
-                )));
-            }
-            let mut raw = vec![0u8; h.nbytes];
-            chunk::decode(offsets, &mut raw).map_err(|e| match e {
-                chunk::ChunkError::Malformed(m) => malformed(format!("the chunk of offsets at byte {data_end}: {m}")),
-                chunk::ChunkError::Unsupported(m) => unsupported(format!("the chunk of offsets: {m}")),
-            })?;
-            for (i, o) in raw.chunks_exact(8).enumerate() {
-                let v = i64::from_le_bytes(o.try_into().unwrap_or([0; 8]));
-                let at = if v < 0 {
-                    match o[7] & 0x7f {
-                        1 | 4 => ChunkAt::Zeros,
-                        2 => ChunkAt::Nan,
-                        s => return Err(malformed(format!("chunk {i} has special value {s} in its offset"))),
-                    }
-                } else {
-                    match usize::try_from(v).ok().filter(|&v| v < cbytes) {
-                        Some(v) => ChunkAt::Data(header_len + v),
-                        None => {
-                            return Err(malformed(format!(
-                                "chunk {i} is at offset {v}, outside the {cbytes} bytes of chunks"
-                            )));
-                        }
-                    }
-                };
-                chunks.push(at);
-            }
-            data_end + h.cbytes
-        } else {
-            data_end
-        };
+        let mut frame = frame;
+        let trailer_start = frame.read_offsets(bytes, nchunks).map_err(from_blosc)?;
+        let chunks = frame.chunks;
         let mut vlmeta = Vec::new();
         for (name, stored) in read_trailer(bytes, trailer_start)? {
             let what = |m: String| malformed(format!("metalayer {name:?} in the trailer at byte {trailer_start}: {m}"));
@@ -439,8 +349,8 @@ impl<'a> B2ndFile<'a> {
             ChunkAt::Data(at) => {
                 return chunk::decode_part(&self.bytes[at..], self.chunk_bytes, buf, want).map(drop).map_err(
                     |e| match e {
-                        chunk::ChunkError::Malformed(m) => malformed(format!("chunk {i} at byte {at}: {m}")),
-                        chunk::ChunkError::Unsupported(m) => unsupported(format!("chunk {i} at byte {at}: {m}")),
+                        BloscError::Malformed(m) => malformed(format!("chunk {i} at byte {at}: {m}")),
+                        BloscError::Unsupported(m) => unsupported(format!("chunk {i} at byte {at}: {m}")),
                     },
                 );
             }

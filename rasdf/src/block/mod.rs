@@ -8,7 +8,8 @@
 //!      0     4  magic            d3 42 4c 4b  ("\xd3BLK")
 //!      4     2  header_size      u16, >= 48; bytes 6..6+header_size are the header
 //!      6     4  flags            u32; bit 0 = STREAMED (last block, data runs to EOF)
-//!     10     4  compression      "\0\0\0\0", "zlib", "bzp2", "lz4\0"
+//!     10     4  compression      "\0\0\0\0", "zlib", "bzp2", "lz4\0"; other writers' too
+//!                                 ("zstd", "lz4f", "blsc", "bls2", "bsc2", "xz\0\0")
 //!     14     8  allocated_size   u64, space reserved for the data
 //!     22     8  used_size        u64, bytes stored (compressed size)
 //!     30     8  data_size        u64, bytes once decoded
@@ -99,9 +100,22 @@ pub enum BlockError {
     /// A streamed block that says it is compressed.
     #[error("streamed block may not be compressed (compression {0})")]
     StreamedCompressed(Compression),
-    /// The compression label is not one rasdf decodes.
-    #[error("unknown compression {0}; supported: zlib, bzp2, lz4")]
+    /// The compression label is not one rasdf decodes (or one this build leaves out:
+    /// the feature `extra-codecs`).
+    #[error("{}", codec::unknown_message(*.0))]
     UnknownCompression(Compression),
+    /// A codec rasdf reads but does not write (`lz4f`, `bls2`, `bsc2`, `xz`).
+    #[error("rasdf reads {0} blocks but does not write them; it writes zlib, bzp2, lz4, zstd and blsc")]
+    NotWritten(Compression),
+    /// The block is sound as far as rasdf can tell, but uses what rasdf does not decode
+    /// (a Blosc plugin codec or filter).
+    #[error("{codec} data uses what rasdf does not decode: {message}")]
+    Unsupported {
+        /// The block's codec.
+        codec: Compression,
+        /// What it uses.
+        message: String,
+    },
     /// The codec rejected the stored bytes.
     #[error("{codec} data is corrupt: {message}")]
     Corrupt {

@@ -5,6 +5,7 @@
 use std::fmt;
 
 use super::AsdfFile;
+use crate::Limits;
 use crate::block::Compression;
 use crate::error::Result;
 use crate::ndarray::{ArrayError, ArrayMeta, ByteOrder, Datatype, Dim, Source};
@@ -115,6 +116,16 @@ pub enum StorageInfo {
     },
     /// Inline in the tree.
     Inline,
+    /// The data of an HDU of the FITS file holding this ASDF file (ASDF-in-FITS).
+    Fits {
+        /// The `source` after `fits:`, as written (`SCI,1`).
+        source: String,
+        /// The HDU's number in the FITS file (0 is the primary HDU).
+        hdu: usize,
+        /// Whether the data is read in place (big-endian, with no `BZERO`, `BSCALE` or
+        /// `BLANK` to apply), or converted as astropy converts it.
+        in_place: bool,
+    },
 }
 
 impl fmt::Display for StorageInfo {
@@ -123,6 +134,9 @@ impl fmt::Display for StorageInfo {
             StorageInfo::Block { index, compression } => write!(f, "block {index} ({compression})"),
             StorageInfo::External { source } => write!(f, "external {source}"),
             StorageInfo::Inline => f.write_str("inline"),
+            StorageInfo::Fits { source, hdu, in_place } => {
+                write!(f, "fits:{source} (HDU {hdu}{})", if *in_place { "" } else { ", scaled" })
+            }
         }
     }
 }
@@ -228,6 +242,25 @@ impl AsdfFile {
                     declared_shape(&meta.shape).map_err(arr)?
                 };
                 (shape, meta.byteorder, StorageInfo::External { source: uri.clone() })
+            }
+            // What the HDU's header says (the data is not read), as `ndarray` reads it.
+            Source::Fits(spec) => {
+                let (a, hdu) = self.fits_shape(node, spec)?;
+                Limits::check(
+                    "max_array_elements",
+                    a.shape.iter().product::<usize>() as u64,
+                    self.limits().max_array_elements,
+                )
+                .map_err(|e| self.array_error(node, ArrayError::Invalid(e.to_string())))?;
+                let info = ArrayInfo {
+                    path: path.to_string(),
+                    shape: Shape(a.shape),
+                    streamed: false,
+                    datatype: a.datatype,
+                    byteorder: a.byteorder,
+                    storage: StorageInfo::Fits { source: spec.clone(), hdu, in_place: a.zero_copy },
+                };
+                return Ok(info);
             }
         };
         Ok(ArrayInfo {

@@ -42,6 +42,7 @@ use ::ndarray::{CowArray, IxDyn};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+mod fits;
 mod listing;
 pub mod mapguard;
 mod mask;
@@ -140,10 +141,14 @@ impl OpenOptions {
         self
     }
 
-    /// Opens the file at `path`, memory-mapped.
+    /// Opens the file at `path`, memory-mapped. A FITS file (its first bytes
+    /// `SIMPLE  =`, and a primary header that reads) is read as ASDF-in-FITS: the ASDF
+    /// file in its `ASDF` extension, with arrays from its other HDUs (see
+    /// [`crate::fits`]); anything else that is no ASDF file is a header error.
     ///
     /// # Errors
-    /// I/O errors, and a malformed header or tree (see [`AsdfFile::open`]).
+    /// I/O errors, and a malformed header or tree (see [`AsdfFile::open`]); for a FITS
+    /// file, damaged headers before the ASDF extension, or none ([`crate::fits::FitsError`]).
     pub fn open(&self, path: impl AsRef<Path>) -> Result<AsdfFile> {
         let path = path.as_ref();
         let in_file = |e: Error| e.in_file(path);
@@ -151,14 +156,24 @@ impl OpenOptions {
         // Mapped and guarded (a file cut short while mapped reads zeros and is reported
         // by `check_unchanged`, never kills the process), or read when small.
         let bytes = FileBytes::open(&f).map_err(|e| in_file(Error::from(e)))?;
+        if crate::fits::is_fits(&bytes)
+            && let Ok(fits) = crate::fits::Fits::parse(&bytes)
+        {
+            return AsdfFile::from_fits(bytes, fits, Some(&f), Some(path.to_path_buf()), self.clone()).map_err(in_file);
+        }
         AsdfFile::from_parts(bytes, Some(path.to_path_buf()), self.clone()).map_err(in_file)
     }
 
-    /// Reads a file from bytes in memory.
+    /// Reads a file from bytes in memory (an ASDF file, or a FITS file holding one).
     ///
     /// # Errors
     /// As [`OpenOptions::open`].
     pub fn from_bytes(&self, bytes: Vec<u8>) -> Result<AsdfFile> {
+        if crate::fits::is_fits(&bytes)
+            && let Ok(fits) = crate::fits::Fits::parse(&bytes)
+        {
+            return AsdfFile::from_fits(FileBytes::Read(bytes), fits, None, None, self.clone());
+        }
         AsdfFile::from_parts(FileBytes::Read(bytes), None, self.clone())
     }
 }
@@ -253,6 +268,8 @@ pub struct AsdfFile {
     /// The files of external sources, opened once each; entries are never removed
     /// (see `AsdfFile::external`).
     externals: Mutex<HashMap<PathBuf, Arc<AsdfFile>>>,
+    /// The FITS file holding this one (ASDF-in-FITS), whose HDUs `fits:` sources name.
+    fits: Option<Box<fits::Container>>,
     /// A remote file's object, and each block (header and stored data) fetched once.
     #[cfg(feature = "remote")]
     remote: Option<Arc<crate::remote::Remote>>,
@@ -349,6 +366,7 @@ impl AsdfFile {
             tree,
             tree_first_line,
             externals: Mutex::new(HashMap::new()),
+            fits: None,
             #[cfg(feature = "remote")]
             remote: None,
             #[cfg(feature = "remote")]
@@ -363,7 +381,8 @@ impl AsdfFile {
         self.path.as_deref()
     }
 
-    /// The whole file's bytes.
+    /// The whole file's bytes; for an ASDF file inside a FITS file, the ASDF file's
+    /// (see [`AsdfFile::fits_bytes`] for the FITS file's).
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
@@ -457,6 +476,7 @@ impl AsdfFile {
                 };
                 NdArray::new(meta, Cow::Borrowed(data), Storage::External(uri.clone()), None, limits).map_err(arr)
             }
+            Source::Fits(hdu) => self.fits_ndarray(node, hdu),
         }
     }
 
@@ -469,6 +489,11 @@ impl AsdfFile {
     /// As [`AsdfFile::ndarray_at`], but for a damaged compressed block.
     pub fn ndarray_shape_at(&self, node: NodeRef<'_>) -> Result<(Datatype, ByteOrder, Vec<usize>)> {
         let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
+        // From the HDU's header, its data untouched.
+        if let Source::Fits(spec) = &meta.source {
+            let (a, _) = self.fits_shape(node, spec)?;
+            return Ok((a.datatype, a.byteorder, a.shape));
+        }
         // From the block's header, its data untouched; for a remote file an uncompressed
         // block's too (its data is not fetched for its shape).
         if let Some(layout) = self.block_layout(node, &meta, |_| true, self.is_remote())? {
@@ -792,6 +817,7 @@ impl AsdfFile {
         if let Err(changed) = self.bytes.check() {
             return Err(Error::from(std::io::Error::from(changed)).in_file_opt(self.path.as_deref()));
         }
+        self.fits_unchanged()?;
         let externals = self.externals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         externals.values().try_for_each(|f| f.check_unchanged())
     }

@@ -17,7 +17,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::block::{self, BLOCK_MAGIC};
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, ErrorKind, Location, Result};
 use crate::external::ExternalError;
 use crate::header;
 use crate::index::{self, IndexStatus};
@@ -166,6 +166,12 @@ impl OpenOptions {
 
     fn open_url_inner(&self, url: &str) -> Result<AsdfFile> {
         let (remote, ends) = Remote::open(url, &self.remote, END_BYTES, END_BYTES).map_err(remote_error)?;
+        if crate::fits::is_fits(&ends.head) && crate::fits::Fits::parse(&ends.head).is_ok() {
+            return Err(Error::new(
+                ErrorKind::Usage("an ASDF-in-FITS file is read from a local path only (download it first)".into()),
+                Location::default(),
+            ));
+        }
         let len = remote.len();
         let mut pieces: Vec<(u64, Vec<u8>)> = vec![(0, ends.head), (ends.tail.0, ends.tail.1)];
         let sparse = |pieces: &[(u64, Vec<u8>)]| SparseBytes::new(len, pieces).map_err(Error::from);

@@ -70,6 +70,9 @@ pub enum Source {
     External(String),
     /// Inline in the tree.
     Inline,
+    /// The data of an HDU of the FITS file holding this ASDF file: what follows
+    /// `fits:` (`SCI,1`, or an HDU's index: see [`crate::fits`]).
+    Fits(String),
 }
 
 /// One dimension of a declared shape. Displayed (and debug-printed) as it is written in
@@ -151,7 +154,12 @@ impl ArrayMeta {
         let source_of = |s: NodeRef<'_>| match (s.as_i64(), s.as_bool(), s.as_str()) {
             (Some(i), _, _) => Some(Source::Block(i)),
             (_, Some(b), _) => Some(Source::Block(i64::from(b))),
-            (_, _, Some(uri)) if !s.is_asdf_tag("core/complex") => Some(Source::External(uri.to_string())),
+            // ASDF-in-FITS: an HDU of the FITS file around this one (stdatamodels reads
+            // any string source so, under `source` or `data`).
+            (_, _, Some(uri)) if !s.is_asdf_tag("core/complex") => Some(match uri.strip_prefix("fits:") {
+                Some(hdu) => Source::Fits(hdu.to_string()),
+                None => Source::External(uri.to_string()),
+            }),
             _ => None,
         };
         let data = node.key("data");
@@ -255,6 +263,8 @@ pub enum Storage {
     External(String),
     /// Inline in the tree.
     Inline,
+    /// The data of HDU `n` of the FITS file holding this ASDF file.
+    Fits(usize),
 }
 
 /// An array ready to read: its layout resolved and checked against its data, which is

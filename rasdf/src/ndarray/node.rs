@@ -68,6 +68,7 @@ pub(crate) fn source_node(tree: &mut impl NodeArena, source: &Source) -> NodeId 
     match source {
         Source::Block(n) => int(tree, *n),
         Source::External(name) => text(tree, name),
+        Source::Fits(hdu) => text(tree, &format!("fits:{hdu}")),
         Source::Inline => tree.push(node(Value::Null)),
     }
 }

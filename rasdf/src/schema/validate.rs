@@ -214,6 +214,27 @@ pub fn validate(tree: &Tree, standard: Option<&str>) -> Vec<SchemaError> {
     v.errors
 }
 
+/// The tags of `tree` that [`validate`] has no schema for under standard `standard`
+/// (tags no manifest of it lists: an extension's, a core tag of another standard), each
+/// with how many nodes carry it, in tag order: what validation did not check. YAML's own
+/// tags (`tag:yaml.org,2002:...`) have no schema to have, and are not listed.
+pub fn tags_without_schema(tree: &Tree, standard: Option<&str>) -> Vec<(String, usize)> {
+    let catalog = catalog();
+    let tags = catalog.tags(standard.unwrap_or("1.0.0"));
+    let mut out: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    tree.walk(|_, node| {
+        let Some(tag) = node.tag() else { return };
+        if tag.starts_with("tag:yaml.org,2002:") {
+            return;
+        }
+        let checked = tags.and_then(|m| m.get(tag)).is_some_and(|&doc| catalog.root(doc).is_some());
+        if !checked {
+            *out.entry(tag.to_owned()).or_default() += 1;
+        }
+    });
+    out.into_iter().collect()
+}
+
 /// A schema node and the schema document it is in (for `$ref`s relative to it).
 #[derive(Clone, Copy)]
 struct At<'c> {

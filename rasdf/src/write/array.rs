@@ -276,6 +276,8 @@ fn compression_name(c: Compression) -> &'static str {
         Compression::Zlib => "zlib",
         Compression::Bzp2 => "bzp2",
         Compression::Lz4 => "lz4",
+        Compression::Zstd => "zstd",
+        Compression::Blosc => "blsc",
         _ => "none",
     }
 }

@@ -114,14 +114,14 @@ impl Document<'_> {
                     if self.bases.get(base).is_some_and(|b| b.chunks.is_some()) {
                         Ok(Prepared::Chunked)
                     } else {
-                        prepare(self.block_bytes(base, &plan), comp, options)
+                        prepare(self.block_bytes(base, &plan), comp, plan.item_size(base), options)
                     }
                 })
                 .collect::<Result<_>>()?;
             for (prepared, &(base, comp)) in blocks.into_iter().zip(now) {
                 offsets.push(offset);
                 let allocated = match prepared {
-                    Prepared::Chunked => self.write_chunked(out, base, comp, options)?,
+                    Prepared::Chunked => self.write_chunked(out, base, comp, plan.item_size(base), options)?,
                     other => write_prepared(out, other, self.block_bytes(base, &plan), options)?,
                 };
                 offset += block::HEADER_LEN as u64 + allocated;
@@ -165,7 +165,7 @@ impl Document<'_> {
                     progress: None,
                     ..options.clone()
                 };
-                externals.push(sub.stage_raw_block_file(&path, &sub_opts)?);
+                externals.push(sub.stage_raw_block_file(&path, plan.item_size(base), &sub_opts)?);
                 if let Some(p) = &options.progress {
                     p.advance(block_len(base));
                 }
@@ -189,10 +189,10 @@ impl Document<'_> {
         }
     }
 
-    /// Writes an external block file: a minimal tree and one block, as the main file's
-    /// blocks are written (a large one past the page cache, its MD5 beside the write,
-    /// lz4 record by record).
-    fn stage_raw_block_file(&self, path: &Path, options: &WriteOptions) -> Result<Staged> {
+    /// Writes an external block file: a minimal tree and one block (of items of
+    /// `item_size` bytes), as the main file's blocks are written (a large one past the
+    /// page cache, its MD5 beside the write, lz4 record by record).
+    fn stage_raw_block_file(&self, path: &Path, item_size: usize, options: &WriteOptions) -> Result<Staged> {
         let mut tree = Overlay::new(&self.tree);
         let root = tree.root().ok_or_else(|| usage("no root"))?;
         let lib = software(&mut tree);
@@ -203,7 +203,7 @@ impl Document<'_> {
         let base = &self.bases[0];
         self.stage_path_with(path, options, |out| {
             out.write_all(&text)?;
-            let prepared = prepare(&base.data, base.compression, options)?;
+            let prepared = prepare(&base.data, base.compression, item_size, options)?;
             write_prepared(out, prepared, &base.data, options)?;
             if options.include_index {
                 out.write_all(&index::write(&[text.len() as u64]))?;
@@ -270,9 +270,15 @@ fn padding(len: usize) -> usize {
     (blocks * bs).saturating_sub(len)
 }
 
-/// Compresses `data` with `comp` at `level` (zlib and bzp2; ignored by the others). At
-/// the reference's own levels, exactly [`block::codec::encode`]'s bytes.
-pub(super) fn encode(comp: Compression, data: &[u8], level: u32) -> std::result::Result<Vec<u8>, BlockError> {
+/// Compresses `data` (items of `item_size` bytes, which blsc shuffles by) with `comp` at
+/// `level` (zlib, bzp2, zstd and blsc; ignored by lz4). At the reference's own levels,
+/// exactly [`block::codec::encode`]'s bytes.
+pub(super) fn encode(
+    comp: Compression,
+    data: &[u8],
+    level: u32,
+    item_size: usize,
+) -> std::result::Result<Vec<u8>, BlockError> {
     let corrupt = |message: String| BlockError::Corrupt { codec: comp, message };
     match comp {
         Compression::Zlib if level != super::ZLIB_LEVEL => block::pdeflate::compress(data, level).map_err(corrupt),
@@ -284,7 +290,7 @@ pub(super) fn encode(comp: Compression, data: &[u8], level: u32) -> std::result:
                 bzip2::write::BzEncoder::new(Vec::with_capacity(data.len() / 2), bzip2::Compression::new(level));
             e.write_all(data).and_then(|()| e.finish()).map_err(|e| corrupt(e.to_string()))
         }
-        _ => block::codec::encode(comp, data),
+        _ => block::codec::encode_items(comp, data, item_size, Some(level).filter(|&l| l > 0)),
     }
 }
 
@@ -308,12 +314,12 @@ pub(super) enum Prepared<'a> {
 /// How the block of `data` is to be written with `comp`: large lz4, zlib and bzp2
 /// blocks compressed while they are written, anything else compressed (and, when small,
 /// hashed) now.
-fn prepare<'a>(data: &'a [u8], comp: Compression, options: &WriteOptions) -> Result<Prepared<'a>> {
+fn prepare<'a>(data: &'a [u8], comp: Compression, item_size: usize, options: &WriteOptions) -> Result<Prepared<'a>> {
     match comp {
         Compression::Lz4 if data.len() > block::codec::LZ4_CHUNK => Ok(Prepared::Lz4Pipelined),
         Compression::Zlib if data.len() > WHOLE_MAX => Ok(Prepared::ZlibPipelined(options.level(comp))),
         Compression::Bzp2 if data.len() > WHOLE_MAX => Ok(Prepared::Bzp2Streamed(options.level(comp))),
-        _ => encode_block(data, comp, options)
+        _ => encode_block(data, comp, item_size, options)
             .map(|(h, stored)| Prepared::Encoded(h, stored))
             .map_err(|e| Error::new(e, Location::default())),
     }
@@ -322,12 +328,13 @@ fn prepare<'a>(data: &'a [u8], comp: Compression, options: &WriteOptions) -> Res
 fn encode_block<'a>(
     data: &'a [u8],
     comp: Compression,
+    item_size: usize,
     options: &WriteOptions,
 ) -> std::result::Result<(BlockHeader, Cow<'a, [u8]>), BlockError> {
     let stored: Cow<'_, [u8]> = if comp == Compression::None {
         Cow::Borrowed(data)
     } else {
-        Cow::Owned(encode(comp, data, options.level(comp))?)
+        Cow::Owned(encode(comp, data, options.level(comp), item_size)?)
     };
     // Large blocks: the checksum is computed beside the write (see `write_prepared`).
     let checksums = options.checksums && stored.len() < OVERLAP_MD5;
@@ -503,7 +510,7 @@ fn write_bzp2_streamed<W: WriteSeek>(out: &mut W, data: &[u8], level: u32, optio
         // Over the bytes written so far (the start of the same stream).
         out.seek(SeekFrom::Start(start))?;
         let (h, stored) =
-            encode_block(data, Compression::Bzp2, options).map_err(|e| Error::new(e, Location::default()))?;
+            encode_block(data, Compression::Bzp2, 1, options).map_err(|e| Error::new(e, Location::default()))?;
         return write_prepared(out, Prepared::Encoded(h, stored), data, options);
     }
     finish_block(out, start, Compression::Bzp2, used, data.len() as u64, md5.finalize(), options)
@@ -604,7 +611,7 @@ mod tests {
         let mut cursor = std::io::Cursor::new(b"tree".to_vec());
         cursor.set_position(4);
         let mut out = Plain(&mut cursor);
-        let prepared = prepare(data, comp, options).unwrap();
+        let prepared = prepare(data, comp, 1, options).unwrap();
         let allocated = write_prepared(&mut out, prepared, data, options).unwrap();
         let file = cursor.into_inner();
         let h = BlockHeader::parse(&file, 4).unwrap();
@@ -629,7 +636,7 @@ mod tests {
         ] {
             let options = WriteOptions { compression_level: level, ..WriteOptions::default() };
             let (h, stored) = written(&data, comp, &options);
-            let whole = encode(comp, &data, options.level(comp)).unwrap();
+            let whole = encode(comp, &data, options.level(comp), 1).unwrap();
             assert!(stored == whole, "{comp} at {level:?}: {} bytes, whole {}", stored.len(), whole.len());
             assert_eq!((h.data_size, h.compression), (data.len() as u64, comp));
             assert_eq!(h.checksum, block::md5(&whole), "{comp}");
@@ -645,7 +652,7 @@ mod tests {
         for n in [WHOLE_MAX + 1, WHOLE_MAX + block::pdeflate::PIECE] {
             let data = sample(n);
             let (_, stored) = written(&data, Compression::Zlib, &WriteOptions::default());
-            assert!(stored == encode(Compression::Zlib, &data, 6).unwrap(), "{n} bytes");
+            assert!(stored == encode(Compression::Zlib, &data, 6, 1).unwrap(), "{n} bytes");
         }
     }
 

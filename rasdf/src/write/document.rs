@@ -530,13 +530,15 @@ impl<'f> Document<'f> {
             let storage = match a.storage {
                 InputStorage::Inline => ArrayStorage::Inline,
                 InputStorage::External(_) => ArrayStorage::External,
-                InputStorage::Block(_) => ArrayStorage::Internal,
+                // An HDU's data (ASDF-in-FITS) goes to a block of the file written.
+                InputStorage::Block(_) | InputStorage::Fits(_) => ArrayStorage::Internal,
             };
             let base = match a.storage {
                 InputStorage::Block(b) => match block_base.get(&b) {
                     Some(&base) => base,
                     None => {
-                        let compression = file.blocks()[b].compression;
+                        // A codec rasdf only reads: the nearest it writes.
+                        let compression = file.blocks()[b].compression.rewritten_as();
                         let data = BaseData::Bytes(Cow::Borrowed(file.block_data(b)?));
                         doc.bases.push(Base { data, compression, chunks: None });
                         block_base.insert(b, doc.bases.len() - 1);

@@ -95,10 +95,11 @@ pub enum ArrayStorage {
 pub struct WriteOptions {
     /// Compress every block with this (overrides each array's).
     pub compression: Option<Compression>,
-    /// The level of zlib (1-9, default 6) and bzp2 (1-9, default 9) compression, for
-    /// every block so compressed; lz4 has no levels here, and ignores it. Faster levels
-    /// compress less; any level reads back the same. `None`: the reference library's
-    /// levels.
+    /// The level of zlib (1-9, default 6), bzp2 (1-9, default 9) and zstd (1-9, default
+    /// 3; also the Zstandard of blsc's blocks) compression, for every block so
+    /// compressed; lz4 has no levels here, and ignores it. Faster levels compress less;
+    /// any level reads back the same. `None`: the reference library's levels (and the
+    /// asdf-compression plugin's zstd level).
     pub compression_level: Option<u32>,
     /// Store every array this way (overrides each array's).
     pub storage: Option<ArrayStorage>,
@@ -137,6 +138,8 @@ impl Default for WriteOptions {
 const ZLIB_LEVEL: u32 = 6;
 /// The bzip2 level when none is given: `bz2.compress`'s, as the reference writes.
 const BZP2_LEVEL: u32 = 9;
+/// The zstd level when none is given: the asdf-compression plugin's.
+const ZSTD_LEVEL: u32 = 3;
 
 impl WriteOptions {
     /// The level `comp` compresses at.
@@ -144,6 +147,7 @@ impl WriteOptions {
         match comp {
             Compression::Zlib => self.compression_level.unwrap_or(ZLIB_LEVEL),
             Compression::Bzp2 => self.compression_level.unwrap_or(BZP2_LEVEL),
+            Compression::Zstd | Compression::Blosc => self.compression_level.unwrap_or(ZSTD_LEVEL),
             _ => 0,
         }
     }
@@ -152,7 +156,7 @@ impl WriteOptions {
     fn check(&self) -> Result<()> {
         match self.compression_level {
             Some(level) if !(1..=9).contains(&level) => {
-                Err(usage(format!("compression level {level}: zlib and bzp2 take levels 1 to 9")))
+                Err(usage(format!("compression level {level}: zlib, bzp2, zstd and blsc take levels 1 to 9")))
             }
             _ => Ok(()),
         }

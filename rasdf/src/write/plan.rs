@@ -25,6 +25,8 @@ pub(super) struct Plan {
     pub(super) external: Vec<(usize, Compression)>,
     /// base -> block number or external file number.
     pub(super) slot: HashMap<usize, usize>,
+    /// base -> the item size of the first array placed in it (blsc shuffles by it).
+    pub(super) item_size: HashMap<usize, usize>,
     /// Per base: the view's own bytes when `views_only` made a copy.
     pub(super) view_data: Vec<Option<Vec<u8>>>,
     /// Per array node: (storage, base, layout) after overrides.
@@ -33,6 +35,13 @@ pub(super) struct Plan {
     pub(super) masks: HashMap<NodeId, usize>,
     /// How external block files are named (see [`Naming`]).
     pub(super) naming: Naming,
+}
+
+impl Plan {
+    /// The item size of the arrays in base `base` (1 when none was placed there).
+    pub(super) fn item_size(&self, base: usize) -> usize {
+        self.item_size.get(&base).copied().unwrap_or(1)
+    }
 }
 
 /// How the block files of an exploded file are named. The reference's names,
@@ -128,6 +137,7 @@ impl Document<'_> {
             internal: Vec::new(),
             external: Vec::new(),
             slot: HashMap::new(),
+            item_size: HashMap::new(),
             view_data: vec![None; self.bases.len()],
             arrays: HashMap::new(),
             masks: HashMap::new(),
@@ -173,6 +183,7 @@ impl Document<'_> {
                 if let std::collections::hash_map::Entry::Vacant(e) = plan.slot.entry(a.base) {
                     e.insert(list.len());
                     list.push((a.base, comp));
+                    plan.item_size.insert(a.base, a.datatype.size());
                 }
                 if let Some(mask) = &a.block_mask {
                     // The mask's block follows the array's, as the reference numbers them.

@@ -1,4 +1,6 @@
-//! Block codecs: zlib, bzp2 and lz4 in the reference library's own framing.
+//! Block codecs: zlib, bzp2 and lz4 in the reference library's own framing, and (with
+//! the feature `extra-codecs`) the codecs of other writers: `zstd`, `lz4f`, `blsc`,
+//! `bls2`/`bsc2` and `xz\0\0`.
 //!
 //! Every decoder writes into a buffer of exactly `data_size` bytes and fails when the
 //! stream holds more or fewer (reference notes 2.2-2.3): a decompression bomb stops at
@@ -14,16 +16,29 @@
 //! - `bzp2`: one bzip2 stream; `bzp2_parallel_decode` and `bzp2_parallel_encode`, a
 //!   block per thread, over the bit strings of `bzp2_bits`;
 //! - `lz4`: the reference's framing of LZ4 blocks in records, a record per thread;
-//!   `lz4_encode`, the LZ4 block encoder that compresses two records at a time.
+//!   `lz4_encode`, the LZ4 block encoder that compresses two records at a time;
+//! - `zstd`: one Zstandard frame (libzstd), both ways;
+//! - `lz4f`: one LZ4 frame (lz4_flex's frame decoder), read only;
+//! - `blosc`: `blsc` (one c-blosc1 buffer, or AbacusSummit's pieces) both ways, `bls2`
+//!   and `bsc2` (a Blosc2 frame or chunk) read only, over `rasdf::blosc`;
+//! - `xz`: an xz stream (lzma-rust2), read only.
 
+#[cfg(feature = "extra-codecs")]
+mod blosc;
 mod bzp2;
 mod bzp2_bits;
 mod bzp2_parallel_decode;
 pub(crate) mod bzp2_parallel_encode;
 mod lz4;
 pub(crate) mod lz4_encode;
+#[cfg(feature = "extra-codecs")]
+mod lz4f;
+#[cfg(feature = "extra-codecs")]
+mod xz;
 mod zlib;
 pub(crate) mod zlib_parallel;
+#[cfg(feature = "extra-codecs")]
+mod zstd;
 
 use std::fmt;
 
@@ -48,8 +63,36 @@ pub enum Compression {
     Bzp2,
     /// `lz4\0`: records of `[u32 BE length][u32 LE raw length][raw LZ4 block]`.
     Lz4,
+    /// `zstd`: one Zstandard frame (the asdf-compression plugin, ASDF.jl).
+    Zstd,
+    /// `lz4f`: one LZ4 frame (the asdf-compression plugin, asdf-cxx). Read only.
+    Lz4Frame,
+    /// `blsc`: one c-blosc1 buffer (the asdf-compression plugin, asdf-cxx, ASDF.jl), or
+    /// AbacusSummit's pieces of `[u32 BE length][c-blosc1 buffer]`.
+    Blosc,
+    /// `bls2`: a Blosc2 contiguous frame (asdf-cxx) or one Blosc2 chunk. Read only.
+    Blosc2,
+    /// `bsc2`: AbacusSummit's label for a Blosc2 contiguous frame (or chunk), read as
+    /// `bls2`. Read only.
+    Bsc2,
+    /// `xz\0\0`: an xz stream (ASDF.jl). Read only.
+    Xz,
     /// Any other label, kept as its four bytes.
     Other([u8; 4]),
+}
+
+/// Every label rasdf knows, for messages.
+const KNOWN: &str = "zlib, bzp2, lz4, zstd, lz4f, blsc, bls2, bsc2, xz";
+
+/// The message of [`BlockError::UnknownCompression`].
+pub(crate) fn unknown_message(c: Compression) -> String {
+    match c {
+        Compression::Other(_) => format!("unknown compression {c}; supported: {KNOWN}"),
+        _ if !cfg!(feature = "extra-codecs") => {
+            format!("compression {c} is left out of this build of rasdf (its feature extra-codecs)")
+        }
+        _ => format!("compression {c} cannot be decoded here"),
+    }
 }
 
 impl Compression {
@@ -60,20 +103,50 @@ impl Compression {
             b"zlib" => Compression::Zlib,
             b"bzp2" => Compression::Bzp2,
             b"lz4\0" => Compression::Lz4,
+            b"zstd" => Compression::Zstd,
+            b"lz4f" => Compression::Lz4Frame,
+            b"blsc" => Compression::Blosc,
+            b"bls2" => Compression::Blosc2,
+            b"bsc2" => Compression::Bsc2,
+            b"xz\0\0" => Compression::Xz,
             _ => Compression::Other(label),
         }
     }
 
     /// The compression for a name as used on the command line and in the reference
-    /// library (`zlib`, `bzp2`, `lz4`, `none`).
+    /// library: those rasdf writes (`zlib`, `bzp2`, `lz4`, `none`; `zstd` and `blsc`,
+    /// which the reference reads with the asdf-compression plugin).
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "" | "none" => Some(Compression::None),
             "zlib" => Some(Compression::Zlib),
             "bzp2" => Some(Compression::Bzp2),
             "lz4" => Some(Compression::Lz4),
+            "zstd" => Some(Compression::Zstd),
+            "blsc" => Some(Compression::Blosc),
             _ => None,
         }
+    }
+
+    /// The compression a rewrite gives a block of this one (a file read and written
+    /// again, each array in its own codec): itself when rasdf writes it, else the
+    /// nearest it writes: `lz4f` -> `lz4`, `bls2` and `bsc2` -> `blsc`, `xz` -> `bzp2`.
+    /// Unknown labels stay (and fail).
+    pub fn rewritten_as(self) -> Compression {
+        match self {
+            c if c.writable() => c,
+            Compression::Lz4Frame => Compression::Lz4,
+            Compression::Blosc2 | Compression::Bsc2 if Compression::Blosc.writable() => Compression::Blosc,
+            Compression::Xz => Compression::Bzp2,
+            c => c,
+        }
+    }
+
+    /// Whether rasdf writes blocks of this compression (`none`, `zlib`, `bzp2`, `lz4`,
+    /// and with the feature `extra-codecs`, `zstd` and `blsc`).
+    pub fn writable(self) -> bool {
+        matches!(self, Compression::None | Compression::Zlib | Compression::Bzp2 | Compression::Lz4)
+            || (cfg!(feature = "extra-codecs") && matches!(self, Compression::Zstd | Compression::Blosc))
     }
 
     /// The 4-byte label written in block headers.
@@ -83,6 +156,12 @@ impl Compression {
             Compression::Zlib => *b"zlib",
             Compression::Bzp2 => *b"bzp2",
             Compression::Lz4 => *b"lz4\0",
+            Compression::Zstd => *b"zstd",
+            Compression::Lz4Frame => *b"lz4f",
+            Compression::Blosc => *b"blsc",
+            Compression::Blosc2 => *b"bls2",
+            Compression::Bsc2 => *b"bsc2",
+            Compression::Xz => *b"xz\0\0",
             Compression::Other(l) => l,
         }
     }
@@ -95,6 +174,12 @@ impl fmt::Display for Compression {
             Compression::Zlib => f.write_str("zlib"),
             Compression::Bzp2 => f.write_str("bzp2"),
             Compression::Lz4 => f.write_str("lz4"),
+            Compression::Zstd => f.write_str("zstd"),
+            Compression::Lz4Frame => f.write_str("lz4f"),
+            Compression::Blosc => f.write_str("blsc"),
+            Compression::Blosc2 => f.write_str("bls2"),
+            Compression::Bsc2 => f.write_str("bsc2"),
+            Compression::Xz => f.write_str("xz"),
             Compression::Other(l) => {
                 let trimmed: Vec<u8> = l.iter().copied().take_while(|&b| b != 0).collect();
                 match std::str::from_utf8(&trimmed) {
@@ -231,7 +316,17 @@ pub fn decode_into(codec: Compression, stored: &[u8], out: &mut [u8]) -> Result<
         Compression::Zlib => zlib::inflate(stored, out),
         Compression::Bzp2 => bzp2::bunzip(stored, out),
         Compression::Lz4 => lz4::lz4_decode(stored, out),
-        Compression::Other(_) => Err(BlockError::UnknownCompression(codec)),
+        #[cfg(feature = "extra-codecs")]
+        Compression::Zstd => zstd::decode(stored, out),
+        #[cfg(feature = "extra-codecs")]
+        Compression::Lz4Frame => lz4f::decode(stored, out),
+        #[cfg(feature = "extra-codecs")]
+        Compression::Blosc => blosc::decode_blsc(stored, out),
+        #[cfg(feature = "extra-codecs")]
+        Compression::Blosc2 | Compression::Bsc2 => blosc::decode_blosc2(codec, stored, out),
+        #[cfg(feature = "extra-codecs")]
+        Compression::Xz => xz::decode(stored, out),
+        _ => Err(BlockError::UnknownCompression(codec)),
     }
 }
 
@@ -344,17 +439,54 @@ fn drive_into(
 }
 
 /// Compresses `data` with `codec` as the reference library does (zlib level 6, bzip2
-/// level 9, lz4 in 4 MiB records).
+/// level 9, lz4 in 4 MiB records), or its plugin (zstd level 3; blsc: see
+/// [`encode_items`]), items taken as bytes.
 ///
 /// # Errors
-/// [`BlockError::UnknownCompression`] for labels rasdf cannot write.
+/// [`BlockError::UnknownCompression`] for unknown labels, and those this build leaves
+/// out; [`BlockError::NotWritten`] for those rasdf only reads.
 pub fn encode(codec: Compression, data: &[u8]) -> Result<Vec<u8>, BlockError> {
+    encode_items(codec, data, 1, None)
+}
+
+/// [`encode`] for items of `item_size` bytes (which `blsc` shuffles by: bytes of an item
+/// over 255 bytes), at `level` (1 to 9, for zstd and the blocks of blsc; `None`: 3, the
+/// asdf-compression plugin's zstd level). `blsc` is one c-blosc1 buffer, as
+/// python-blosc's `blosc.compress` lays it out: blocks of 256 KiB, byte-shuffled, each
+/// one Zstandard stream (see `rasdf::blosc::encode_blosc1`); it holds at most 2 GiB.
+///
+/// # Errors
+/// As [`encode`]; [`BlockError::Unsupported`] for `blsc` data over 2 GiB.
+pub fn encode_items(
+    codec: Compression,
+    data: &[u8],
+    item_size: usize,
+    level: Option<u32>,
+) -> Result<Vec<u8>, BlockError> {
+    #[cfg(feature = "extra-codecs")]
+    let zstd_level = level.and_then(|l| i32::try_from(l).ok()).unwrap_or(zstd::LEVEL);
+    #[cfg(not(feature = "extra-codecs"))]
+    let _ = (item_size, level);
     match codec {
         Compression::None => Ok(data.to_vec()),
         Compression::Zlib => zlib::encode(data),
         Compression::Bzp2 => bzp2::encode(data),
         Compression::Lz4 => lz4::encode(data),
-        Compression::Other(_) => Err(BlockError::UnknownCompression(codec)),
+        #[cfg(feature = "extra-codecs")]
+        Compression::Zstd => zstd::encode(data, zstd_level),
+        #[cfg(feature = "extra-codecs")]
+        Compression::Blosc => blosc::encode_blsc(data, item_size, zstd_level),
+        _ => Err(not_written(codec)),
+    }
+}
+
+/// Why blocks of `codec`, which rasdf does not write, cannot be written: an unknown
+/// label (or one this build leaves out), or one rasdf only reads.
+pub(crate) fn not_written(codec: Compression) -> BlockError {
+    match codec {
+        Compression::Other(_) => BlockError::UnknownCompression(codec),
+        _ if !cfg!(feature = "extra-codecs") => BlockError::UnknownCompression(codec),
+        _ => BlockError::NotWritten(codec),
     }
 }
 
@@ -536,9 +668,12 @@ mod tests {
 
     #[test]
     fn unknown_label_is_kept_and_fails_on_decode() {
-        let c = Compression::from_label(*b"zstd");
-        assert_eq!(c.label(), *b"zstd");
-        assert_eq!(c.to_string(), "'zstd'");
+        let c = Compression::from_label(*b"zfp\0");
+        assert_eq!(c.label(), *b"zfp\0");
+        assert_eq!(c.to_string(), "'zfp'");
         assert_eq!(decode(c, b"xx", 2), Err(BlockError::UnknownCompression(c)));
     }
 }
+
+#[cfg(all(test, feature = "extra-codecs"))]
+mod other_tests;

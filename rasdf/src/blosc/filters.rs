@@ -215,7 +215,7 @@ mod tests {
     use super::*;
 
     fn bytes(n: usize, seed: u64) -> Vec<u8> {
-        rasdf::samples::noise(n, seed)
+        crate::samples::noise(n, seed)
     }
 
     #[test]
