@@ -9,6 +9,9 @@
 
 #[path = "../../rasdf/tests/common/mod.rs"]
 mod common;
+mod support;
+
+use support::cli;
 
 use std::path::{Path, PathBuf};
 
@@ -151,11 +154,6 @@ fn asdf_files_of_the_reference_convert_to_ra() {
         convert::convert(input, &named, &options).unwrap();
         assert_eq!(std::fs::read(out).unwrap(), std::fs::read(&named).unwrap());
     });
-}
-
-fn cli(args: &[&str]) -> u8 {
-    let argv = std::iter::once("rasdf").chain(args.iter().copied()).map(Into::into).collect();
-    rasdf_cli::args::main(argv, &mut Vec::new())
 }
 
 /// RawArray, GSD and b2nd hold no mask: the masked arrays a conversion writes without

@@ -4,15 +4,11 @@
 
 #[path = "../../rasdf/tests/common/mod.rs"]
 mod common;
+mod support;
+
+use support::rasdf;
 
 use std::path::Path;
-
-fn rasdf(args: &[&str]) -> (u8, String) {
-    let mut out = Vec::new();
-    let argv = std::iter::once("rasdf").chain(args.iter().copied()).map(Into::into).collect();
-    let code = rasdf_cli::args::main(argv, &mut out);
-    (code, String::from_utf8(out).unwrap())
-}
 
 /// Pairs on which rasdf's verdict is not asdftool's, by design, with rasdf's verdict.
 const DELIBERATE: [(&str, bool, &str); 7] = [

@@ -8,20 +8,14 @@
 
 #[path = "../../rasdf/tests/common/mod.rs"]
 mod common;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rasdf::AsdfFile;
 
-/// `rasdf ARGS` in process: the exit code and what went to standard output.
-fn rasdf(args: &[&str]) -> (u8, Vec<u8>) {
-    let mut argv: Vec<std::ffi::OsString> = vec!["rasdf".into()];
-    argv.extend(args.iter().map(Into::into));
-    let mut out = Vec::new();
-    let code = rasdf_cli::args::main(argv, &mut out);
-    (code, out)
-}
+use support::rasdf_bytes as rasdf;
 
 /// The `rasdf` binary run with `args`: exit code, standard output, standard error.
 fn rasdf_binary(args: &[&str]) -> (i32, Vec<u8>, String) {

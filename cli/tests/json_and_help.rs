@@ -3,16 +3,12 @@
 
 #[path = "../../rasdf/tests/common/mod.rs"]
 mod common;
+mod support;
+
+use support::rasdf;
 
 use std::path::PathBuf;
 use std::process::Command;
-
-fn rasdf(args: &[&str]) -> (u8, String) {
-    let mut out = Vec::new();
-    let argv = std::iter::once("rasdf").chain(args.iter().copied()).map(Into::into).collect();
-    let code = rasdf_cli::args::main(argv, &mut out);
-    (code, String::from_utf8(out).unwrap())
-}
 
 fn fixtures() -> Vec<PathBuf> {
     let mut out = vec![common::testdata("example.asdf")];

@@ -9,6 +9,9 @@
 
 #[path = "../../rasdf/tests/common/mod.rs"]
 mod common;
+mod support;
+
+use support::cli;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -56,11 +59,6 @@ fn check_manifest(dir: &Path, manifest: &serde_json::Value) -> usize {
         n += 1;
     }
     n
-}
-
-fn cli(args: &[&str]) -> u8 {
-    let argv = std::iter::once("rasdf").chain(args.iter().copied()).map(Into::into).collect();
-    rasdf_cli::args::main(argv, &mut Vec::new())
 }
 
 fn s(p: &Path) -> String {

@@ -7,6 +7,7 @@
 
 #[path = "../../rasdf/tests/common/mod.rs"]
 mod common;
+mod support;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -20,11 +21,8 @@ use rasdf_cli::preview::{self, MASKED_COLOUR, NON_FINITE_COLOUR, PreviewOptions,
 
 /// `rasdf preview ARGS...`: the exit code and what went to standard output.
 fn run(args: &[&str]) -> (u8, Vec<u8>) {
-    let mut argv: Vec<std::ffi::OsString> = vec!["rasdf".into(), "preview".into()];
-    argv.extend(args.iter().map(Into::into));
-    let mut out = Vec::new();
-    let code = rasdf_cli::args::main(argv, &mut out);
-    (code, out)
+    let argv: Vec<&str> = std::iter::once("preview").chain(args.iter().copied()).collect();
+    support::rasdf_bytes(&argv)
 }
 
 /// A decoded PNG: width, height and 8-bit RGB pixels, row by row from the top.

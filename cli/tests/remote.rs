@@ -1,8 +1,13 @@
 //! The read-only commands on remote files: `info`, `check`, `to-yaml` and `convert` of an
 //! http:// or s3:// URL give what they give for the local file; exit codes.
 
+#[path = "../../rasdf/tests/common/mod.rs"]
+mod common;
 #[path = "../../rasdf/tests/common/range_server.rs"]
 mod range_server;
+mod support;
+
+use support::rasdf;
 
 use std::path::{Path, PathBuf};
 
@@ -12,18 +17,8 @@ fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata")
 }
 
-fn rasdf(args: &[&str]) -> (u8, String) {
-    let mut out = Vec::new();
-    let argv = std::iter::once("rasdf").chain(args.iter().copied()).map(Into::into).collect();
-    let code = rasdf_cli::args::main(argv, &mut out);
-    (code, String::from_utf8(out).unwrap())
-}
-
 fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rasdf-cli-remote-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::temp_dir(&format!("cli-remote-{tag}"))
 }
 
 #[test]
