@@ -56,11 +56,14 @@ impl LimitArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Walk and decode every block, verify checksums and the block index, check that
-    /// every array reads and validate the tree against the standard's schemas (also
-    /// `rasdf validate`, as asdftool names it).
+    /// every array reads and validate the tree against the standard's schemas, and
+    /// extensions' with --schemas (also `rasdf validate`, as asdftool names it).
     #[command(
         alias = "validate",
-        after_help = "Examples:\n  rasdf check file.asdf\n  rasdf check https://example.org/file.asdf --json"
+        after_help = "Examples:\n  rasdf check file.asdf\n  rasdf check https://example.org/file.asdf --json\n  \
+                      rasdf validate roman.asdf --schemas $SITE/rad/resources --schemas $SITE/asdf_standard/resources\n    \
+                      (SITE: a Python site-packages folder; also asdf_transform_schemas, asdf_wcs_schemas,\n    \
+                      asdf_coordinates_schemas, asdf_astropy: each package's resources folder)"
     )]
     Check {
         /// The ASDF file.
@@ -68,6 +71,12 @@ enum Command {
         /// The report as JSON: {"file", "blocks": [...], "warnings", "errors", "sound", ...}.
         #[arg(long)]
         json: bool,
+        /// A folder of extension schemas and manifests, laid out as an extension's Python
+        /// package ships them (its `resources` folder; sub-folders are read too): the
+        /// tags its manifests define are validated against their schemas, as asdftool
+        /// validates them with the package installed. Repeatable.
+        #[arg(long, value_name = "DIR")]
+        schemas: Vec<PathBuf>,
     },
     /// Show the tree, with arrays' shape, datatype and storage.
     #[command(
@@ -352,9 +361,13 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
     let limits = args.limits.limits();
     let options = OpenOptions::new().limits(limits).remote(crate::remote::options_from_env());
     match args.command {
-        Command::Check { file, json } => {
+        Command::Check { file, json, schemas } => {
+            let schemas = rasdf::schema::Schemas::from_dirs(&schemas).map_err(|e| {
+                eprintln!("rasdf: --schemas: {e}");
+                Outcome::Unopened.code()
+            })?;
             let (_bar, progress) = crate::progress::bar(args.quiet, "check", crate::progress::Unit::Blocks).unzip();
-            crate::check::run_with(&file, &options, json, progress.as_ref(), out).map_err(io)
+            crate::check::run_with_schemas(&file, &options, json, progress.as_ref(), &schemas, out).map_err(io)
         }
         Command::Info { file, max_rows, max_cols, show_values: _, no_show_values, show_blocks, stats, json } => {
             let f = open(&file, &options)?;

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::Outcome;
 use rasdf::block::ChecksumStatus;
 use rasdf::index::IndexStatus;
+use rasdf::schema::Schemas;
 use rasdf::{AsdfFile, OpenOptions};
 
 /// Checks the file at `path` and writes one line per block and one per problem to `out`.
@@ -31,6 +32,22 @@ pub fn run_with(
     progress: Option<&rasdf::Progress>,
     out: &mut impl Write,
 ) -> io::Result<Outcome> {
+    run_with_schemas(path, options, json, progress, &Schemas::new(), out)
+}
+
+/// [`run_with`], validating the tree against the extension schemas of `schemas` too
+/// (`rasdf check --schemas DIR`).
+///
+/// # Errors
+/// Only errors writing to `out`.
+pub fn run_with_schemas(
+    path: &Path,
+    options: &OpenOptions,
+    json: bool,
+    progress: Option<&rasdf::Progress>,
+    schemas: &Schemas,
+    out: &mut impl Write,
+) -> io::Result<Outcome> {
     let name = path.display().to_string();
     let mut r = Report::new(json, &name);
     r.progress = progress.cloned();
@@ -50,7 +67,7 @@ pub fn run_with(
             return Ok(Outcome::Failed);
         }
     };
-    let outcome = check(&file, &mut r, out)?;
+    let outcome = check(&file, &mut r, schemas, out)?;
     // The verdict stands only for the file as it was read.
     let outcome = match file.check_unchanged() {
         Err(e) => {
@@ -155,13 +172,27 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
 /// # Errors
 /// Only errors writing to `out`.
 pub fn report_with(file: &AsdfFile, name: &str, json: bool, out: &mut impl Write) -> io::Result<Outcome> {
+    report_with_schemas(file, name, json, &Schemas::new(), out)
+}
+
+/// [`report_with`], validating the tree against the extension schemas of `schemas` too.
+///
+/// # Errors
+/// Only errors writing to `out`.
+pub fn report_with_schemas(
+    file: &AsdfFile,
+    name: &str,
+    json: bool,
+    schemas: &Schemas,
+    out: &mut impl Write,
+) -> io::Result<Outcome> {
     let mut r = Report::new(json, name);
-    let outcome = check(file, &mut r, out)?;
+    let outcome = check(file, &mut r, schemas, out)?;
     r.finish(out, true)?;
     Ok(outcome)
 }
 
-fn check(file: &AsdfFile, r: &mut Report, out: &mut impl Write) -> io::Result<Outcome> {
+fn check(file: &AsdfFile, r: &mut Report, schemas: &Schemas, out: &mut impl Write) -> io::Result<Outcome> {
     use serde_json::json;
     let name = r.name.clone();
     let h = file.header();
@@ -261,24 +292,26 @@ fn check(file: &AsdfFile, r: &mut Report, out: &mut impl Write) -> io::Result<Ou
         r.text(out, format_args!("arrays: {} declared, {} readable", paths.len(), paths.len() - bad_arrays))?;
     }
     r.set("arrays", json!({"declared": paths.len(), "readable": paths.len() - bad_arrays}));
-    // The tree against the schemas of the tags its standard lists, as `asdftool validate`
-    // checks it (the reference refuses to write such a tree).
-    let invalid = rasdf::schema::validate(file.tree(), Some(file.header().standard()));
+    // The tree against the schemas of the tags its standard lists (and the extensions'
+    // given), as `asdftool validate` checks it (the reference refuses to write such a tree).
+    let invalid = rasdf::schema::validate_with(file.tree(), Some(file.header().standard()), schemas);
     for e in &invalid {
         r.error(out, &format!("schema: {e}"))?;
     }
     // What validation could not check: tags without a schema here (an extension's).
-    let unchecked = rasdf::schema::tags_without_schema(file.tree(), Some(file.header().standard()));
+    let unchecked = rasdf::schema::tags_without_schema_with(file.tree(), Some(file.header().standard()), schemas);
     if !unchecked.is_empty() {
         const NAMED: usize = 8;
         let mut named: Vec<String> = unchecked.iter().take(NAMED).map(|(t, n)| format!("{t} ({n})")).collect();
         if unchecked.len() > NAMED {
             named.push(format!("{} more", unchecked.len() - NAMED));
         }
+        // Without `--schemas`, a hint of how to have them validated.
+        let hint = if schemas.is_empty() { " (--schemas DIR adds an extension's schemas)" } else { "" };
         r.text(
             out,
             format_args!(
-                "not validated: {} tag{} without a schema here: {}",
+                "not validated: {} tag{} without a schema here: {}{hint}",
                 unchecked.len(),
                 plural(unchecked.len()),
                 named.join(", ")

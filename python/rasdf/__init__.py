@@ -36,6 +36,7 @@ __all__ = [
     "TaggedString",
     "open",
     "to_dask",
+    "validate",
     "write",
 ]
 
@@ -475,6 +476,71 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
             af.close()
             raise
     return af
+
+
+# The extension schemas of the installed asdf, made once per configuration (its
+# resource manager and extension list): (key, _rasdf.Schemas).
+_ASDF_SCHEMAS: list = []
+
+
+def _asdf_schemas() -> Optional["_rasdf.Schemas"]:
+    """The schemas and tag definitions of asdf's configuration (``asdf.get_config()``):
+    every document of its resource manager, and the tags of each of its extensions with
+    their schema URIs and ASDF Standard requirement; ``None`` when asdf is not
+    importable."""
+    try:
+        import asdf
+    except ImportError:
+        return None
+    config = asdf.get_config()
+    manager = config.resource_manager
+    extensions = config.extensions
+    key = (id(manager), tuple(id(e) for e in extensions))
+    if _ASDF_SCHEMAS and _ASDF_SCHEMAS[0][0] == key:
+        return _ASDF_SCHEMAS[0][1]
+    documents = []
+    for uri in manager:
+        try:
+            content = manager[uri]
+        except Exception:  # noqa: BLE001 - a resource that does not load: not there
+            continue
+        if isinstance(content, bytes):
+            content = content.decode("utf-8", errors="replace")
+        documents.append((uri, content))
+    tags = []
+    for extension in extensions:
+        requirement = extension.asdf_standard_requirement
+        definitions = [(t.tag_uri, list(t.schema_uris)) for t in extension.tags]
+        tags.append((None if requirement is None else str(requirement), definitions))
+    schemas = _rasdf.Schemas([], documents, tags, True)
+    _ASDF_SCHEMAS[:] = [(key, schemas)]
+    return schemas
+
+
+def validate(path: PathLike, *, schemas: Any = None) -> None:
+    """Validates the tree of the ASDF file at ``path`` as ``asdftool validate`` does: every
+    node whose tag the file's ASDF Standard lists, or an extension defines, against the
+    tag's schemas. Raises :class:`AsdfError` listing what failed (its ``path`` the first
+    failure's), as :meth:`AsdfFile.validate` does; returns ``None`` when the tree is valid.
+
+    ``schemas``: ``None`` takes the extensions asdf has installed (its
+    ``get_config().extensions`` and the schemas of its ``resource_manager``, read once)
+    when asdf is importable, the standard's schemas alone otherwise; a folder, or a list
+    of folders, laid out as the extensions' packages ship their resources (``rasdf
+    validate --schemas DIR``); ``False``: the standard's schemas alone. Tags without a
+    schema are not checked, as the reference leaves them.
+    """
+    if schemas is None:
+        chosen = _asdf_schemas()
+    elif schemas is False:
+        chosen = None
+    elif isinstance(schemas, _rasdf.Schemas):
+        chosen = schemas
+    else:
+        folders = [schemas] if isinstance(schemas, (str, os.PathLike)) else list(schemas)
+        chosen = _rasdf.Schemas([os.fspath(f) for f in folders])
+    with open(path) as af:
+        af._file.validate(chosen)
 
 
 _NATIVE = sys.byteorder

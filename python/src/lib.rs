@@ -450,11 +450,19 @@ impl File {
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
-    /// Checks the tree against the standard's schemas: `AsdfError` listing what failed
-    /// (its `path` the first failure's).
-    fn validate(&self, py: Python<'_>) -> PyResult<()> {
+    /// Checks the tree against the standard's schemas, and the extensions' of `schemas`:
+    /// `AsdfError` listing what failed (its `path` the first failure's).
+    #[pyo3(signature = (schemas=None))]
+    fn validate(&self, py: Python<'_>, schemas: Option<&Bound<'_, Schemas>>) -> PyResult<()> {
         let (file, _) = self.get()?;
-        let errors = py.detach(|| rasdf::schema::validate(file.tree(), Some(file.header().standard())));
+        let schemas = schemas.map(|s| Arc::clone(&s.get().0));
+        let errors = py.detach(|| {
+            let standard = Some(file.header().standard());
+            match &schemas {
+                Some(s) => rasdf::schema::validate_with(file.tree(), standard, s),
+                None => rasdf::schema::validate(file.tree(), standard),
+            }
+        });
         let Some(first) = errors.first() else { return Ok(()) };
         let shown: Vec<String> = errors.iter().take(20).map(ToString::to_string).collect();
         let more = if errors.len() > 20 { format!("\n... and {} more", errors.len() - 20) } else { String::new() };
@@ -492,6 +500,61 @@ impl File {
     fn check_unchanged(&self, py: Python<'_>) -> PyResult<()> {
         let (file, _) = self.get()?;
         file.check_unchanged().map_err(|e| to_pyerr(py, located(e, &file)))
+    }
+}
+
+/// Extension schemas (`rasdf::schema::Schemas`): the documents of folders laid out as
+/// the Python packages ship their resources, documents given as `(uri, text)` pairs and
+/// extensions given as `(requirement, [(tag, [schema_uri, ...]), ...])`.
+#[pyclass(frozen, module = "rasdf._rasdf")]
+struct Schemas(Arc<rasdf::schema::Schemas>);
+
+#[pymethods]
+impl Schemas {
+    /// `skip_unparsable`: a document given that does not parse (as far as adding it
+    /// parses it: see `Schemas` of the library) is left out, else it is an `AsdfError`,
+    /// as is a folder's file that does not.
+    #[new]
+    #[pyo3(signature = (dirs=Vec::new(), documents=Vec::new(), extensions=Vec::new(), skip_unparsable=false))]
+    #[allow(clippy::type_complexity)]
+    fn new(
+        py: Python<'_>,
+        dirs: Vec<PathBuf>,
+        documents: Vec<(String, String)>,
+        extensions: Vec<(Option<String>, Vec<(String, Vec<String>)>)>,
+        skip_unparsable: bool,
+    ) -> PyResult<Self> {
+        let built = py.detach(|| -> Result<rasdf::schema::Schemas, rasdf::Error> {
+            let mut s = rasdf::schema::Schemas::new();
+            for dir in &dirs {
+                s.add_dir(dir)?;
+            }
+            if skip_unparsable {
+                for (uri, text) in &documents {
+                    // A text that does not parse (and is not parsed later): left out.
+                    let _ = s.add_document(uri, text);
+                }
+            } else {
+                s.add_documents(documents)?;
+            }
+            for (requirement, tags) in extensions {
+                s.add_extension(requirement.as_deref(), tags)?;
+            }
+            Ok(s)
+        });
+        built.map(|s| Schemas(Arc::new(s))).map_err(|e| to_pyerr(py, e))
+    }
+
+    /// How many documents there are.
+    #[getter]
+    fn documents(&self) -> usize {
+        self.0.documents()
+    }
+
+    /// How many extensions (manifests) there are.
+    #[getter]
+    fn extensions(&self) -> usize {
+        self.0.extensions()
     }
 }
 
@@ -566,6 +629,7 @@ fn load_yaml<'py>(
 fn _rasdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<File>()?;
     m.add_class::<Keep>()?;
+    m.add_class::<Schemas>()?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
     m.add_function(wrap_pyfunction!(load_yaml, m)?)?;
     m.add("AsdfError", m.py().get_type::<errors::AsdfError>())?;

@@ -9,7 +9,8 @@
 //! - [`header`]: the `#ASDF` header line, the comments and where the tree lies;
 //! - [`tree`]: the YAML tree;
 //! - [`ndarray`]: array datatypes, layouts and data;
-//! - [`schema`]: what the standard's schemas add to a tree (defaults, in older files);
+//! - [`schema`]: the standard's schemas (and extensions'): validation, and the defaults
+//!   they add to the tree of an older file;
 //! - [`file`](mod@file): opening files (lazy, memory-mapped), listing and reading arrays;
 //! - [`fits`]: FITS files holding an ASDF file (ASDF-in-FITS, as JWST writes them);
 //! - [`write`](mod@write): writing files.

@@ -1,5 +1,6 @@
 //! The ASDF Standard's schemas: [`validate`] checks a tree against them as `asdftool
-//! validate` does; and the defaults that the reference library fills into the tree of
+//! validate` does ([`validate_with`] with extensions' schemas too, a [`Schemas`] loaded
+//! from the folders their Python packages ship); and the defaults that the reference library fills into the tree of
 //! a file of ASDF Standard 1.5.0 or older as it reads it, which this module fills too.
 //!
 //! asdf 6.0.0 (`legacy_fill_schema_defaults`, on by default) walks such a tree and, at
@@ -15,11 +16,14 @@
 //! [`crate::OpenOptions`] fills them by default, as the reference does;
 //! `OpenOptions::fill_defaults(false)` keeps the tree as written.
 
+mod datatype;
+mod extensions;
 mod validate;
 
+pub use extensions::Schemas;
 #[doc(hidden)]
 pub use validate::catalog_is_complete;
-pub use validate::{SchemaError, tags_without_schema, validate};
+pub use validate::{SchemaError, tags_without_schema, tags_without_schema_with, validate, validate_with};
 
 use std::collections::HashSet;
 

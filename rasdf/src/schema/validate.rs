@@ -1,24 +1,33 @@
 //! Validation of a tree against the ASDF Standard's schemas, as `asdftool validate` does
 //! it: every node whose tag the file's standard lists (its core manifest) is checked
-//! against that tag's schema, the root among them.
+//! against that tag's schema, the root among them; with [`Schemas`], also every node
+//! whose tag an extension enabled for the standard defines, against each of the tag's
+//! schemas.
 //!
-//! The schemas are the standard's own (`schemas/standard/`, from asdf-standard 1.5.0,
-//! BSD-3-Clause): the core, fits, time, unit, wcs and base transform ones its manifests
-//! reach. The JSON Schema draft 4 keywords they use are applied as the reference's
+//! The bundled schemas are the standard's own (`schemas/standard/`, from asdf-standard
+//! 1.5.0, BSD-3-Clause): the core, fits, time, unit, wcs and base transform ones its
+//! manifests reach. The JSON Schema draft 4 keywords (the only ones the reference's
+//! validator knows, whatever a schema's `$schema`) are applied as the reference's
 //! `jsonschema` validator applies them: a bool is neither an integer nor a number, an
 //! integer is a number, a timestamp passes `type: string` only with `format: date-time`,
-//! `pattern` searches (it is not anchored), `enum` tells `true` from `1`; plus ASDF's
-//! `tag` keyword (`*` matching any text). A `$ref` to a schema the standard's package
-//! no longer ships (`transform-1.1.0`, `transform-1.2.0`) is taken as met. Each pair of
-//! a node and a schema is checked once, so aliases (recursive ones too) cost nothing
-//! more; checks nested deeper than `MAX_DEPTH` steps are skipped. Annotations (`default`, `propertyOrder`, `flowStyle`, `examples`...) are not
-//! checked; filling defaults is [`super::fill_defaults`]'s job.
+//! `pattern` searches (it is not anchored), `enum` tells `true` from `1`, `anyOf` stops
+//! at the first branch met; plus ASDF's `tag` keyword (`*` matching any text but `/`,
+//! `**` any text) and, on `core/ndarray` nodes, `ndim`, `max_ndim` and `datatype` (with
+//! `exact_datatype`). A `$ref` to a schema that is not there (the standard's package no
+//! longer ships `transform-1.1.0` and `transform-1.2.0`) is taken as met. Each pair of a
+//! node and a schema is checked once, so aliases (recursive ones too) cost nothing more;
+//! checks nested deeper than `MAX_DEPTH` steps are skipped, and a validation stops after
+//! `MAX_CHECKS` checks (saying so), so hostile schemas cannot make it run long.
+//! Annotations (`default`, `propertyOrder`, `flowStyle`, `examples`...) are not checked;
+//! filling defaults is [`super::fill_defaults`]'s job.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
+use super::datatype;
+use super::extensions::{Schemas, TagMap};
 use crate::limits::Limits;
-use crate::tree::{NodeRef, Tree, Value};
+use crate::tree::{NodeId, NodeRef, SET_TAG, Tree, Value};
 
 /// A node that does not meet its tag's schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,7 +106,7 @@ const MANIFESTS: &[(&str, &str)] = &[
     ("1.6.0", include_str!("../../schemas/standard/manifests/core-1.6.0.yaml")),
 ];
 
-const SCHEMA_PREFIX: &str = "http://stsci.edu/schemas/asdf/";
+pub(super) const SCHEMA_PREFIX: &str = "http://stsci.edu/schemas/asdf/";
 
 /// The schemas, by name (`core/ndarray-1.1.0`), and each standard's tags with the name
 /// of their schema; each parsed when first needed, so that opening a file (which fills
@@ -110,6 +119,8 @@ struct Catalog {
 
 struct LazySchema {
     name: &'static str,
+    /// `SCHEMA_PREFIX` and the name: the base of its relative `$ref`s.
+    uri: String,
     text: &'static str,
     /// `None` if it did not parse: it is missing then, and the `$ref`s to it are taken
     /// as met (a test makes sure every one parses).
@@ -119,12 +130,8 @@ struct LazySchema {
 }
 
 impl Catalog {
-    fn name(&self, doc: usize) -> &'static str {
-        self.schemas[doc].name
-    }
-
     /// The root of schema `doc`.
-    fn root(&self, doc: usize) -> Option<NodeRef<'_>> {
+    fn root(&'static self, doc: usize) -> Option<NodeRef<'static>> {
         let s = &self.schemas[doc];
         s.tree.get_or_init(|| Tree::parse(s.text, &Limits::default()).ok()).as_ref()?.root()
     }
@@ -142,7 +149,13 @@ fn catalog() -> &'static Catalog {
     CATALOG.get_or_init(|| {
         let schemas = SCHEMAS
             .iter()
-            .map(|&(name, text)| LazySchema { name, text, tree: OnceLock::new(), has_default: OnceLock::new() })
+            .map(|&(name, text)| LazySchema {
+                name,
+                uri: format!("{SCHEMA_PREFIX}{name}"),
+                text,
+                tree: OnceLock::new(),
+                has_default: OnceLock::new(),
+            })
             .collect();
         let by_name = SCHEMAS.iter().enumerate().map(|(i, (name, _))| (*name, i)).collect();
         let tags = MANIFESTS.iter().map(|&(standard, _)| (standard, OnceLock::new())).collect();
@@ -163,6 +176,14 @@ fn manifest_tags(text: &str, by_name: &HashMap<&'static str, usize>) -> HashMap<
             Some((tag.to_string(), *by_name.get(schema)?))
         })
         .collect()
+}
+
+/// The tags the bundled core manifest of `standard` lists, with their schemas' URIs (for
+/// [`Schemas`]' tag maps, which start from them).
+pub(super) fn core_tags(standard: &str) -> TagMap {
+    let c = catalog();
+    let Some(tags) = c.tags(standard) else { return TagMap::new() };
+    tags.iter().map(|(tag, &doc)| (tag.clone(), vec![c.schemas[doc].uri.clone()])).collect()
 }
 
 /// The schema of `tag` in standard `standard`, when the standard lists the tag and the
@@ -186,32 +207,280 @@ pub fn catalog_is_complete() -> bool {
         && MANIFESTS.iter().all(|(s, text)| c.tags(s).is_some_and(|t| t.len() == text.matches("tag_uri:").count()))
 }
 
+/// The bundled schemas and the documents of a [`Schemas`], as one list: the bundled ones
+/// first, then the added ones.
+#[derive(Clone, Copy)]
+pub(super) struct Docs<'c> {
+    catalog: &'static Catalog,
+    extra: &'c Schemas,
+}
+
+impl<'c> Docs<'c> {
+    pub(super) fn new(extra: &'c Schemas) -> Docs<'c> {
+        Docs { catalog: catalog(), extra }
+    }
+
+    fn bundled(&self) -> u32 {
+        u32::try_from(self.catalog.schemas.len()).unwrap_or(u32::MAX)
+    }
+
+    /// The root of document `doc`; `None` when it does not parse.
+    fn root(&self, doc: u32) -> Option<NodeRef<'c>> {
+        match doc.checked_sub(self.bundled()) {
+            None => self.catalog.root(doc as usize),
+            Some(i) => self.extra.docs.get(i as usize)?.tree().ok()?.root(),
+        }
+    }
+
+    /// Why document `doc` does not parse, when it does not.
+    fn broken(&self, doc: u32) -> Option<&'c str> {
+        let i = doc.checked_sub(self.bundled())?;
+        self.extra.docs.get(i as usize)?.tree().err()
+    }
+
+    /// Node `id` of document `doc`.
+    fn node(&self, doc: u32, id: NodeId) -> Option<NodeRef<'c>> {
+        let root = self.root(doc)?;
+        ((id.0 as usize) < root.tree().len()).then(|| root.tree().node(id))
+    }
+
+    /// The name of document `doc` in messages (`core/ndarray-1.1.0`, a full URI).
+    fn name(&self, doc: u32) -> &'c str {
+        match doc.checked_sub(self.bundled()) {
+            None => self.catalog.schemas[doc as usize].name,
+            Some(i) => self.extra.docs.get(i as usize).map_or("", |d| d.name.as_str()),
+        }
+    }
+
+    /// The URI the relative `$ref`s of document `doc` resolve against.
+    fn base(&self, doc: u32) -> &'c str {
+        match doc.checked_sub(self.bundled()) {
+            None => self.catalog.schemas[doc as usize].uri.as_str(),
+            Some(i) => self.extra.docs.get(i as usize).map_or("", |d| d.base.as_str()),
+        }
+    }
+
+    /// The document known by `uri`: a bundled one first.
+    fn lookup(&self, uri: &str) -> Option<u32> {
+        if let Some(name) = uri.strip_prefix(SCHEMA_PREFIX)
+            && let Some(&doc) = self.catalog.by_name.get(name)
+        {
+            return u32::try_from(doc).ok();
+        }
+        self.extra.lookup(uri)?.checked_add(self.bundled())
+    }
+
+    /// The schema node `reference` names (`#/definitions/x`, `other-1.0.0#/x`, a full
+    /// URI), relative to document `from` (`None`: a full URI): its document and node.
+    fn resolve(&self, from: Option<u32>, reference: &str) -> Result<(u32, NodeRef<'c>), Unresolved> {
+        let (target, fragment) = reference.split_once('#').unwrap_or((reference, ""));
+        let doc = match (target, from) {
+            ("", Some(doc)) => Some(doc),
+            (_, Some(doc)) => self.lookup(&join_uri(self.base(doc), target)),
+            (_, None) => self.lookup(target),
+        };
+        let doc = doc.ok_or(Unresolved::Missing)?;
+        let mut node = match self.root(doc) {
+            Some(root) => root,
+            None if self.broken(doc).is_some() => return Err(Unresolved::Broken(doc)),
+            None => return Err(Unresolved::Missing),
+        };
+        // A JSON Pointer, `%XX` decoded first, as the reference's resolver reads it.
+        let fragment = crate::uri::unescape(fragment);
+        let fragment = String::from_utf8_lossy(&fragment);
+        for step in fragment.trim_start_matches('/').split('/').filter(|s| !s.is_empty()) {
+            let step = step.replace("~1", "/").replace("~0", "~");
+            let next = match node.items() {
+                Some(_) => step.parse().ok().and_then(|i| node.index(i)),
+                None => node.key(&step),
+            };
+            node = next.ok_or(Unresolved::Missing)?;
+        }
+        Ok((doc, node))
+    }
+
+    /// Whether `uri` (with a fragment or not) names a document known.
+    fn knows(&self, uri: &str) -> bool {
+        self.lookup(uri.split('#').next().unwrap_or(uri)).is_some()
+    }
+}
+
+/// A reference resolved: the document and node it names, or why none.
+type Target = Result<(u32, NodeId), Unresolved>;
+
+/// Why a reference names no schema node.
+#[derive(Clone, Copy, Debug)]
+enum Unresolved {
+    /// No document of that URI, or no node at that fragment: taken as met.
+    Missing,
+    /// The document does not parse: an error.
+    Broken(u32),
+}
+
+/// `reference` resolved against `base` (RFC 3986, as `urljoin` resolves it for the
+/// `http`, `https`, `file` and `asdf` schemes); a reference with a scheme is itself.
+fn join_uri(base: &str, reference: &str) -> String {
+    let has_scheme = |s: &str| {
+        s.split_once(':').is_some_and(|(scheme, _)| {
+            scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        })
+    };
+    if has_scheme(reference) || reference.is_empty() {
+        return reference.to_string();
+    }
+    // Only a hierarchical base (`scheme://authority/path`) takes relative references.
+    let Some((scheme, rest)) = base.split_once("://") else { return reference.to_string() };
+    if let Some(net) = reference.strip_prefix("//") {
+        return format!("{scheme}://{net}");
+    }
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    let merged = if reference.starts_with('/') {
+        reference.to_string()
+    } else {
+        let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+        let dir = if dir.is_empty() { "/" } else { dir };
+        format!("{dir}{reference}")
+    };
+    // Remove the dot segments.
+    let mut out: Vec<&str> = Vec::new();
+    let segments: Vec<&str> = merged.split('/').collect();
+    for (i, seg) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        match *seg {
+            "." => {
+                if last {
+                    out.push("");
+                }
+            }
+            ".." => {
+                if out.len() > 1 {
+                    out.pop();
+                }
+                if last {
+                    out.push("");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    format!("{scheme}://{authority}{}", out.join("/"))
+}
+
+/// No documents added: the standard's schemas alone.
+fn no_schemas() -> &'static Schemas {
+    static NONE: OnceLock<Schemas> = OnceLock::new();
+    NONE.get_or_init(Schemas::new)
+}
+
 /// Validates `tree`, a file of ASDF Standard `standard` (`None`: not stated, 1.0.0 as
 /// the reference takes it), against the schemas of the tags that standard lists; returns
 /// every failure, in tree order. A standard rasdf has no manifest for is not validated.
 pub fn validate(tree: &Tree, standard: Option<&str>) -> Vec<SchemaError> {
-    let catalog = catalog();
-    let Some(tags) = catalog.tags(standard.unwrap_or("1.0.0")) else { return Vec::new() };
+    validate_with(tree, standard, no_schemas())
+}
+
+/// [`validate`] with the extensions of `schemas` too: a node whose tag an extension
+/// enabled for `standard` defines is checked against every schema of the tag, as the
+/// reference checks it with those extensions installed (see [`Schemas`]).
+pub fn validate_with(tree: &Tree, standard: Option<&str>, schemas: &Schemas) -> Vec<SchemaError> {
+    let Some(tags) = schemas.tag_map(standard.unwrap_or("1.0.0")) else { return Vec::new() };
+    let docs = Docs::new(schemas);
     let mut v = Validator {
-        catalog,
+        docs,
         seen: HashSet::default(),
         quiet: 0,
         journal: Vec::new(),
         regexes: HashMap::new(),
+        verdicts: HashMap::default(),
+        refs: HashMap::new(),
+        broken_told: HashSet::new(),
         errors: Vec::new(),
+        checks: 0,
+        budget: MAX_CHECKS.max(tree.len().saturating_mul(CHECKS_PER_NODE)),
     };
-    tree.walk(|path, node| {
-        // A `$ref` mapping in the tree is a JSON reference, not data: the reference
-        // skips it.
-        if node.key("$ref").is_some() {
-            return;
+    // Each tag's schemas, resolved when first met.
+    let mut resolved: HashMap<&str, Vec<Target>> = HashMap::new();
+    walk(tree, |path, node| {
+        let Some((tag, uris)) = node.tag().and_then(|t| tags.get_key_value(t)) else { return };
+        let targets = resolved
+            .entry(tag.as_str())
+            .or_insert_with(|| uris.iter().map(|u| docs.resolve(None, u).map(|(d, n)| (d, n.id()))).collect());
+        let path = path();
+        for target in targets.iter() {
+            match *target {
+                Ok((doc, id)) => {
+                    if let Some(schema) = docs.node(doc, id) {
+                        v.check(node, At { schema, doc }, &path, 0);
+                    }
+                }
+                Err(Unresolved::Broken(doc)) => v.broken(doc, &path),
+                Err(Unresolved::Missing) => {}
+            }
         }
-        let Some(&doc) = node.tag().and_then(|t| tags.get(t)) else { return };
-        let Some(root) = catalog.root(doc) else { return };
-        let path = path.to_string();
-        v.check(node, At { schema: root, doc }, &path, 0);
     });
+    if v.checks > v.budget {
+        v.quiet = 0;
+        v.errors.push(SchemaError {
+            path: String::new(),
+            message: format!("validation stopped after {} checks: the schemas ask for too much work", v.budget),
+            schema: String::new(),
+        });
+    }
     v.errors
+}
+
+/// Every node reachable from the root once (aliases once), depth first, with a maker of
+/// its path; not under a mapping with a `$ref` key (a JSON reference, which the
+/// reference's validator does not enter).
+fn walk<'t>(tree: &'t Tree, mut visit: impl FnMut(&dyn Fn() -> String, NodeRef<'t>)) {
+    let Some(root) = tree.root() else { return };
+    let mut seen = vec![false; tree.len()];
+    // (node, depth, step that reached it: a key node or an index); `steps` holds the
+    // steps to the node being visited.
+    let mut stack: Vec<(NodeRef<'t>, usize, Result<NodeRef<'t>, usize>)> = vec![(root, 0, Err(0))];
+    let mut steps: Vec<Result<NodeRef<'t>, usize>> = Vec::new();
+    while let Some((node, depth, step)) = stack.pop() {
+        if std::mem::replace(&mut seen[node.id().0 as usize], true) {
+            continue;
+        }
+        steps.truncate(depth.saturating_sub(1));
+        if depth > 0 {
+            steps.push(step);
+        }
+        if node.key("$ref").is_some() {
+            continue;
+        }
+        let path = || {
+            let mut p = String::new();
+            for s in &steps {
+                p.push('/');
+                match s {
+                    Ok(key) => p.push_str(&escape(&key.key_text())),
+                    Err(i) => p.push_str(&i.to_string()),
+                }
+            }
+            p
+        };
+        visit(&path, node);
+        match node.value() {
+            Value::Seq(items) => {
+                for (i, &c) in items.iter().enumerate().rev() {
+                    stack.push((tree.node(c), depth + 1, Err(i)));
+                }
+            }
+            Value::Map(pairs) => {
+                for &(k, v) in pairs.iter().rev() {
+                    stack.push((tree.node(v), depth + 1, Ok(tree.node(k))));
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The tags of `tree` that [`validate`] has no schema for under standard `standard`
@@ -219,15 +488,22 @@ pub fn validate(tree: &Tree, standard: Option<&str>) -> Vec<SchemaError> {
 /// with how many nodes carry it, in tag order: what validation did not check. YAML's own
 /// tags (`tag:yaml.org,2002:...`) have no schema to have, and are not listed.
 pub fn tags_without_schema(tree: &Tree, standard: Option<&str>) -> Vec<(String, usize)> {
-    let catalog = catalog();
-    let tags = catalog.tags(standard.unwrap_or("1.0.0"));
+    tags_without_schema_with(tree, standard, no_schemas())
+}
+
+/// [`tags_without_schema`] with the extensions of `schemas`: a tag they define for the
+/// standard, with a schema that is among the documents, is validated (not listed); one
+/// defined without a schema, or whose schemas are missing, is listed.
+pub fn tags_without_schema_with(tree: &Tree, standard: Option<&str>, schemas: &Schemas) -> Vec<(String, usize)> {
+    let tags = schemas.tag_map(standard.unwrap_or("1.0.0"));
+    let docs = Docs::new(schemas);
     let mut out: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     tree.walk(|_, node| {
         let Some(tag) = node.tag() else { return };
         if tag.starts_with("tag:yaml.org,2002:") {
             return;
         }
-        let checked = tags.and_then(|m| m.get(tag)).is_some_and(|&doc| catalog.root(doc).is_some());
+        let checked = tags.and_then(|m| m.get(tag)).is_some_and(|uris| uris.iter().any(|u| docs.knows(u)));
         if !checked {
             *out.entry(tag.to_owned()).or_default() += 1;
         }
@@ -239,13 +515,17 @@ pub fn tags_without_schema(tree: &Tree, standard: Option<&str>) -> Vec<(String, 
 #[derive(Clone, Copy)]
 struct At<'c> {
     schema: NodeRef<'c>,
-    /// The document's place in the catalog.
-    doc: usize,
+    /// The document's place in [`Docs`].
+    doc: u32,
 }
 
-/// An instance node, a schema document and a node in it, packed as `node << 32 | doc <<
-/// 24 | schema node` (the schemas are far smaller than 2^24 nodes, and fewer than 256).
-type Pair = u64;
+/// An instance node, a schema document and a node in it, packed as `node << 64 | doc <<
+/// 32 | schema node`.
+type Pair = u128;
+
+fn pair(node: NodeRef<'_>, at: At<'_>) -> Pair {
+    (u128::from(node.id().0) << 64) | (u128::from(at.doc) << 32) | u128::from(at.schema.id().0)
+}
 
 /// The hasher of [`Pair`]s: they are distinct numbers already, so one multiply spreads
 /// them (the default SipHash took a fifth of the validation time).
@@ -264,10 +544,16 @@ impl std::hash::Hasher for PairHasher {
     fn write_u64(&mut self, n: u64) {
         self.0 = (n ^ (n >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
+    // The two halves folded into one (the truncations are the point).
+    #[allow(clippy::cast_possible_truncation)]
+    fn write_u128(&mut self, n: u128) {
+        let folded = (n as u64) ^ ((n >> 64) as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        self.write_u64(folded);
+    }
 }
 
 struct Validator<'c> {
-    catalog: &'c Catalog,
+    docs: Docs<'c>,
     /// (instance node, schema document, schema node) pairs already checked.
     seen: HashSet<Pair, std::hash::BuildHasherDefault<PairHasher>>,
     /// Inside a branch tried for its verdict alone (`anyOf`), failures are only counted.
@@ -276,7 +562,16 @@ struct Validator<'c> {
     /// dropped (`anyOf`) takes its own back.
     journal: Vec<Pair>,
     regexes: HashMap<String, Option<regex::Regex>>,
+    /// The verdicts of the pairs tried for their verdict alone ([`Validator::meets`]).
+    verdicts: HashMap<Pair, bool, std::hash::BuildHasherDefault<PairHasher>>,
+    /// Each `$ref` met (by document and node), resolved.
+    refs: HashMap<(u32, NodeId), Target>,
+    /// The documents that do not parse already told of.
+    broken_told: HashSet<u32>,
     errors: Vec<SchemaError>,
+    /// Checks made, and how many may be: past the budget nothing more is checked.
+    checks: usize,
+    budget: usize,
 }
 
 /// How deep the checks nest (`$ref`s, combinators and the instance's own levels, a few
@@ -284,17 +579,135 @@ struct Validator<'c> {
 /// stack. Inline data 100 levels deep, or a datatype nesting 300 records, goes past it.
 const MAX_DEPTH: usize = 256;
 
+/// The checks (pairs of a node and a schema part) one validation makes at most, or
+/// [`CHECKS_PER_NODE`] a node of the tree if more: schemas whose alternatives nest
+/// (`anyOf` in `anyOf`...) could otherwise ask for exponential work. A validation that
+/// runs out says so, as an error.
+const MAX_CHECKS: usize = 20_000_000;
+const CHECKS_PER_NODE: usize = 2_000;
+
+/// The keywords of a schema part, found in one pass.
+#[derive(Default)]
+struct Keywords<'c> {
+    tag: Option<NodeRef<'c>>,
+    kind: Option<NodeRef<'c>>,
+    format: Option<NodeRef<'c>>,
+    options: Option<NodeRef<'c>>,
+    minimum: Option<NodeRef<'c>>,
+    maximum: Option<NodeRef<'c>>,
+    exclusive_minimum: Option<NodeRef<'c>>,
+    exclusive_maximum: Option<NodeRef<'c>>,
+    multiple_of: Option<NodeRef<'c>>,
+    min_length: Option<NodeRef<'c>>,
+    max_length: Option<NodeRef<'c>>,
+    pattern: Option<NodeRef<'c>>,
+    required: Option<NodeRef<'c>>,
+    dependencies: Option<NodeRef<'c>>,
+    properties: Option<NodeRef<'c>>,
+    pattern_properties: Option<NodeRef<'c>>,
+    additional_properties: Option<NodeRef<'c>>,
+    min_properties: Option<NodeRef<'c>>,
+    max_properties: Option<NodeRef<'c>>,
+    items: Option<NodeRef<'c>>,
+    additional_items: Option<NodeRef<'c>>,
+    min_items: Option<NodeRef<'c>>,
+    max_items: Option<NodeRef<'c>>,
+    unique_items: Option<NodeRef<'c>>,
+    all_of: Option<NodeRef<'c>>,
+    any_of: Option<NodeRef<'c>>,
+    one_of: Option<NodeRef<'c>>,
+    not: Option<NodeRef<'c>>,
+    ndim: Option<NodeRef<'c>>,
+    max_ndim: Option<NodeRef<'c>>,
+    datatype: Option<NodeRef<'c>>,
+    exact_datatype: Option<NodeRef<'c>>,
+}
+
+impl<'c> Keywords<'c> {
+    fn of(schema: NodeRef<'c>) -> Keywords<'c> {
+        let mut k = Keywords::default();
+        for (key, value) in schema.pairs().into_iter().flatten() {
+            let Value::Str(key) = key.value() else { continue };
+            let slot = match key.as_str() {
+                "tag" => &mut k.tag,
+                "type" => &mut k.kind,
+                "format" => &mut k.format,
+                "enum" => &mut k.options,
+                "minimum" => &mut k.minimum,
+                "maximum" => &mut k.maximum,
+                "exclusiveMinimum" => &mut k.exclusive_minimum,
+                "exclusiveMaximum" => &mut k.exclusive_maximum,
+                "multipleOf" => &mut k.multiple_of,
+                "minLength" => &mut k.min_length,
+                "maxLength" => &mut k.max_length,
+                "pattern" => &mut k.pattern,
+                "required" => &mut k.required,
+                "dependencies" => &mut k.dependencies,
+                "properties" => &mut k.properties,
+                "patternProperties" => &mut k.pattern_properties,
+                "additionalProperties" => &mut k.additional_properties,
+                "minProperties" => &mut k.min_properties,
+                "maxProperties" => &mut k.max_properties,
+                "items" => &mut k.items,
+                "additionalItems" => &mut k.additional_items,
+                "minItems" => &mut k.min_items,
+                "maxItems" => &mut k.max_items,
+                "uniqueItems" => &mut k.unique_items,
+                "allOf" => &mut k.all_of,
+                "anyOf" => &mut k.any_of,
+                "oneOf" => &mut k.one_of,
+                "not" => &mut k.not,
+                "ndim" => &mut k.ndim,
+                "max_ndim" => &mut k.max_ndim,
+                "datatype" => &mut k.datatype,
+                "exact_datatype" => &mut k.exact_datatype,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        k
+    }
+}
+
+/// The tag the reference sees on a node when matching the `tag` keyword: its own, or
+/// for an untagged node the YAML tag of its Python type (`None` for a timestamp, which
+/// has none).
+fn instance_tag(node: NodeRef<'_>) -> Option<&str> {
+    if let Some(tag) = node.tag()
+        && (!tag.starts_with("tag:yaml.org,2002:") || tag == "tag:yaml.org,2002:omap")
+    {
+        // A `!!omap` is an `OrderedDict` to the reference, which it names so.
+        return Some(tag);
+    }
+    Some(match node.value() {
+        Value::Null => "tag:yaml.org,2002:null",
+        Value::Bool(_) => "tag:yaml.org,2002:bool",
+        Value::Int(_) | Value::BigInt(_) => "tag:yaml.org,2002:int",
+        Value::Float(_) => "tag:yaml.org,2002:float",
+        Value::Str(_) | Value::Binary(_) => "tag:yaml.org,2002:str",
+        Value::Seq(_) => "tag:yaml.org,2002:seq",
+        Value::Map(_) if node.tag() == Some(SET_TAG) => "tag:yaml.org,2002:set",
+        Value::Map(_) => "tag:yaml.org,2002:map",
+        Value::Timestamp(_) => return None,
+    })
+}
+
 impl<'c> Validator<'c> {
     fn fail(&mut self, path: &str, at: At<'_>, message: impl FnOnce() -> String) {
         let error = match self.quiet {
-            0 => SchemaError { path: path.to_string(), message: message(), schema: self.catalog.name(at.doc).into() },
+            0 => SchemaError { path: path.to_string(), message: message(), schema: self.docs.name(at.doc).into() },
             _ => SchemaError { path: String::new(), message: String::new(), schema: String::new() },
         };
         self.errors.push(error);
     }
 
-    /// Whether `node` meets `at` (errors discarded).
+    /// Whether `node` meets `at` (errors discarded); each pair's verdict found once, so
+    /// that alternatives nested in alternatives cost their sum, not their product.
     fn meets(&mut self, node: NodeRef<'_>, at: At<'c>, path: &str, depth: usize) -> bool {
+        let pair = pair(node, at);
+        if let Some(&known) = self.verdicts.get(&pair) {
+            return known;
+        }
         let (errors, journal) = (self.errors.len(), self.journal.len());
         self.quiet += 1;
         self.check(node, at, path, depth);
@@ -305,6 +718,10 @@ impl<'c> Validator<'c> {
         for pair in self.journal.drain(journal..) {
             self.seen.remove(&pair);
         }
+        // A check cut short (too deep, out of budget) gives no verdict to keep.
+        if depth <= MAX_DEPTH && self.checks <= self.budget {
+            self.verdicts.insert(pair, ok);
+        }
         ok
     }
 
@@ -314,27 +731,40 @@ impl<'c> Validator<'c> {
             // with a RecursionError well before).
             return;
         }
-        let pair = (u64::from(node.id().0) << 32) | ((at.doc as u64) << 24) | u64::from(at.schema.id().0 & 0x00ff_ffff);
+        self.checks += 1;
+        if self.checks > self.budget {
+            return;
+        }
+        let pair = pair(node, at);
         if !self.seen.insert(pair) {
             return;
         }
         self.journal.push(pair);
         let s = at.schema;
+        if s.pairs().is_none() {
+            return;
+        }
         // Draft 4: `$ref` stands alone.
-        if let Some(r) = s.key("$ref").and_then(|r| r.as_str()) {
-            if let Some(target) = self.resolve(at.doc, r) {
-                self.check(node, target, path, depth + 1);
+        if let Some(r) = s.key("$ref") {
+            match self.reference(at, r) {
+                Ok(target) => self.check(node, target, path, depth + 1),
+                Err(Unresolved::Broken(doc)) => self.broken(doc, path),
+                Err(Unresolved::Missing) => {}
             }
             return;
         }
-        if let Some(pattern) = s.key("tag").and_then(|t| t.as_str()) {
-            let tag = node.tag().unwrap_or("");
-            if !glob_match(pattern, tag) {
-                self.fail(path, at, || format!("tag '{tag}' does not match '{pattern}'"));
+        let k = Keywords::of(s);
+        if let Some(pattern) = k.tag.and_then(|t| t.as_str()) {
+            match instance_tag(node) {
+                Some(tag) if uri_match(pattern, tag) => {}
+                tag => {
+                    let tag = tag.unwrap_or("an untagged timestamp").to_string();
+                    self.fail(path, at, || format!("mismatched tags, wanted '{pattern}', got '{tag}'"));
+                }
             }
         }
-        if let Some(t) = s.key("type") {
-            let date_time = s.key("format").and_then(|f| f.as_str()) == Some("date-time");
+        if let Some(t) = k.kind {
+            let date_time = k.format.and_then(|f| f.as_str()) == Some("date-time");
             let ok = match t.items() {
                 Some(mut names) => names.any(|n| n.as_str().is_some_and(|n| has_type(node, n, date_time))),
                 None => t.as_str().is_some_and(|n| has_type(node, n, date_time)),
@@ -343,74 +773,144 @@ impl<'c> Validator<'c> {
                 self.fail(path, at, || format!("{} is not of type {}", show(node), show(t)));
             }
         }
-        if let Some(options) = list(s.key("enum"))
+        if let Some(options) = list(k.options)
             && !options.iter().any(|o| equal(node, *o))
         {
             self.fail(path, at, || format!("{} is not one of the allowed values", show(node)));
         }
-        self.numbers(node, at, path);
-        self.text(node, at, path);
-        self.object(node, at, path, depth);
-        self.array(node, at, path, depth);
-        for (key, all) in [("allOf", true), ("anyOf", false), ("oneOf", false)] {
-            let Some(branches) = list(s.key(key)) else { continue };
-            if all {
-                for b in branches {
-                    self.check(node, At { schema: b, ..at }, path, depth + 1);
-                }
-                continue;
+        self.numbers(node, at, &k, path);
+        self.text(node, at, &k, path);
+        self.object(node, at, &k, path, depth);
+        self.array(node, at, &k, path, depth);
+        if k.ndim.is_some() || k.max_ndim.is_some() || k.datatype.is_some() {
+            self.ndarray(node, at, &k, path);
+        }
+        if let Some(branches) = list(k.all_of) {
+            for b in branches {
+                self.check(node, At { schema: b, ..at }, path, depth + 1);
             }
-            let met = branches.iter().filter(|b| self.meets(node, At { schema: **b, ..at }, path, depth + 1)).count();
-            if key == "anyOf" && met == 0 {
+        }
+        if let Some(branches) = list(k.any_of) {
+            // The reference stops at the first branch met.
+            if !branches.iter().any(|b| self.meets(node, At { schema: *b, ..at }, path, depth + 1)) {
                 self.fail(path, at, || format!("{} is not valid under any of the given schemas", show(node)));
-            } else if key == "oneOf" && met != 1 {
+            }
+        }
+        if let Some(branches) = list(k.one_of) {
+            let met = branches.iter().filter(|b| self.meets(node, At { schema: **b, ..at }, path, depth + 1)).count();
+            if met != 1 {
                 self.fail(path, at, || {
                     format!("{} is valid under {met} of the given schemas, not exactly one", show(node))
                 });
             }
         }
-        if let Some(not) = s.key("not")
+        if let Some(not) = k.not
             && self.meets(node, At { schema: not, ..at }, path, depth + 1)
         {
             self.fail(path, at, || format!("{} must not be valid under the given schema", show(node)));
         }
     }
 
-    fn numbers(&mut self, node: NodeRef<'_>, at: At<'c>, path: &str) {
-        let Some(x) = number(node) else { return };
-        let s = at.schema;
-        let exclusive = |k: &str| s.key(k).and_then(|b| b.as_bool()).unwrap_or(false);
-        if let Some(min) = s.key("minimum").and_then(number)
-            && (x < min || (exclusive("exclusiveMinimum") && x == min))
-        {
-            self.fail(path, at, || {
-                format!("{} is less than the minimum of {}", show(node), show(s.key("minimum").unwrap_or(node)))
-            });
-        }
-        if let Some(max) = s.key("maximum").and_then(number)
-            && (x > max || (exclusive("exclusiveMaximum") && x == max))
-        {
-            self.fail(path, at, || {
-                format!("{} is greater than the maximum of {}", show(node), show(s.key("maximum").unwrap_or(node)))
-            });
+    /// The schema a `$ref` (node `r` of document `at.doc`) names, resolved once.
+    fn reference(&mut self, at: At<'c>, r: NodeRef<'c>) -> Result<At<'c>, Unresolved> {
+        let key = (at.doc, r.id());
+        let docs = self.docs;
+        let found = *self.refs.entry(key).or_insert_with(|| {
+            let Some(text) = r.as_str() else { return Err(Unresolved::Missing) };
+            docs.resolve(Some(at.doc), text).map(|(doc, node)| (doc, node.id()))
+        });
+        let (doc, id) = found?;
+        Ok(At { schema: self.docs.node(doc, id).ok_or(Unresolved::Missing)?, doc })
+    }
+
+    /// An error for a schema document that does not parse, once per document (and in
+    /// every branch tried, where it counts as a failure).
+    fn broken(&mut self, doc: u32, path: &str) {
+        let why = self.docs.broken(doc).unwrap_or_default().to_string();
+        if self.quiet > 0 || self.broken_told.insert(doc) {
+            let name = self.docs.name(doc).to_string();
+            let error = SchemaError {
+                path: path.to_string(),
+                message: format!("the schema does not parse: {why}"),
+                schema: name,
+            };
+            self.errors.push(error);
         }
     }
 
-    fn text(&mut self, node: NodeRef<'_>, at: At<'c>, path: &str) {
+    /// ASDF's `ndim`, `max_ndim` and `datatype`, which apply to `core/ndarray` nodes only.
+    fn ndarray(&mut self, node: NodeRef<'_>, at: At<'c>, k: &Keywords<'c>, path: &str) {
+        if !node.tag().is_some_and(|t| uri_match("tag:stsci.edu:asdf/core/ndarray-*", t)) {
+            return;
+        }
+        let ndim = datatype::ndim(node);
+        let shown = |n: &Result<Option<usize>, String>| match n {
+            Ok(Some(n)) => n.to_string(),
+            _ => "None".to_string(),
+        };
+        if let Some(want) = k.ndim {
+            let ok = matches!(ndim, Ok(Some(n)) if number(want) == Some(n as f64));
+            if !ok {
+                let got = shown(&ndim);
+                self.fail(path, at, || format!("Wrong number of dimensions: Expected {}, got {got}", show(want)));
+            }
+        }
+        if let Some(max) = k.max_ndim {
+            let ok = matches!((&ndim, number(max)), (Ok(Some(n)), Some(m)) if *n as f64 <= m);
+            if !ok {
+                let got = shown(&ndim);
+                self.fail(path, at, || format!("Wrong number of dimensions: Expected max of {}, got {got}", show(max)));
+            }
+        }
+        if let Some(want) = k.datatype {
+            let exact = k.exact_datatype.is_some_and(truthy);
+            if let Err(why) = datatype::check(node, want, exact) {
+                self.fail(path, at, || why);
+            }
+        }
+    }
+
+    fn numbers(&mut self, node: NodeRef<'_>, at: At<'c>, k: &Keywords<'c>, path: &str) {
+        let Some(x) = number(node) else { return };
+        let exclusive = |b: Option<NodeRef<'_>>| b.and_then(|b| b.as_bool()).unwrap_or(false);
+        if let Some(min) = k.minimum.and_then(number)
+            && (x < min || (exclusive(k.exclusive_minimum) && x == min))
+        {
+            self.fail(path, at, || {
+                format!("{} is less than the minimum of {}", show(node), show(k.minimum.unwrap_or(node)))
+            });
+        }
+        if let Some(max) = k.maximum.and_then(number)
+            && (x > max || (exclusive(k.exclusive_maximum) && x == max))
+        {
+            self.fail(path, at, || {
+                format!("{} is greater than the maximum of {}", show(node), show(k.maximum.unwrap_or(node)))
+            });
+        }
+        if let Some(m) = k.multiple_of.and_then(number)
+            && m != 0.0
+        {
+            let q = x / m;
+            if q.trunc() != q {
+                self.fail(path, at, || format!("{} is not a multiple of {m}", show(node)));
+            }
+        }
+    }
+
+    fn text(&mut self, node: NodeRef<'_>, at: At<'c>, k: &Keywords<'c>, path: &str) {
         let Value::Str(text) = node.value() else { return };
-        let s = at.schema;
         let chars = text.chars().count();
-        if let Some(min) = s.key("minLength").and_then(|n| n.as_i64())
+        if let Some(min) = k.min_length.and_then(|n| n.as_i64())
             && (chars as i64) < min
         {
             self.fail(path, at, || format!("{} is too short", show(node)));
         }
-        if let Some(max) = s.key("maxLength").and_then(|n| n.as_i64())
+        if let Some(max) = k.max_length.and_then(|n| n.as_i64())
             && (chars as i64) > max
         {
             self.fail(path, at, || format!("{} is too long", show(node)));
         }
-        if let Some(pattern) = s.key("pattern").and_then(|p| p.as_str()) {
+        if let Some(pattern) = k.pattern.and_then(|p| p.as_str()) {
             let re = self.regexes.entry(pattern.to_string()).or_insert_with(|| regex::Regex::new(pattern).ok());
             // A pattern the regex engine cannot take is not checked.
             if re.as_ref().is_some_and(|re| !re.is_match(text)) {
@@ -419,22 +919,31 @@ impl<'c> Validator<'c> {
         }
     }
 
-    fn object(&mut self, node: NodeRef<'_>, at: At<'c>, path: &str, depth: usize) {
+    fn object(&mut self, node: NodeRef<'_>, at: At<'c>, k: &Keywords<'c>, path: &str, depth: usize) {
         let Some(pairs) = node.pairs() else { return };
         let pairs: Vec<_> = pairs.collect();
-        let s = at.schema;
         let text_key = |k: &NodeRef<'_>| k.as_str().map(str::to_string);
         let has = |name: &str| pairs.iter().any(|(k, _)| k.as_str() == Some(name));
-        if let Some(required) = list(s.key("required")) {
+        if let Some(required) = list(k.required) {
             for name in required.iter().filter_map(|r| r.as_str()) {
                 if !has(name) {
                     self.fail(path, at, || format!("'{name}' is a required property"));
                 }
             }
         }
-        if let Some(deps) = map(s.key("dependencies")) {
-            for (k, dep) in deps {
-                let Some(name) = k.as_str() else { continue };
+        if let Some(min) = k.min_properties.and_then(|n| n.as_i64())
+            && (pairs.len() as i64) < min
+        {
+            self.fail(path, at, || format!("{} does not have enough properties", show(node)));
+        }
+        if let Some(max) = k.max_properties.and_then(|n| n.as_i64())
+            && (pairs.len() as i64) > max
+        {
+            self.fail(path, at, || format!("{} has too many properties", show(node)));
+        }
+        if let Some(deps) = map(k.dependencies) {
+            for (key, dep) in deps {
+                let Some(name) = key.as_str() else { continue };
                 if !has(name) {
                     continue;
                 }
@@ -450,26 +959,29 @@ impl<'c> Validator<'c> {
                 }
             }
         }
-        let properties = s.key("properties");
-        let patterns: Vec<(String, NodeRef<'c>)> = map(s.key("patternProperties"))
+        let properties = k.properties;
+        let patterns: Vec<(String, NodeRef<'c>)> = map(k.pattern_properties)
             .unwrap_or_default()
             .into_iter()
             .filter_map(|(k, v)| Some((k.as_str()?.to_string(), v)))
             .collect();
-        let additional = s.key("additionalProperties");
-        for (k, value) in &pairs {
-            let key = text_key(k);
-            let child = format!("{path}/{}", escape(&k.key_text()));
+        let additional = k.additional_properties;
+        if properties.is_none() && patterns.is_empty() && additional.is_none() {
+            return;
+        }
+        for (key_node, value) in &pairs {
+            let key = text_key(key_node);
+            let child = || format!("{path}/{}", escape(&key_node.key_text()));
             let mut matched = false;
             if let Some(sub) = key.as_deref().and_then(|key| properties.and_then(|p| p.key(key))) {
                 matched = true;
-                self.check(*value, At { schema: sub, ..at }, &child, depth + 1);
+                self.check(*value, At { schema: sub, ..at }, &child(), depth + 1);
             }
             for (pattern, sub) in &patterns {
                 let re = self.regexes.entry(pattern.clone()).or_insert_with(|| regex::Regex::new(pattern).ok());
                 if key.as_deref().is_some_and(|key| re.as_ref().is_some_and(|re| re.is_match(key))) {
                     matched = true;
-                    self.check(*value, At { schema: *sub, ..at }, &child, depth + 1);
+                    self.check(*value, At { schema: *sub, ..at }, &child(), depth + 1);
                 }
             }
             if matched {
@@ -477,40 +989,39 @@ impl<'c> Validator<'c> {
             }
             match additional {
                 Some(a) if a.as_bool() == Some(false) => {
-                    self.fail(path, at, || format!("additional property '{}' is not allowed", k.key_text()));
+                    self.fail(path, at, || format!("additional property '{}' is not allowed", key_node.key_text()));
                 }
-                Some(a) if a.pairs().is_some() => self.check(*value, At { schema: a, ..at }, &child, depth + 1),
+                Some(a) if a.pairs().is_some() => self.check(*value, At { schema: a, ..at }, &child(), depth + 1),
                 _ => {}
             }
         }
     }
 
-    fn array(&mut self, node: NodeRef<'_>, at: At<'c>, path: &str, depth: usize) {
+    fn array(&mut self, node: NodeRef<'_>, at: At<'c>, k: &Keywords<'c>, path: &str, depth: usize) {
         let Some(items) = node.items() else { return };
         let items: Vec<_> = items.collect();
-        let s = at.schema;
-        if let Some(min) = s.key("minItems").and_then(|n| n.as_i64())
+        if let Some(min) = k.min_items.and_then(|n| n.as_i64())
             && (items.len() as i64) < min
         {
             self.fail(path, at, || format!("{} is too short (at least {min} items)", show(node)));
         }
-        if let Some(max) = s.key("maxItems").and_then(|n| n.as_i64())
+        if let Some(max) = k.max_items.and_then(|n| n.as_i64())
             && (items.len() as i64) > max
         {
             self.fail(path, at, || format!("{} is too long (at most {max} items)", show(node)));
         }
-        if s.key("uniqueItems").and_then(|u| u.as_bool()) == Some(true) {
+        if k.unique_items.and_then(|u| u.as_bool()) == Some(true) {
             let twice = items.iter().enumerate().any(|(i, a)| items[i + 1..].iter().any(|b| equal(*a, *b)));
             if twice {
                 self.fail(path, at, || format!("{} has non-unique elements", show(node)));
             }
         }
-        let Some(schema) = s.key("items") else { return };
+        let Some(schema) = k.items else { return };
         match schema.items() {
             // A tuple: each item its own schema, the rest `additionalItems`.
             Some(tuple) => {
                 let tuple: Vec<_> = tuple.collect();
-                let additional = s.key("additionalItems");
+                let additional = k.additional_items;
                 for (i, item) in items.iter().enumerate() {
                     let child = format!("{path}/{i}");
                     match tuple.get(i) {
@@ -535,41 +1046,19 @@ impl<'c> Validator<'c> {
             }
         }
     }
+}
 
-    /// The schema a `$ref` in document `doc` names: `#`, `#/definitions/x`, another
-    /// document relative to this one (`software-1.0.0`, `../unit/unit-1.0.0`) or by its
-    /// full id, with or without a fragment.
-    fn resolve(&self, doc: usize, reference: &str) -> Option<At<'c>> {
-        let here = self.catalog.name(doc);
-        let (target, fragment) = reference.split_once('#').unwrap_or((reference, ""));
-        let name = if target.is_empty() {
-            here.to_string()
-        } else if let Some(full) = target.strip_prefix(SCHEMA_PREFIX) {
-            full.to_string()
-        } else {
-            let mut parts: Vec<&str> = here.split('/').collect();
-            parts.pop();
-            for step in target.split('/') {
-                match step {
-                    ".." => {
-                        parts.pop();
-                    }
-                    "." | "" => {}
-                    s => parts.push(s),
-                }
-            }
-            parts.join("/")
-        };
-        let &doc = self.catalog.by_name.get(name.as_str())?;
-        let mut node = self.catalog.root(doc)?;
-        for step in fragment.split('/').filter(|s| !s.is_empty()) {
-            let step = step.replace("~1", "/").replace("~0", "~");
-            node = match node.items() {
-                Some(_) => node.index(step.parse().ok()?)?,
-                None => node.key(&step)?,
-            };
-        }
-        Some(At { schema: node, doc })
+/// Python's truth of a schema value (`exact_datatype: true`).
+fn truthy(node: NodeRef<'_>) -> bool {
+    match node.value() {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Int(i) => *i != 0,
+        Value::Float(f) => *f != 0.0,
+        Value::Str(s) => !s.is_empty(),
+        Value::Seq(items) => !items.is_empty(),
+        Value::Map(pairs) => !pairs.is_empty(),
+        _ => true,
     }
 }
 
@@ -608,7 +1097,7 @@ fn number(node: NodeRef<'_>) -> Option<f64> {
 }
 
 /// Equality as `enum` and `uniqueItems` take it: numbers by value, `true` not `1`.
-fn equal(a: NodeRef<'_>, b: NodeRef<'_>) -> bool {
+pub(super) fn equal(a: NodeRef<'_>, b: NodeRef<'_>) -> bool {
     match (a.value(), b.value()) {
         (Value::Seq(x), Value::Seq(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal(a.tree().node(*p), b.tree().node(*q)))
@@ -628,24 +1117,39 @@ fn equal(a: NodeRef<'_>, b: NodeRef<'_>) -> bool {
     }
 }
 
-/// `*` matches any text, as the reference's `uri_match` takes a tag pattern.
-fn glob_match(pattern: &str, text: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or("");
-    let Some(mut rest) = text.strip_prefix(first) else { return false };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else { return rest.is_empty() };
-    for p in middle {
-        match rest.find(p) {
-            Some(i) => rest = &rest[i + p.len()..],
-            None => return false,
-        }
+/// Whether `uri` matches `pattern` as the reference's `uri_match` tells: `*` matches any
+/// text without `/`, `**` any text.
+fn uri_match(pattern: &str, uri: &str) -> bool {
+    if !pattern.contains('*') {
+        return pattern == uri;
     }
-    rest.len() >= last.len() && rest.ends_with(last)
+    // Which prefixes of `uri` the pattern read so far matches, a pattern byte (or
+    // wildcard) at a time: linear in each, whatever the pattern.
+    let (p, u) = (pattern.as_bytes(), uri.as_bytes());
+    let mut can = vec![false; u.len() + 1];
+    can[0] = true;
+    let mut i = 0;
+    while i < p.len() {
+        let mut next = vec![false; u.len() + 1];
+        if p[i] == b'*' {
+            let any = p.get(i + 1) == Some(&b'*');
+            i += if any { 2 } else { 1 };
+            for j in 0..=u.len() {
+                next[j] = can[j] || (j > 0 && next[j - 1] && (any || u[j - 1] != b'/'));
+            }
+        } else {
+            for j in 0..u.len() {
+                next[j + 1] = can[j] && u[j] == p[i];
+            }
+            i += 1;
+        }
+        can = next;
+    }
+    can[u.len()]
 }
 
 /// A short form of a node for messages.
-fn show(node: NodeRef<'_>) -> String {
+pub(super) fn show(node: NodeRef<'_>) -> String {
     let text = match node.value() {
         Value::Str(s) => format!("'{s}'"),
         Value::Seq(items) => {
@@ -675,9 +1179,33 @@ mod tests {
 
     #[test]
     fn tag_patterns_match_as_the_reference_matches_them() {
-        assert!(glob_match("tag:stsci.edu:asdf/core/ndarray-1.*", "tag:stsci.edu:asdf/core/ndarray-1.1.0"));
-        assert!(!glob_match("tag:stsci.edu:asdf/core/ndarray-1.*", "tag:stsci.edu:asdf/core/ndarray-2.0.0"));
-        assert!(glob_match("a*b*c", "aXXbYYc") && !glob_match("a*b*c", "aXXbYY") && glob_match("abc", "abc"));
-        assert!(!glob_match("abc", "abcd") && glob_match("a*", "a"));
+        assert!(uri_match("tag:stsci.edu:asdf/core/ndarray-1.*", "tag:stsci.edu:asdf/core/ndarray-1.1.0"));
+        assert!(!uri_match("tag:stsci.edu:asdf/core/ndarray-1.*", "tag:stsci.edu:asdf/core/ndarray-2.0.0"));
+        assert!(uri_match("a*b*c", "aXXbYYc") && !uri_match("a*b*c", "aXXbYY") && uri_match("abc", "abc"));
+        assert!(!uri_match("abc", "abcd") && uri_match("a*", "a"));
+        // `*` stops at `/`; `**` does not.
+        assert!(
+            !uri_match("asdf://x/tags/*", "asdf://x/tags/a/b-1.0.0") && uri_match("asdf://x/tags/*", "asdf://x/tags/b")
+        );
+        assert!(uri_match("asdf://x/**", "asdf://x/tags/a/b-1.0.0") && uri_match("a**b*", "a/x/b-1"));
+        assert!(!uri_match("a**b*", "a/x/b/1"));
+    }
+
+    #[test]
+    fn references_join_as_urljoin_joins_them() {
+        let b = "asdf://stsci.edu/datamodels/roman/schemas/reference_files/flat-2.0.0";
+        assert_eq!(
+            join_uri(b, "ref_common-2.0.0"),
+            "asdf://stsci.edu/datamodels/roman/schemas/reference_files/ref_common-2.0.0"
+        );
+        assert_eq!(join_uri(b, "../common-1.0.0"), "asdf://stsci.edu/datamodels/roman/schemas/common-1.0.0");
+        assert_eq!(join_uri(b, "./x/y"), "asdf://stsci.edu/datamodels/roman/schemas/reference_files/x/y");
+        assert_eq!(join_uri(b, "/a/b"), "asdf://stsci.edu/a/b");
+        assert_eq!(
+            join_uri(b, "http://stsci.edu/schemas/asdf/core/ndarray-1.0.0"),
+            "http://stsci.edu/schemas/asdf/core/ndarray-1.0.0"
+        );
+        assert_eq!(join_uri("http://h/a/b", "../../../c"), "http://h/c");
+        assert_eq!(join_uri("tag:stsci.edu:asdf/x", "y"), "y");
     }
 }
