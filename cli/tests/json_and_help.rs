@@ -11,16 +11,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn fixtures() -> Vec<PathBuf> {
-    let mut out = vec![common::testdata("example.asdf")];
-    for dir in ["pyasdf/arrays", "pyasdf", "bad", "reference_files/1.6.0", "astro"] {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(common::testdata(dir))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "asdf"))
-            .collect();
-        found.sort();
-        out.extend(found);
-    }
+    let out = common::asdf_files_in(&["pyasdf/arrays", "pyasdf", "bad", "reference_files/1.6.0", "astro"]);
     assert!(out.len() > 60, "{} fixtures", out.len());
     out
 }

@@ -10,17 +10,7 @@ use support::rasdf;
 use std::path::PathBuf;
 
 fn files() -> Vec<PathBuf> {
-    let mut out = vec![common::testdata("example.asdf")];
-    for dir in ["pyasdf/arrays", "reference_files/1.6.0", "astro"] {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(common::testdata(dir))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "asdf"))
-            .collect();
-        found.sort();
-        out.extend(found);
-    }
-    out
+    common::asdf_files_in(&["pyasdf/arrays", "reference_files/1.6.0", "astro"])
 }
 
 #[test]

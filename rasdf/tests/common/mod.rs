@@ -94,6 +94,22 @@ pub fn md5_hex(data: &[u8]) -> String {
 }
 pub mod dump;
 
+/// `testdata/example.asdf`, then the `.asdf` files directly in each of `dirs` (under
+/// `testdata/`), each folder's sorted.
+pub fn asdf_files_in(dirs: &[&str]) -> Vec<PathBuf> {
+    let mut out = vec![testdata("example.asdf")];
+    for dir in dirs {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(testdata(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "asdf"))
+            .collect();
+        found.sort();
+        out.extend(found);
+    }
+    out
+}
+
 /// A fresh, empty folder for one test: `<tmp>/rasdf-<tag>-<pid>`.
 pub fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("rasdf-{tag}-{}", std::process::id()));
