@@ -59,11 +59,9 @@ pub enum EditError {
 struct Layout {
     /// `#ASDF` to the end of the tree (or of the comment lines, without a tree).
     text_end: u64,
-    /// The first block's offset (the space the opening may fill in place), if any.
-    first_block: Option<u64>,
     /// Where the blocks end: the index's offset when there is one, else the file's end.
     blocks_end: u64,
-    /// The blocks' offsets.
+    /// The blocks' offsets (the first bounds the space the opening may fill in place).
     offsets: Vec<u64>,
     /// Whether the file has a block index (rewritten with the new offsets).
     index: bool,
@@ -97,14 +95,8 @@ fn layout(path: &Path, options: &OpenOptions) -> Result<(AsdfFile, Layout), Edit
     let streamed = file.blocks().last().is_some_and(rasdf::block::BlockHeader::is_streamed);
     let index = index_at.is_some() && !streamed && !offsets.is_empty();
     let stamp = stamp(path)?;
-    let layout = Layout {
-        text_end,
-        first_block: offsets.first().copied(),
-        blocks_end: if index { index_at.unwrap_or(len) } else { len },
-        offsets,
-        index,
-        stamp,
-    };
+    let layout =
+        Layout { text_end, blocks_end: if index { index_at.unwrap_or(len) } else { len }, offsets, index, stamp };
     Ok((file, layout))
 }
 
@@ -261,7 +253,7 @@ fn write(path: &Path, layout: &Layout, edited: &[u8]) -> Result<Edited, EditErro
         return Err(EditError::File(format!("{} changed while it was edited: not written", path.display())));
     }
     let len = edited.len() as u64;
-    if let Some(first) = layout.first_block.filter(|&f| len <= f) {
+    if let Some(first) = layout.offsets.first().copied().filter(|&f| len <= f) {
         // In place: the opening and its padding, in one write.
         let mut bytes = edited.to_vec();
         bytes.resize(usize::try_from(first).map_err(|_| io(io::ErrorKind::InvalidInput.into()))?, 0);
@@ -271,7 +263,7 @@ fn write(path: &Path, layout: &Layout, edited: &[u8]) -> Result<Edited, EditErro
         return Ok(Edited::InPlace);
     }
     let mut src = File::open(path).map_err(io)?;
-    let from = layout.first_block.unwrap_or(layout.text_end);
+    let from = layout.offsets.first().copied().unwrap_or(layout.text_end);
     rasdf::write::stage::write_atomically_with(path, |out| {
         out.write_all(edited)?;
         src.seek(SeekFrom::Start(from))?;
