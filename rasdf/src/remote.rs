@@ -503,31 +503,49 @@ impl Remote {
             )));
         }
         let want = end - start;
-        // Read into a buffer of the length asked for (not grown as it comes), then check
-        // that nothing follows.
-        let mut bytes = Vec::new();
         let size = usize::try_from(want).map_err(|_| self.protocol(format!("{want} bytes do not fit in memory")))?;
-        bytes.try_reserve_exact(size).map_err(|_| self.protocol(format!("no memory for {want} bytes")))?;
+        // Read straight into a buffer of the length asked for, zeroed by the system (no
+        // pass of zeros over it) and advised huge pages, then check that nothing follows.
+        let mut bytes =
+            crate::block::codec::zeroed(size).ok_or_else(|| self.protocol(format!("no memory for {want} bytes")))?;
+        let short = |got: usize| RemoteError::Transport {
+            url: self.url.clone(),
+            message: format!("the answer to {header} has {got} bytes, not {want}"),
+            timeout: false,
+            attempts,
+        };
+        let failed = |e: std::io::Error| RemoteError::Transport {
+            url: self.url.clone(),
+            message: e.to_string(),
+            timeout: e.kind() == std::io::ErrorKind::TimedOut,
+            attempts,
+        };
         {
             use std::io::Read;
             let mut reader = response.body_mut().with_config().limit(want.saturating_add(1)).reader();
-            reader.by_ref().take(want.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| {
-                RemoteError::Transport {
-                    url: self.url.clone(),
-                    message: e.to_string(),
-                    timeout: e.kind() == std::io::ErrorKind::TimedOut,
-                    attempts,
+            let mut filled = 0;
+            while filled < size {
+                match reader.read(&mut bytes[filled..]) {
+                    Ok(0) => {
+                        self.received.fetch_add(filled as u64, Ordering::Relaxed);
+                        return Err(short(filled));
+                    }
+                    Ok(k) => filled += k,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(failed(e)),
                 }
-            })?;
-        }
-        self.received.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        if bytes.len() as u64 != want {
-            return Err(RemoteError::Transport {
-                url: self.url.clone(),
-                message: format!("the answer to {header} has {} bytes, not {want}", bytes.len()),
-                timeout: false,
-                attempts,
-            });
+            }
+            self.received.fetch_add(filled as u64, Ordering::Relaxed);
+            // More than asked for: an answer longer than its Content-Range.
+            let mut extra = [0u8; 1];
+            loop {
+                match reader.read(&mut extra) {
+                    Ok(0) => break,
+                    Ok(_) => return Err(short(size + 1)),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(failed(e)),
+                }
+            }
         }
         Ok(Got { bytes, start, total })
     }

@@ -524,7 +524,6 @@ impl AsdfFile {
         {
             return Ok(None);
         }
-        let Ok(mut stream) = crate::block::codec::Lz4Stream::new(h.data_size) else { return Ok(None) };
         enum Stop {
             Remote(RemoteError),
             Damaged,
@@ -534,10 +533,15 @@ impl AsdfFile {
                 Stop::Remote(e)
             }
         }
+        impl From<crate::block::BlockError> for Stop {
+            fn from(_: crate::block::BlockError) -> Stop {
+                Stop::Damaged
+            }
+        }
         let start = h.data_offset();
         let end = start.saturating_add(h.used_size).min(remote.len());
-        match remote.fetch_in_order(start..end, |piece| stream.feed(&piece).map_err(|_| Stop::Damaged)) {
-            Ok(()) => Ok(stream.finish().ok()),
+        match crate::block::codec::lz4_streamed(h.data_size, |feed| remote.fetch_in_order(start..end, feed)) {
+            Ok(decoded) => Ok(Some(decoded)),
             Err(Stop::Damaged) => Ok(None),
             Err(Stop::Remote(e)) => Err(remote_error(e).with_block(n)),
         }

@@ -106,76 +106,155 @@ pub(crate) fn lz4_one_record(record: &[u8], max_raw: usize) -> Result<Vec<u8>, B
     Ok(out)
 }
 
-/// A decoder of the reference's lz4 framing fed the stored bytes in pieces, in order
-/// (a remote block decoded as its parts arrive). Each piece's whole records are decoded
-/// at once, in parallel, straight into the output; what is left of a record waits for
-/// the next piece. Its verdicts are those of decoding the whole block.
+/// Decodes a block of the reference's lz4 framing, of `data_size` decoded bytes (the
+/// caller has checked it against its limits: this allocates it), from its stored bytes
+/// handed over in order, in pieces of any length, by `feed_all` (a remote block decoded
+/// while the rest of it is on its way). Each record is given to the thread pool as
+/// soon as its last byte is in, so the records of a piece are decoded while the next
+/// pieces arrive; a record cut between pieces is joined first, in a copy of its own.
+/// The verdicts are those of decoding the whole block, not always with the same
+/// message.
+///
+/// # Errors
+/// `feed_all`'s, or the first thing found wrong with the block.
 #[cfg(feature = "remote")]
-pub(crate) struct Lz4Stream {
-    out: Vec<u8>,
-    /// Bytes of the output decoded.
+pub(crate) fn lz4_streamed<E: From<BlockError>>(
+    data_size: u64,
+    feed_all: impl FnOnce(&mut dyn FnMut(Vec<u8>) -> Result<(), E>) -> Result<(), E>,
+) -> Result<Vec<u8>, E> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let codec = Compression::Lz4;
+    let capacity = memory_size(codec, data_size)?;
+    // Zeroed by the system and advised huge pages: the decoding threads fault its pages
+    // in 2 MiB at a time, as they first write them.
+    let mut out = super::zeroed(capacity).ok_or_else(|| BlockError::Corrupt {
+        codec,
+        message: format!("cannot allocate data_size {data_size} bytes"),
+    })?;
+    let failed = AtomicBool::new(false);
+    let first_error = std::sync::Mutex::new(None);
+    let fed = rayon::in_place_scope(|scope| {
+        let mut stream = Lz4Stream {
+            rest: &mut out[..],
+            capacity,
+            written: 0,
+            carry: Vec::new(),
+            consumed: 0,
+            failed: &failed,
+            first_error: &first_error,
+        };
+        feed_all(&mut |piece| {
+            if failed.load(Ordering::Relaxed) {
+                return Err(BlockError::Corrupt { codec, message: "a record failed to decode".into() }.into());
+            }
+            stream.feed(scope, piece).map_err(E::from)
+        })?;
+        stream.finish().map_err(E::from)
+    });
+    // Every record's job has ended here.
+    fed?;
+    if let Some(e) = first_error.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+        return Err(E::from(e));
+    }
+    Ok(out)
+}
+
+/// The state of [`lz4_streamed`] between two pieces.
+#[cfg(feature = "remote")]
+struct Lz4Stream<'s> {
+    /// The output not yet given to a record.
+    rest: &'s mut [u8],
+    /// The whole output's length.
+    capacity: usize,
+    /// Bytes of the output given to records.
     written: usize,
-    /// The start of a record that the next piece completes.
+    /// The start of a record that a later piece completes.
     carry: Vec<u8>,
-    /// Stored bytes fed before `carry`.
+    /// Stored bytes before `carry`.
     consumed: usize,
+    /// Set by the first record that fails to decode, whose error is kept.
+    failed: &'s std::sync::atomic::AtomicBool,
+    first_error: &'s std::sync::Mutex<Option<BlockError>>,
 }
 
 #[cfg(feature = "remote")]
-impl Lz4Stream {
-    /// A decoder of a block of `data_size` decoded bytes (the caller has checked it
-    /// against its limits: this allocates it).
-    pub(crate) fn new(data_size: u64) -> Result<Lz4Stream, BlockError> {
-        let capacity = memory_size(Compression::Lz4, data_size)?;
-        Ok(Lz4Stream { out: vec![0u8; capacity], written: 0, carry: Vec::new(), consumed: 0 })
+impl<'s> Lz4Stream<'s> {
+    /// Gives the pool what `piece`, after the pieces before it, completes.
+    fn feed(&mut self, scope: &rayon::Scope<'s>, piece: Vec<u8>) -> Result<(), BlockError> {
+        let mut at = 0;
+        // A record begun in an earlier piece is completed first, from as few of this
+        // piece's bytes as it needs.
+        if !self.carry.is_empty() {
+            loop {
+                // Its whole length once its header is in (a length below 4 is whole at
+                // once: `whole_records` reports it).
+                let c = &self.carry;
+                let whole = (c.len() >= 8)
+                    .then(|| 4usize.saturating_add(u32::from_be_bytes([c[0], c[1], c[2], c[3]]) as usize));
+                if whole.is_some_and(|w| c.len() >= w) {
+                    break;
+                }
+                if at == piece.len() {
+                    return Ok(());
+                }
+                let take = (whole.unwrap_or(8) - c.len()).min(piece.len() - at);
+                self.carry.extend_from_slice(&piece[at..at + take]);
+                at += take;
+            }
+            let carried = std::sync::Arc::new(std::mem::take(&mut self.carry));
+            self.whole_records(scope, &carried, 0)?;
+        }
+        let piece = std::sync::Arc::new(piece);
+        let used = self.whole_records(scope, &piece, at)?;
+        self.carry = piece[used..].to_vec();
+        Ok(())
     }
 
-    /// Decodes what `piece`, after the pieces before it, completes.
-    pub(crate) fn feed(&mut self, piece: &[u8]) -> Result<(), BlockError> {
+    /// Gives the pool each whole record of `input` from `from` on (stored byte
+    /// `consumed` of the block), each with its part of the output; returns where the
+    /// first record not whole in `input` begins.
+    fn whole_records(
+        &mut self,
+        scope: &rayon::Scope<'s>,
+        input: &std::sync::Arc<Vec<u8>>,
+        from: usize,
+    ) -> Result<usize, BlockError> {
         let codec = Compression::Lz4;
-        let corrupt = |message: String| BlockError::Corrupt { codec, message };
-        let carried = std::mem::take(&mut self.carry);
-        let joined;
-        let input: &[u8] = if carried.is_empty() {
-            piece
-        } else {
-            joined = [&carried[..], piece].concat();
-            &joined
-        };
-        let mut records = Vec::new();
-        let mut pos = 0usize;
-        let mut total = self.written;
+        let mut pos = from;
         while let Some(head) = input.get(pos..pos + 8) {
             let chunk_len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
             let raw_len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
             if chunk_len < 4 {
-                return Err(corrupt(format!("record length {chunk_len} at stored byte {}", self.consumed + pos)));
+                let message = format!("record length {chunk_len} at stored byte {}", self.consumed + pos - from);
+                return Err(BlockError::Corrupt { codec, message });
             }
             let Some(end) = pos.checked_add(4 + chunk_len).filter(|&e| e <= input.len()) else { break };
-            total = total.saturating_add(raw_len);
-            if total > self.out.len() {
-                return Err(BlockError::DecodedTooLong { codec, expected: self.out.len() as u64 });
+            if raw_len > self.rest.len() {
+                return Err(BlockError::DecodedTooLong { codec, expected: self.capacity as u64 });
             }
-            records.push(Lz4Record { block: &input[pos + 8..end], raw_len, end });
+            let (dst, after) = std::mem::take(&mut self.rest).split_at_mut(raw_len);
+            self.rest = after;
+            self.written += raw_len;
+            let (input, failed, first_error) = (std::sync::Arc::clone(input), self.failed, self.first_error);
+            scope.spawn(move |_| {
+                if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                let record = Lz4Record { block: &input[pos + 8..end], raw_len, end };
+                if let Err(e) = lz4_record_into(&record, dst) {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    first_error.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(e);
+                }
+            });
             pos = end;
         }
-        // Each record's part of the output, side by side.
-        let mut rest = &mut self.out[self.written..total];
-        let mut jobs = Vec::with_capacity(records.len());
-        for r in &records {
-            let (dst, after) = rest.split_at_mut(r.raw_len);
-            jobs.push((r, dst));
-            rest = after;
-        }
-        jobs.into_par_iter().try_for_each(|(r, dst)| lz4_record_into(r, dst))?;
-        self.written = total;
-        self.consumed += pos;
-        self.carry = input[pos..].to_vec();
-        Ok(())
+        self.consumed += pos - from;
+        Ok(pos)
     }
 
-    /// The decoded block, once every stored byte was fed.
-    pub(crate) fn finish(self) -> Result<Vec<u8>, BlockError> {
+    /// Checks, once every stored byte was fed, that they were whole records filling
+    /// the output.
+    fn finish(self) -> Result<(), BlockError> {
         let codec = Compression::Lz4;
         if !self.carry.is_empty() {
             let at = self.consumed;
@@ -186,14 +265,14 @@ impl Lz4Stream {
             };
             return Err(BlockError::Corrupt { codec, message });
         }
-        if self.written < self.out.len() {
+        if self.written < self.capacity {
             return Err(BlockError::DecodedTooShort {
                 codec,
-                expected: self.out.len() as u64,
+                expected: self.capacity as u64,
                 got: self.written as u64,
             });
         }
-        Ok(self.out)
+        Ok(())
     }
 }
 
@@ -344,6 +423,71 @@ mod tests {
         let enc = encode(Compression::Lz4, &data).unwrap();
         assert_eq!(&enc[..8], &[0, 0, 0, 0x26, 0x20, 0, 0, 0]);
         assert_eq!(decode(Compression::Lz4, &enc, 32).unwrap(), data);
+    }
+
+    #[cfg(feature = "remote")]
+    #[test]
+    fn decoding_fed_pieces_gives_the_whole_block_decoders_verdict() {
+        use crate::block::BlockError;
+        // Three records and a short one, of compressible and noisy data.
+        let mut data = crate::samples::noise(6 << 20, 3);
+        data.extend((0..(6u32 << 20) + 1000).map(|i| (i / 7) as u8));
+        let good = encode(Compression::Lz4, &data).unwrap();
+        let size = data.len() as u64;
+        let mut cases: Vec<(String, Vec<u8>, u64)> = vec![("good".into(), good.clone(), size)];
+        cases.push(("cut in a record".into(), good[..good.len() - 100].to_vec(), size));
+        cases.push(("only 5 bytes".into(), good[..5].to_vec(), size));
+        cases.push(("a byte after".into(), [&good[..], &[0]].concat(), size));
+        cases.push(("data_size too small".into(), good.clone(), size - 1));
+        cases.push(("data_size too large".into(), good.clone(), size + 1));
+        let mut bad_len = good.clone();
+        bad_len[..4].copy_from_slice(&3u32.to_be_bytes());
+        cases.push(("record length 3".into(), bad_len, size));
+        let mut bad_raw = good.clone();
+        bad_raw[4..8].copy_from_slice(&((4u32 << 20) - 1).to_le_bytes());
+        cases.push(("raw length off by one".into(), bad_raw, size));
+        let mut bad_body = good.clone();
+        let second = 4 + u32::from_be_bytes(good[..4].try_into().unwrap()) as usize;
+        for b in &mut bad_body[second + 8..second + 64] {
+            *b = 0xff;
+        }
+        cases.push(("a garbled record".into(), bad_body, size));
+        // Pieces of fixed lengths, and pieces cut inside each record's header (3 and 6
+        // bytes in) and in its middle.
+        let mut cuts = Vec::new();
+        let mut at = 0;
+        while at < good.len() {
+            let len = 4 + u32::from_be_bytes(good[at..at + 4].try_into().unwrap()) as usize;
+            cuts.extend([at + 3, at + 6, at + len / 2]);
+            at += len;
+        }
+        let splits: Vec<(String, Vec<usize>)> = [1000usize, 100_000, 3 << 20, 8 << 20]
+            .into_iter()
+            .map(|n| (format!("pieces of {n}"), (1..).map(|k| k * n).take_while(|&c| c < good.len() + n).collect()))
+            .chain([("cut in headers".to_string(), cuts)])
+            .collect();
+        for (name, stored, data_size) in &cases {
+            let whole = decode(Compression::Lz4, stored, *data_size);
+            for (how, cuts) in &splits {
+                let streamed = super::lz4_streamed::<BlockError>(*data_size, |feed| {
+                    let mut from = 0;
+                    for &c in cuts.iter().chain([&stored.len()]) {
+                        let to = c.min(stored.len());
+                        if to > from {
+                            feed(stored[from..to].to_vec())?;
+                            from = to;
+                        }
+                    }
+                    Ok(())
+                });
+                match (&whole, &streamed) {
+                    (Ok(a), Ok(b)) => assert!(a == b, "{name}, {how}: different bytes"),
+                    (Err(_), Err(_)) => {}
+                    _ => panic!("{name}, {how}: whole {:?}, streamed {:?}", whole.is_ok(), streamed.is_ok()),
+                }
+            }
+            assert_eq!(whole.is_ok(), name == "good", "{name}");
+        }
     }
 
     #[test]
