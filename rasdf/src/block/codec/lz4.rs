@@ -431,7 +431,7 @@ mod tests {
         use crate::block::BlockError;
         // Three records and a short one, of compressible and noisy data.
         let mut data = crate::samples::noise(6 << 20, 3);
-        data.extend((0..(6u32 << 20) + 1000).map(|i| (i / 7) as u8));
+        data.extend((0..(6u32 << 20) + 1000).map(|i| (i / 7).to_le_bytes()[0]));
         let good = encode(Compression::Lz4, &data).unwrap();
         let size = data.len() as u64;
         let mut cases: Vec<(String, Vec<u8>, u64)> = vec![("good".into(), good.clone(), size)];
