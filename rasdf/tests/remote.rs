@@ -349,6 +349,91 @@ fn rows_of_an_lz4_array_come_from_the_records_that_hold_them() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// An ASDF file of one float32 array in an lz4 block of the reference's framing, its
+/// records of `raw` bytes each (the last shorter), of the data `fill` makes for record
+/// `k` (so records of steady or varying stored length).
+fn lz4_records_file(path: &Path, records: usize, raw: usize, fill: &dyn Fn(usize, &mut [u8])) -> Vec<u32> {
+    let mut data = vec![0u8; records * raw - 12];
+    let mut stored = Vec::new();
+    for (k, chunk) in data.chunks_mut(raw).enumerate() {
+        fill(k, chunk);
+        let c = lz4_flex::block::compress(chunk);
+        stored.extend_from_slice(&u32::try_from(4 + c.len()).unwrap().to_be_bytes());
+        stored.extend_from_slice(&u32::try_from(chunk.len()).unwrap().to_le_bytes());
+        stored.extend_from_slice(&c);
+    }
+    let text = format!(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         data: !core/ndarray-1.0.0 {{source: 0, datatype: float32, byteorder: little, shape: [{}]}}\n...\n",
+        data.len() / 4
+    );
+    let mut file = text.into_bytes();
+    file.extend_from_slice(b"\xd3BLK\x000\0\0\0\0lz4\0");
+    file.extend_from_slice(&(stored.len() as u64).to_be_bytes());
+    file.extend_from_slice(&(stored.len() as u64).to_be_bytes());
+    file.extend_from_slice(&(data.len() as u64).to_be_bytes());
+    file.extend_from_slice(&[0; 16]);
+    file.extend_from_slice(&stored);
+    std::fs::write(path, file).unwrap();
+    data.chunks(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect()
+}
+
+#[test]
+fn lz4_rows_follow_the_records_headers_through_guessed_windows() {
+    // Records of steady length (noise: the guesses hold the headers), and of lengths
+    // that vary from record to record (zeros after a varying share of noise: guesses
+    // miss), each with a false record header planted in its data where a guess looks.
+    let dir = tempdir("lz4guess");
+    let noise = |seed: usize, out: &mut [u8]| {
+        let mut x = (seed as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        for b in out.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x.to_le_bytes()[0];
+        }
+    };
+    let plant = |out: &mut [u8]| {
+        let at = out.len() / 2;
+        out[at..at + 8].copy_from_slice(&[0, 0, 0, 12, 0, 1, 0, 0]);
+    };
+    let steady = |k: usize, out: &mut [u8]| {
+        noise(k, out);
+        plant(out);
+    };
+    let varied = |k: usize, out: &mut [u8]| {
+        let share = out.len() * (20 + (k * 37) % 80) / 100;
+        noise(k, &mut out[..share]);
+        plant(out);
+    };
+    type Fill<'a> = &'a dyn Fn(usize, &mut [u8]);
+    let files: [(&str, usize, usize, Fill); 2] =
+        [("steady.asdf", 24, 512 << 10, &steady), ("varied.asdf", 90, 96 << 10, &varied)];
+    let server = RangeServer::start(&dir, ServerOptions::default());
+    for (name, records, raw, fill) in files {
+        let all = lz4_records_file(&dir.join(name), records, raw, fill);
+        let n = all.len();
+        let local = OpenOptions::new().open(dir.join(name)).unwrap();
+        let bits: Vec<u32> = local.array::<f32>("data").unwrap().iter().map(|x| x.to_bits()).collect();
+        assert!(bits == all, "{name}: the local read");
+        let per = raw / 4;
+        for rows in [n - 16..n, 0..16, per * 5 - 3..per * 5 + 3, n / 2..n / 2 + 1000, per * 7..per * 9 + 1, n - 1..n] {
+            // A fresh open each time: the walk starts from the block's start.
+            let file = OpenOptions::new().remote(quick()).open_url(&server.url(name)).unwrap();
+            let node = file.get("data").unwrap();
+            server.reset_counters();
+            let (bytes, shape) = file.remote_rows_at(node, rows.clone()).unwrap().unwrap();
+            assert_eq!(shape, vec![rows.len()]);
+            let got: Vec<u32> = bytes.chunks(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect();
+            assert!(got == all[rows.clone()], "{name}, rows {rows:?}");
+            // Never more than the block's stored bytes up to the records read, and the
+            // guesses' budget.
+            assert!(server.bytes_sent() < (rows.end * 4 / raw + 2) as u64 * raw as u64 + (4 << 20), "{name} {rows:?}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn lz4_blocks_decoded_as_their_parts_arrive_are_the_local_ones() {
     // Every fixture with an lz4 block (damaged ones too: the same errors), read in parts
