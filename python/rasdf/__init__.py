@@ -190,15 +190,16 @@ class NDArray:
         return self._array
 
     def __getitem__(self, key: Any) -> Any:
-        if self._array is None and self._mask is None and self._file.remote:
+        if self._array is None and self._mask is None:
             part = self._rows(key)
             if part is not None:
                 return part
         return self.read()[key]
 
     def _rows(self, key: Any) -> Any:
-        """``self[key]`` from the rows it needs alone (a remote file's uncompressed
-        array, sliced on its first axis by an int or a step-1 slice), or ``None``."""
+        """``self[key]`` from the rows it needs alone (an lz4 array's records that hold
+        them, a remote file's uncompressed array's byte range), sliced on its first axis
+        by an int or a step-1 slice, before the whole array is read; or ``None``."""
         first, rest = (key[0], key[1:]) if isinstance(key, tuple) and key else (key, ())
         if not self.shape:
             return None
@@ -213,6 +214,8 @@ class NDArray:
             pick = (slice(None),)
         else:
             return None
+        if start == 0 and stop == self.shape[0]:
+            return None  # every row: the whole array, read once and kept
         got = self._file.read_rows(self._id, start, stop)
         if got is None:
             return None

@@ -397,9 +397,10 @@ impl File {
         Ok(self.get()?.0.is_remote())
     }
 
-    /// Rows `start..stop` of the array of node `id` of a remote file, fetched alone:
-    /// `(bytes in the file's byte order, shape)`, or `None` when only the whole array
-    /// can be read (see `AsdfFile::remote_rows_at`). The fetch runs with the GIL released.
+    /// Rows `start..stop` of the array of node `id`, read alone (an lz4 block's records
+    /// that hold them, a remote uncompressed block's byte range): `(bytes in the file's
+    /// byte order, shape)`, or `None` when the whole array is to be read (see
+    /// `AsdfFile::rows_at`). The read runs with the GIL released.
     fn read_rows<'py>(
         &self,
         py: Python<'py>,
@@ -410,7 +411,7 @@ impl File {
         let (file, _) = self.get()?;
         node_of(&file, id)?;
         let got = py
-            .detach(|| file.remote_rows_at(file.tree().node(NodeId(id)), start..stop))
+            .detach(|| file.rows_at(file.tree().node(NodeId(id)), start..stop))
             .map_err(|e| to_pyerr(py, located(e, &file)))?;
         Ok(got.map(|(bytes, shape)| (PyBytes::new(py, &bytes), shape)))
     }

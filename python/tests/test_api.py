@@ -230,3 +230,22 @@ def test_external_blocks(tmp_path):
     with rasdf.open(tmp_path / "exploded.asdf") as af:
         for a in af.arrays().values():
             assert a.read().size == a.size
+
+
+def test_lz4_rows_are_read_from_their_records_alone(tmp_path):
+    # 8000 rows of 800 bytes: two records of 4 MiB. Rows read before the whole array come
+    # from the records that hold them (the array stays unloaded), the same values.
+    noise = np.random.default_rng(2).standard_normal((8000, 100))
+    rasdf.write(tmp_path / "lz4.asdf", {"noise": noise, "ints": np.arange(10)}, compression="lz4")
+    with rasdf.open(tmp_path / "lz4.asdf") as af:
+        arr = af["noise"]
+        for key in [slice(10, 26), 7990, -1, slice(5000, 5300), (slice(100, 110), 3), slice(20, 10), slice(1, None)]:
+            assert np.array_equal(arr[key], noise[key]), key
+        assert "unloaded" in repr(arr)
+        assert not arr[0:2].flags.writeable  # as a slice of the whole array read
+        with pytest.raises(IndexError):
+            arr[8000]
+        assert np.array_equal(arr[:], noise)  # every row: the whole array, kept
+        assert "loaded" in repr(arr) and "unloaded" not in repr(arr)
+        assert np.array_equal(arr[10:26], noise[10:26])
+        assert np.array_equal(af["ints"][2:5], np.arange(2, 5))

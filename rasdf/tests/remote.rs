@@ -2,6 +2,8 @@
 //! 127.0.0.1 reads as the local file does; few requests; S3 URLs; servers that fail or
 //! lie give clear errors, bounded in time, never a wrong array.
 
+#[path = "common/lz4_file.rs"]
+mod lz4_file;
 #[path = "common/range_server.rs"]
 mod range_server;
 
@@ -295,22 +297,22 @@ fn rows_of_an_uncompressed_array_are_fetched_alone() {
     let local = OpenOptions::new().open(&path).unwrap();
     let node = file.get("small/a2").unwrap();
     server.reset_counters();
-    let (bytes, shape) = file.remote_rows_at(node, 10..20).unwrap().unwrap();
+    let (bytes, shape) = file.rows_at(node, 10..20).unwrap().unwrap();
     assert_eq!(shape, vec![10]);
     assert_eq!(server.requests(), 1);
     assert_eq!(server.bytes_sent(), 80);
     let all = local.array::<f64>("small/a2").unwrap();
     let got: Vec<f64> = bytes.chunks(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
     assert_eq!(got, all.iter().skip(10).take(10).copied().collect::<Vec<_>>());
-    assert!(file.remote_rows_at(node, 60..65).is_err(), "rows past the end");
+    assert!(file.rows_at(node, 60..65).is_err(), "rows past the end");
     // A zlib block is decoded whole: not by rows.
     let mut doc = rasdf::write::Document::new();
     doc.set_array("z", ndarray::Array1::<f64>::zeros(100).view(), rasdf::block::Compression::Zlib).unwrap();
     doc.write_to_path(dir.join("z.asdf"), &rasdf::write::WriteOptions::default()).unwrap();
     let z = OpenOptions::new().remote(quick()).open_url(&server.url("z.asdf")).unwrap();
-    assert!(z.remote_rows_at(z.get("z").unwrap(), 0..1).unwrap().is_none());
+    assert!(z.rows_at(z.get("z").unwrap(), 0..1).unwrap().is_none());
     // A local file: not by rows either.
-    assert!(local.remote_rows_at(local.get("small/a2").unwrap(), 0..1).unwrap().is_none());
+    assert!(local.rows_at(local.get("small/a2").unwrap(), 0..1).unwrap().is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -327,7 +329,7 @@ fn rows_of_an_lz4_array_come_from_the_records_that_hold_them() {
     let block = file.blocks().last().unwrap().clone();
     for rows in [0..16, 5000..5016, 4090..4100, 11_990..12_000, 0..12_000, 7..7] {
         server.reset_counters();
-        let (bytes, shape) = file.remote_rows_at(node, rows.clone()).unwrap().unwrap();
+        let (bytes, shape) = file.rows_at(node, rows.clone()).unwrap().unwrap();
         assert_eq!(shape, vec![rows.len(), 256]);
         let got: Vec<f32> = bytes.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
         let expected: Vec<f32> = all.slice(ndarray::s![rows.clone(), ..]).iter().copied().collect();
@@ -338,44 +340,23 @@ fn rows_of_an_lz4_array_come_from_the_records_that_hold_them() {
         }
     }
     // The headers are walked once: a second read asks only for its record.
+    let file = OpenOptions::new().remote(quick()).open_url(&server.url("f.asdf")).unwrap();
+    let node = file.get("big").unwrap();
+    file.rows_at(node, 11_000..11_001).unwrap().unwrap();
     server.reset_counters();
-    file.remote_rows_at(node, 11_000..11_001).unwrap().unwrap();
+    file.rows_at(node, 0..1).unwrap().unwrap();
     assert_eq!(server.requests(), 1);
     assert!(server.bytes_sent() < block.used_size / 2);
+    // Rows from the records read last: no request.
+    let (bytes, _) = file.rows_at(node, 100..120).unwrap().unwrap();
+    assert_eq!(server.requests(), 1);
+    let got: Vec<f32> = bytes.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    assert!(got == all.slice(ndarray::s![100..120, ..]).iter().copied().collect::<Vec<f32>>());
     // The whole block (12 MB): in parts of 8 MiB side by side, joined in order.
     server.reset_counters();
     assert_eq!(file.array::<f32>("big").unwrap(), all);
     assert_eq!(server.requests(), block.used_size.div_ceil(8 << 20));
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// An ASDF file of one float32 array in an lz4 block of the reference's framing, its
-/// records of `raw` bytes each (the last shorter), of the data `fill` makes for record
-/// `k` (so records of steady or varying stored length).
-fn lz4_records_file(path: &Path, records: usize, raw: usize, fill: &dyn Fn(usize, &mut [u8])) -> Vec<u32> {
-    let mut data = vec![0u8; records * raw - 12];
-    let mut stored = Vec::new();
-    for (k, chunk) in data.chunks_mut(raw).enumerate() {
-        fill(k, chunk);
-        let c = lz4_flex::block::compress(chunk);
-        stored.extend_from_slice(&u32::try_from(4 + c.len()).unwrap().to_be_bytes());
-        stored.extend_from_slice(&u32::try_from(chunk.len()).unwrap().to_le_bytes());
-        stored.extend_from_slice(&c);
-    }
-    let text = format!(
-        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
-         data: !core/ndarray-1.0.0 {{source: 0, datatype: float32, byteorder: little, shape: [{}]}}\n...\n",
-        data.len() / 4
-    );
-    let mut file = text.into_bytes();
-    file.extend_from_slice(b"\xd3BLK\x000\0\0\0\0lz4\0");
-    file.extend_from_slice(&(stored.len() as u64).to_be_bytes());
-    file.extend_from_slice(&(stored.len() as u64).to_be_bytes());
-    file.extend_from_slice(&(data.len() as u64).to_be_bytes());
-    file.extend_from_slice(&[0; 16]);
-    file.extend_from_slice(&stored);
-    std::fs::write(path, file).unwrap();
-    data.chunks(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect()
 }
 
 #[test]
@@ -411,7 +392,7 @@ fn lz4_rows_follow_the_records_headers_through_guessed_windows() {
         [("steady.asdf", 24, 512 << 10, &steady), ("varied.asdf", 90, 96 << 10, &varied)];
     let server = RangeServer::start(&dir, ServerOptions::default());
     for (name, records, raw, fill) in files {
-        let all = lz4_records_file(&dir.join(name), records, raw, fill);
+        let all = lz4_file::lz4_records_file(&dir.join(name), records, raw, fill);
         let n = all.len();
         let local = OpenOptions::new().open(dir.join(name)).unwrap();
         let bits: Vec<u32> = local.array::<f32>("data").unwrap().iter().map(|x| x.to_bits()).collect();
@@ -422,7 +403,7 @@ fn lz4_rows_follow_the_records_headers_through_guessed_windows() {
             let file = OpenOptions::new().remote(quick()).open_url(&server.url(name)).unwrap();
             let node = file.get("data").unwrap();
             server.reset_counters();
-            let (bytes, shape) = file.remote_rows_at(node, rows.clone()).unwrap().unwrap();
+            let (bytes, shape) = file.rows_at(node, rows.clone()).unwrap().unwrap();
             assert_eq!(shape, vec![rows.len()]);
             let got: Vec<u32> = bytes.chunks(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect();
             assert!(got == all[rows.clone()], "{name}, rows {rows:?}");

@@ -48,6 +48,7 @@ pub mod mapguard;
 mod mask;
 #[cfg(feature = "remote")]
 mod remote;
+mod rows;
 mod stream;
 pub use listing::{ArrayInfo, Shape, StorageInfo};
 pub use mapguard::{Changed, FileBytes};
@@ -275,9 +276,12 @@ pub struct AsdfFile {
     remote: Option<Arc<crate::remote::Remote>>,
     #[cfg(feature = "remote")]
     fetched: Vec<OnceLock<Vec<u8>>>,
-    /// A remote file's lz4 blocks: their records walked so far (see `lz4_rows`).
+    /// A remote file's lz4 blocks: their records walked so far (see
+    /// `remote_lz4_records`).
     #[cfg(feature = "remote")]
     lz4_walk: Vec<Mutex<Vec<remote::Lz4Step>>>,
+    /// The lz4 records [`AsdfFile::rows_at`] decoded last (see `rows::Recent`).
+    recent_records: Mutex<Option<rows::Recent>>,
 }
 
 impl std::fmt::Debug for AsdfFile {
@@ -373,6 +377,7 @@ impl AsdfFile {
             fetched: Vec::new(),
             #[cfg(feature = "remote")]
             lz4_walk: Vec::new(),
+            recent_records: Mutex::new(None),
         })
     }
 

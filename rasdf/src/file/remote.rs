@@ -347,7 +347,8 @@ pub(super) struct Lz4Step {
     raw_len: u64,
 }
 
-/// Stored bytes of guessed windows fetched in one round of [`AsdfFile::lz4_rows`]'s walk.
+/// Stored bytes of guessed windows fetched in one round of
+/// [`AsdfFile::remote_lz4_records`]'s walk.
 const LZ4_GUESS_BYTES: u64 = 4 << 20;
 
 /// Windows of an lz4 block's stored bytes (offsets in it, inside `..used`) where the
@@ -428,60 +429,16 @@ impl AsdfFile {
         self.external_file(std::path::PathBuf::from(&url), || self.options.open_url(&url)).map(Some)
     }
 
-    /// Rows `rows` (along the first axis) of the array at `node` of a remote file, read
-    /// alone: `(bytes, shape)`, the bytes in the file's byte order. An uncompressed
-    /// block's rows are one range request; an lz4 block's are decoded from the records
-    /// that hold them (the records' headers walked once). `None` when that cannot be
-    /// done and the whole array is to be read instead: a local file, a zlib or bzp2
-    /// block (decoded whole), inline or external data, an array not C-contiguous, a 0-d
-    /// one, or a block fetched already.
-    ///
-    /// # Errors
-    /// A malformed node; rows outside the array; the server's errors.
-    pub fn remote_rows_at(
-        &self,
-        node: crate::tree::NodeRef<'_>,
-        rows: Range<usize>,
-    ) -> Result<Option<(Vec<u8>, Vec<usize>)>> {
-        let Some(remote) = &self.remote else { return Ok(None) };
-        let meta = crate::ndarray::ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
-        let crate::ndarray::Source::Block(i) = meta.source else { return Ok(None) };
-        let n = self.resolve_block(i).map_err(|e| self.array_error(node, e))?;
-        let h = self.block_header(n)?;
-        let lz4 = h.compression == crate::block::Compression::Lz4;
-        if !(h.compression == crate::block::Compression::None || lz4) || self.fetched[n].get().is_some() {
-            return Ok(None);
-        }
-        let size = usize::try_from(h.data_size).unwrap_or(usize::MAX);
-        let layout = meta.layout(size, &self.options.limits).map_err(|e| self.array_error(node, e))?;
-        let itemsize = meta.datatype.size();
-        if layout.shape.is_empty() || !layout.is_c_contiguous(itemsize) {
-            return Ok(None);
-        }
-        if rows.start > rows.end || rows.end > layout.shape[0] {
-            return Err(self.array_error(
-                node,
-                crate::ndarray::ArrayError::Invalid(format!(
-                    "rows {}..{} of an array of {} rows",
-                    rows.start, rows.end, layout.shape[0]
-                )),
-            ));
-        }
-        let row_bytes = layout.shape[1..].iter().product::<usize>() * itemsize;
-        let mut shape = layout.shape.clone();
-        shape[0] = rows.len();
-        let start = (layout.offset + rows.start * row_bytes) as u64;
-        let want = start..start + (rows.len() * row_bytes) as u64;
-        if lz4 {
-            return Ok(self.lz4_rows(remote, n, want)?.map(|bytes| (bytes, shape)));
-        }
-        let at = h.data_offset();
-        let bytes = remote.fetch_one(at + want.start..at + want.end).map_err(|e| remote_error(e).with_block(n))?;
-        Ok(Some((bytes, shape)))
+    /// Bytes `want` of uncompressed block `n` of a remote file, in one range request
+    /// (for [`AsdfFile::rows_at`]).
+    pub(super) fn remote_range(&self, remote: &Remote, n: usize, want: Range<u64>) -> Result<Vec<u8>> {
+        let at = self.block_header(n)?.data_offset();
+        remote.fetch_one(at + want.start..at + want.end).map_err(|e| remote_error(e).with_block(n))
     }
 
-    /// Decoded bytes `want` of lz4 block `n` of a remote file, from the records that hold
-    /// them alone (the reference's framing is a run of records, each decoded alone). The
+    /// The records of lz4 block `n` of a remote file that hold decoded bytes `want`,
+    /// fetched and decoded alone (the reference's framing is a run of records, each
+    /// decoded alone): the decoded offset of the first and their bytes. The
     /// records' headers are walked from the block's start and remembered. Each round of
     /// requests fetches a window of 64 KiB at the next header (several headers when the
     /// records are small) and, once records were walked, windows where the headers after
@@ -490,7 +447,12 @@ impl AsdfFile {
     /// window fetched, so a round walks as many records as were guessed right, at least
     /// one. `None` when the headers do not add up: the whole block is then read, and
     /// says what is wrong.
-    fn lz4_rows(&self, remote: &Remote, n: usize, want: Range<u64>) -> Result<Option<Vec<u8>>> {
+    pub(super) fn remote_lz4_records(
+        &self,
+        remote: &Remote,
+        n: usize,
+        want: Range<u64>,
+    ) -> Result<Option<(u64, Vec<u8>)>> {
         const WINDOW: u64 = 64 * 1024;
         let h = self.block_header(n)?;
         let (at, used) = (h.data_offset(), h.used_size);
@@ -549,9 +511,7 @@ impl AsdfFile {
             }
             out.extend_from_slice(&decoded);
         }
-        let from = usize::try_from(want.start - first.raw).unwrap_or(usize::MAX);
-        let to = usize::try_from(want.end - first.raw).unwrap_or(usize::MAX);
-        Ok(out.get(from..to).map(<[u8]>::to_vec))
+        Ok(Some((first.raw, out)))
     }
 
     /// Remote lz4 block `n`, decoded as its parts arrive, the decoding of each part

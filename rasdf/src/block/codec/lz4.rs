@@ -85,6 +85,52 @@ fn lz4_records(input: &[u8], capacity: usize) -> Result<Vec<Lz4Record<'_>>, Bloc
     Ok(records)
 }
 
+/// The records of a block of the reference's lz4 framing (`stored`, of `data_size`
+/// decoded bytes) that hold decoded bytes `want`, decoded in parallel: the decoded
+/// offset of the first one and their bytes. Every record's header is read, with the
+/// verdicts of decoding the whole block on the framing, but only those records are
+/// decoded (an error in another one goes unseen).
+///
+/// # Errors
+/// A framing that does not add up to `data_size`, `want` empty or past its end, a
+/// record that fails to decode.
+pub(crate) fn lz4_records_covering(
+    stored: &[u8],
+    data_size: u64,
+    want: std::ops::Range<u64>,
+) -> Result<(u64, Vec<u8>), BlockError> {
+    let codec = Compression::Lz4;
+    let capacity = memory_size(codec, data_size)?;
+    let records = lz4_records(stored, capacity)?;
+    let (mut raw, mut first, mut picked) = (0u64, None, Vec::new());
+    for r in &records {
+        let end = raw + r.raw_len as u64;
+        if end > want.start && raw < want.end {
+            first.get_or_insert(raw);
+            picked.push(r);
+        }
+        raw = end;
+    }
+    let Some(first) = first.filter(|_| want.end <= raw) else {
+        return Err(BlockError::Corrupt {
+            codec,
+            message: format!("bytes {}..{} are past the block's end", want.start, want.end),
+        });
+    };
+    let total: usize = picked.iter().map(|r| r.raw_len).sum();
+    let mut out = super::zeroed(total)
+        .ok_or_else(|| BlockError::Corrupt { codec, message: format!("cannot allocate {total} bytes") })?;
+    let mut rest = &mut out[..];
+    let mut jobs = Vec::with_capacity(picked.len());
+    for r in picked {
+        let (dst, after) = std::mem::take(&mut rest).split_at_mut(r.raw_len);
+        jobs.push((r, dst));
+        rest = after;
+    }
+    jobs.into_par_iter().try_for_each(|(r, dst)| lz4_record_into(r, dst))?;
+    Ok((first, out))
+}
+
 /// Decodes one record of the reference's lz4 framing, `record` being the whole of it
 /// (`[u32 BE length][u32 LE raw length][LZ4 block]`, nothing after), of at most
 /// `max_raw` decoded bytes: for reading part of a block record by record.

@@ -47,6 +47,7 @@ use super::BlockError;
 pub use lz4::LZ4_CHUNK;
 #[cfg(feature = "remote")]
 pub(crate) use lz4::lz4_one_record;
+pub(crate) use lz4::lz4_records_covering;
 pub(crate) use lz4::lz4_records_into;
 #[cfg(feature = "remote")]
 pub(crate) use lz4::lz4_streamed;
