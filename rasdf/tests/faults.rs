@@ -2,6 +2,8 @@
 //! writer while it is mapped gives an error, never a `SIGBUS`.
 
 mod common;
+#[path = "common/lz4_file.rs"]
+mod lz4_file;
 
 use std::path::{Path, PathBuf};
 
@@ -92,4 +94,27 @@ fn a_rewrite_of_a_file_cut_short_is_not_put_in_place() {
     let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 2, "{names:?}");
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn lz4_rows_after_a_cut_are_errors() {
+    let dir = common::temp_dir("fault-lz4-rows");
+    let path = dir.join("lz4.asdf");
+    // Bytes lz4 shrinks somewhat.
+    let fill = |k: usize, out: &mut [u8]| {
+        out.iter_mut().enumerate().for_each(|(i, b)| *b = ((i * 7 + k) ^ (i >> 9)).to_le_bytes()[0])
+    };
+    lz4_file::lz4_records_file(&path, 8, 256 << 10, &fill);
+    let f = AsdfFile::open(&path).unwrap();
+    let node = f.get("data").unwrap();
+    assert!(f.rows_at(node, 0..16).unwrap().is_some());
+    let first = f.blocks()[0].data_offset();
+    cut(&path, first + (600 << 10));
+    // Rows before the cut and after it: the records' headers are walked past the cut, so
+    // both see the file changed; no signal, no rows of zeros.
+    for rows in [70_000..70_016, 400_000..400_016] {
+        let e = f.rows_at(node, rows.clone()).unwrap_err();
+        assert!(changed(&e), "{rows:?}: {e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
