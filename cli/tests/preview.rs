@@ -29,6 +29,8 @@ fn run(args: &[&str]) -> (u8, Vec<u8>) {
 struct Image {
     width: usize,
     height: usize,
+    /// Whether the PNG is greyscale (else RGB).
+    grey: bool,
     rgb: Vec<u8>,
 }
 
@@ -42,11 +44,17 @@ impl Image {
 fn decode(png_bytes: &[u8]) -> Image {
     let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
     let mut reader = decoder.read_info().unwrap();
-    let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut rgb).unwrap();
-    assert_eq!((info.color_type, info.bit_depth), (png::ColorType::Rgb, png::BitDepth::Eight));
-    rgb.truncate(info.buffer_size());
-    Image { width: info.width as usize, height: info.height as usize, rgb }
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    // Greyscale when every pixel is grey, else RGB: as RGB here.
+    let rgb = match (info.color_type, info.bit_depth) {
+        (png::ColorType::Rgb, png::BitDepth::Eight) => buf,
+        (png::ColorType::Grayscale, png::BitDepth::Eight) => buf.iter().flat_map(|&g| [g, g, g]).collect(),
+        other => panic!("a PNG of {other:?}"),
+    };
+    let grey = info.color_type == png::ColorType::Grayscale;
+    Image { width: info.width as usize, height: info.height as usize, grey, rgb }
 }
 
 /// The preview of `path` in `file` with `args`, through `-o -`.
@@ -98,6 +106,7 @@ fn a_ramp_with_minmax_spans_black_to_white_row_zero_at_the_bottom() {
         }
         let img = image(&file, "ramp", &args);
         assert_eq!((img.width, img.height), (4, 3));
+        assert!(img.grey, "every pixel grey: a greyscale PNG");
         for y in 0..3 {
             let r = if flip { 2 - y } else { y };
             for x in 0..4 {
@@ -140,6 +149,7 @@ fn masked_and_non_finite_pixels_are_coloured_and_left_out_of_the_stretch() {
     put_f64(&mut doc, "img", &[4, 5], &values, Some(mask));
     let file = write(&doc, &dir, "bad.asdf");
     let img = image(&file, "img", &["--stretch", "minmax", "--origin", "upper"]);
+    assert!(!img.grey, "coloured pixels: an RGB PNG");
     let px = |i: usize| img.at(i % 5, i / 5);
     assert_eq!(px(0), [0, 0, 0]);
     assert_eq!(px(19), [255, 255, 255]);
@@ -298,6 +308,7 @@ fn a_one_dimensional_array_is_a_line_plot_with_gaps() {
     let file = write(&doc, &dir, "plot.asdf");
     let img = image(&file, "sine", &[]);
     assert_eq!((img.width, img.height), (800, 400));
+    assert!(!img.grey, "plots are RGB");
     let black = |img: &Image, x: usize| (0..img.height).filter(|&y| img.at(x, y) == [0, 0, 0]).count();
     // Points 0..400 are columns 8..322, the gap 323..401, the rest after.
     assert!((8..320).all(|x| black(&img, x) > 0));
