@@ -12,6 +12,8 @@ float64 uncompressed, 256 MiB of float32 with zlib and with lz4, 64 MiB with bzp
   `af.tree` (which builds the whole tree); best of N runs, alternating in one process.
 - first array: open the file and get its first array as a numpy array (no reduction):
   the reference memory-maps it (`memmap=True`, its fastest way), rasdf gives its view.
+- 16 values: open the file and read 16 values from the middle of its first array
+  (`af["data"][k:k + 16]`, the reference lazily loading, memory-mapped when it can).
 - peak memory: the same open + touch once in a fresh process each (imports included),
   its maximum resident set.
 """
@@ -99,6 +101,20 @@ def rasdf_first(rasdf, path):
         return af["data"][...].shape
 
 
+def ref_middle(asdf, np, path):
+    with asdf.open(path, lazy_load=True, memmap=True) as af:
+        a = af.tree["data"]
+        k = a.shape[0] // 2
+        return np.array(a[k : k + 16])
+
+
+def rasdf_middle(rasdf, path):
+    with rasdf.open(path) as af:
+        a = af["data"]
+        k = a.shape[0] // 2
+        return a[k : k + 16].copy()
+
+
 def best(runs, f):
     times = []
     for _ in range(runs):
@@ -154,17 +170,23 @@ def main():
         if not name.startswith("tree"):
             row["first_asdf_memmap_s"] = best(runs, lambda: ref_first(asdf, np, path))
             row["first_rasdf_s"] = best(runs, lambda: rasdf_first(rasdf, path))
+            assert np.array_equal(ref_middle(asdf, np, path), rasdf_middle(rasdf, path))
+            row["middle_asdf_s"] = best(runs, lambda: ref_middle(asdf, np, path))
+            row["middle_rasdf_s"] = best(runs, lambda: rasdf_middle(rasdf, path))
         rows.append(row)
         print(json.dumps(row), flush=True)
     print()
     print(
         "| case | arrays | asdf s | rasdf s (arrays()) | speed-up | rasdf s (walking .tree) | speed-up "
-        "| asdf peak MiB | rasdf peak MiB | first array: asdf memmap s | rasdf s |"
+        "| asdf peak MiB | rasdf peak MiB | first array: asdf memmap s | rasdf s | 16 values: asdf s | rasdf s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         first = (
-            f"{r['first_asdf_memmap_s']:.4f} | {r['first_rasdf_s']:.4f}" if "first_rasdf_s" in r else "- | -"
+            f"{r['first_asdf_memmap_s']:.4f} | {r['first_rasdf_s']:.4f} | {r['middle_asdf_s']:.4f} | "
+            f"{r['middle_rasdf_s']:.4f}"
+            if "first_rasdf_s" in r
+            else "- | - | - | -"
         )
         print(
             f"| {r['case']} | {r['arrays']} | {r['asdf_s']:.3f} | {r['rasdf_s']:.4f} | {r['speedup']:.1f}x | "
