@@ -124,3 +124,34 @@ fn rows_of_other_arrays_are_left_to_the_whole_array() {
     }
     assert!(lz4_seen >= 1);
 }
+
+#[cfg(feature = "extra-codecs")]
+#[test]
+fn an_lz4_frame_under_the_lz4_label_reads_whole() {
+    // ASDF.jl's frame layout: one LZ4 frame labelled `lz4\0`. Its rows are not read
+    // alone (no records): `rows_at` leaves it to the whole array, which reads.
+    let dir = common::temp_dir("rows-lz4-frame");
+    let path = dir.join("jl.asdf");
+    let values: Vec<f32> = (0..100_000).map(|i| (i % 977) as f32).collect();
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut e = lz4_flex::frame::FrameEncoder::new(Vec::new());
+    std::io::Write::write_all(&mut e, &data).unwrap();
+    let stored = e.finish().unwrap();
+    let mut file = format!(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         data: !core/ndarray-1.0.0 {{source: 0, datatype: float32, byteorder: little, shape: [{}]}}\n...\n",
+        values.len()
+    )
+    .into_bytes();
+    file.extend_from_slice(b"\xd3BLK\x000\0\0\0\0lz4\0");
+    for n in [stored.len(), stored.len(), data.len()] {
+        file.extend_from_slice(&(n as u64).to_be_bytes());
+    }
+    file.extend_from_slice(&[0; 16]);
+    file.extend_from_slice(&stored);
+    std::fs::write(&path, &file).unwrap();
+    let f = OpenOptions::new().open(&path).unwrap();
+    assert!(words(&f, 10..20).is_none());
+    assert_eq!(f.array::<f32>("data").unwrap().as_slice().unwrap(), &values[..]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,6 +8,31 @@ use rayon::prelude::*;
 use super::{Compression, concat, lz4_encode, memory_size};
 use crate::block::BlockError;
 
+/// The LZ4 frame's magic number (0x184D2204, little-endian), first in the stored bytes
+/// of a block labelled `lz4\0` by ASDF.jl's `:frame` layout. The reference's framing
+/// cannot start so: its first record would be 69 MB long, where a record holds at most
+/// 4 MiB compressed to about as much.
+const FRAME_MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
+
+/// Whether `stored` is an LZ4 frame (see [`FRAME_MAGIC`]), decoded by [`frame_into`].
+fn is_frame(stored: &[u8]) -> bool {
+    stored.starts_with(&FRAME_MAGIC)
+}
+
+/// An `lz4\0` block that is one LZ4 frame, as an `lz4f` block is decoded.
+fn frame_into(stored: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
+    #[cfg(feature = "extra-codecs")]
+    return super::lz4f::decode(stored, out);
+    #[cfg(not(feature = "extra-codecs"))]
+    {
+        let _ = (stored, out);
+        Err(BlockError::Corrupt {
+            codec: Compression::Lz4,
+            message: "an LZ4 frame (ASDF.jl's frame layout), read only with the feature extra-codecs".into(),
+        })
+    }
+}
+
 /// [`decode_pieces`](super::decode_pieces) of lz4: the records decoded on the pool's
 /// threads into buffers that go round, handed to `sink` in order on this one.
 pub(super) fn lz4_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> + ?Sized>(
@@ -17,6 +42,14 @@ pub(super) fn lz4_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> +
 ) -> Result<(), E> {
     let codec = Compression::Lz4;
     let capacity = memory_size(codec, data_size)?;
+    if is_frame(input) {
+        let mut out = super::zeroed(capacity).ok_or_else(|| BlockError::Corrupt {
+            codec,
+            message: format!("cannot allocate data_size {data_size} bytes"),
+        })?;
+        frame_into(input, &mut out)?;
+        return sink(&out);
+    }
     let records = lz4_records(input, capacity)?;
     let workers = rayon::current_num_threads();
     // The sink's error stays on this thread (it need not be `Send`); the pipeline is told
@@ -351,6 +384,11 @@ pub(super) fn lz4_decode_releasing(
     out: &mut [u8],
     release: &(dyn Fn(std::ops::Range<usize>) + Sync),
 ) -> Result<(), BlockError> {
+    if is_frame(input) {
+        let decoded = frame_into(input, out);
+        release(0..input.len());
+        return decoded;
+    }
     let records = lz4_records(input, out.len())?;
     let mut out = out;
     let mut done = 0;
@@ -534,6 +572,15 @@ mod tests {
             }
             assert_eq!(whole.is_ok(), name == "good", "{name}");
         }
+    }
+
+    #[cfg(not(feature = "extra-codecs"))]
+    #[test]
+    fn an_lz4_frame_without_extra_codecs_is_a_clear_error() {
+        // The magic number, a descriptor, an end mark: an empty LZ4 frame.
+        let frame = [0x04, 0x22, 0x4d, 0x18, 0x60, 0x40, 0x82, 0, 0, 0, 0];
+        let e = decode(Compression::Lz4, &frame, 0).unwrap_err();
+        assert!(e.to_string().contains("LZ4 frame") && e.to_string().contains("extra-codecs"), "{e}");
     }
 
     #[test]

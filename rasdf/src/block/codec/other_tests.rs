@@ -173,6 +173,33 @@ fn lz4_frames_of_each_kind_round_trip() {
 }
 
 #[test]
+fn an_lz4_frame_under_the_lz4_label_reads_as_asdf_jl_means_it() {
+    // ASDF.jl's `:frame` layout labels its LZ4 frames `lz4\0`: the frame's magic number
+    // tells them from the reference's records, by every way of decoding a block.
+    let data = sample(300_000);
+    let mut e = lz4_flex::frame::FrameEncoder::new(Vec::new());
+    std::io::Write::write_all(&mut e, &data).unwrap();
+    let frame = e.finish().unwrap();
+    assert_eq!(frame[..4], [0x04, 0x22, 0x4d, 0x18]);
+    verdicts(Compression::Lz4, &frame, &data);
+    let n = data.len() as u64;
+    let mut pieces = Vec::new();
+    decode_pieces::<BlockError>(Compression::Lz4, &frame, n, |p| {
+        pieces.extend_from_slice(p);
+        Ok(())
+    })
+    .unwrap();
+    assert!(pieces == data);
+    let released = std::sync::Mutex::new(0..0);
+    let release = |r: std::ops::Range<usize>| *released.lock().unwrap() = r;
+    assert!(decode_releasing(Compression::Lz4, &frame, n, Some(&release)).unwrap() == data);
+    assert_eq!(*released.lock().unwrap(), 0..frame.len());
+    // The reference's records still read as records.
+    assert!(decode(Compression::Lz4, &encode(Compression::Lz4, &data).unwrap(), n).unwrap() == data);
+    no_panic(Compression::Lz4, &frame[..2000.min(frame.len())], n);
+}
+
+#[test]
 fn xz_streams_decode_with_their_check() {
     let data = xz_data();
     let x = hex(XZ_CRC64);
