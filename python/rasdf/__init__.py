@@ -398,10 +398,12 @@ class AsdfFile:
         """The text ``rasdf info`` prints (``stats``: with every array's statistics)."""
         return self._file.info(max_rows, max_cols, show_values, stats, show_blocks)
 
-    def validate(self) -> None:
-        """Checks the tree against the ASDF Standard's schemas; raises :class:`AsdfError`
-        listing what failed."""
-        self._file.validate()
+    def validate(self, *, schemas: Any = None) -> None:
+        """Checks the tree against the schemas of its tags, as asdf's ``validate()`` does
+        with the extensions it has installed; raises :class:`AsdfError` listing what
+        failed. ``schemas`` as for :func:`rasdf.validate` (``False``: the ASDF
+        Standard's schemas alone)."""
+        self._file.validate(_chosen_schemas(schemas))
 
     def verify_checksums(self) -> None:
         """Reads every block and checks its MD5; raises :class:`AsdfError` on the first
@@ -462,7 +464,8 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
     """Opens an ASDF file (memory-mapped; arrays read on demand).
 
     ``verify_checksums``: check each block's MD5 when it is read. ``validate``: check the
-    tree against the ASDF Standard's schemas now. The ``max_*`` limits bound what a
+    tree against its tags' schemas now, as :meth:`AsdfFile.validate` does (the
+    extensions asdf has installed, when it is importable). The ``max_*`` limits bound what a
     hostile file can make rasdf spend (``None``: rasdf's defaults).
 
     Raises ``FileNotFoundError`` (and the other ``OSError``\\ s) when the file cannot be
@@ -533,17 +536,21 @@ def validate(path: PathLike, *, schemas: Any = None) -> None:
     validate --schemas DIR``); ``False``: the standard's schemas alone. Tags without a
     schema are not checked, as the reference leaves them.
     """
-    if schemas is None:
-        chosen = _asdf_schemas()
-    elif schemas is False:
-        chosen = None
-    elif isinstance(schemas, _rasdf.Schemas):
-        chosen = schemas
-    else:
-        folders = [schemas] if isinstance(schemas, (str, os.PathLike)) else list(schemas)
-        chosen = _rasdf.Schemas([os.fspath(f) for f in folders])
     with open(path) as af:
-        af._file.validate(chosen)
+        af.validate(schemas=schemas)
+
+
+def _chosen_schemas(schemas: Any) -> Optional["_rasdf.Schemas"]:
+    """The extensions' schemas ``schemas`` names (see :func:`validate`); ``None`` for the
+    standard's alone."""
+    if schemas is None:
+        return _asdf_schemas()
+    if schemas is False:
+        return None
+    if isinstance(schemas, _rasdf.Schemas):
+        return schemas
+    folders = [schemas] if isinstance(schemas, (str, os.PathLike)) else list(schemas)
+    return _rasdf.Schemas([os.fspath(f) for f in folders])
 
 
 _NATIVE = sys.byteorder

@@ -87,6 +87,10 @@ def test_schemas_from_a_folder(folder, tmp_path):
     with pytest.raises(rasdf.AsdfError, match="minimum") as e:
         rasdf.validate(bad, schemas=folder)
     assert e.value.path == "/thing/size"
+    with rasdf.open(bad) as af:
+        af.validate(schemas=False)
+        with pytest.raises(rasdf.AsdfError, match="minimum"):
+            af.validate(schemas=folder)
     for kwargs, words in [
         ({"size": "x"}, "not of type"),
         ({"datatype": "float64"}, "Expected datatype"),
@@ -143,8 +147,20 @@ def test_verdicts_are_asdfs_with_what_it_has_installed(tmp_path):
             ours = True
         except rasdf.AsdfError:
             ours = False
+        # The open file's own validate(), and open(validate=True): the same verdict.
+        with rasdf.open(path) as af:
+            try:
+                af.validate()
+                own = True
+            except rasdf.AsdfError:
+                own = False
+        try:
+            rasdf.open(path, validate=True).close()
+            on_open = True
+        except rasdf.AsdfError:
+            on_open = False
         invalid += not theirs
-        assert ours == theirs, path
+        assert ours == theirs == own == on_open, path
     assert invalid >= (10 if _astro() else 1)
 
 
