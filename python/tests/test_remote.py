@@ -172,3 +172,14 @@ def test_a_slice_of_a_remote_lz4_array_decodes_only_its_records(server, tmp_path
         assert handler.sent < 4_500_000  # the first record, not the whole block
         assert np.array_equal(af["noise"][7990], noise[7990])
         assert np.array_equal(af["noise"][...], noise)
+
+
+def test_asdf_in_fits_url_reads_as_the_local_file(server, tmp_path):
+    # JWST products (ASDF-in-FITS) by URL: the tree from the ASDF extension, each
+    # `fits:` array from its HDU.
+    base, _ = server
+    for path in sorted((TESTDATA / "fits").glob("*.fits")):
+        shutil.copy(path, tmp_path / path.name)
+        with rasdf.open(path) as local, rasdf.open(f"{base}/{path.name}") as remote:
+            assert local.arrays()
+            assert_same_file(remote, local)

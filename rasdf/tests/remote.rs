@@ -467,3 +467,144 @@ fn lz4_blocks_decoded_as_their_parts_arrive_are_the_local_ones() {
     assert_eq!(e.location().block, Some(n), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A FITS HDU: a header of `cards` (keyword, value as written) and `data`, each padded
+/// to whole records of 2880 bytes.
+fn fits_hdu(cards: &[(&str, String)], data: &[u8]) -> Vec<u8> {
+    let mut header: String = cards.iter().map(|(k, v)| format!("{k:<8}= {v:>20}{:50}", "")).collect();
+    header += &format!("{:<80}", "END");
+    let mut out = header.into_bytes();
+    out.resize(out.len().next_multiple_of(2880), b' ');
+    let mut data = data.to_vec();
+    data.resize(data.len().next_multiple_of(2880), 0);
+    out.extend_from_slice(&data);
+    out
+}
+
+/// An ASDF-in-FITS file as stdatamodels lays it out: a primary HDU, an image HDU `SCI`
+/// of 500 x 1000 big-endian float32 (2 MB), an image `PAD` of 1 MiB, and the `ASDF`
+/// binary table holding an ASDF file whose `data` is `fits:SCI,1`. Returns the file and
+/// the image's values.
+fn asdf_in_fits_file() -> (Vec<u8>, Vec<f32>) {
+    let s = |v: &str| v.to_string();
+    let values: Vec<f32> = (0..500_000).map(|i| (i % 1009) as f32 * 0.5).collect();
+    let sci: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
+    let asdf = "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+                data: !core/ndarray-1.0.0 {source: 'fits:SCI,1', datatype: float32, byteorder: big, shape: [500, 1000]}\n...\n";
+    let image = |name: &str, bitpix: &str, axes: &[usize]| {
+        let mut cards = vec![("XTENSION", s("'IMAGE   '")), ("BITPIX", s(bitpix)), ("NAXIS", axes.len().to_string())];
+        for (i, n) in axes.iter().enumerate() {
+            cards.push((["NAXIS1", "NAXIS2"][i], n.to_string()));
+        }
+        cards.extend([("PCOUNT", s("0")), ("GCOUNT", s("1")), ("EXTNAME", format!("'{name:<8}'"))]);
+        cards
+    };
+    let file = [
+        fits_hdu(&[("SIMPLE", s("T")), ("BITPIX", s("8")), ("NAXIS", s("0")), ("EXTEND", s("T"))], &[]),
+        fits_hdu(&image("SCI", "-32", &[1000, 500]), &sci),
+        fits_hdu(&image("PAD", "8", &[1 << 20]), &vec![7u8; 1 << 20]),
+        fits_hdu(
+            &[
+                ("XTENSION", s("'BINTABLE'")),
+                ("BITPIX", s("8")),
+                ("NAXIS", s("2")),
+                ("NAXIS1", asdf.len().to_string()),
+                ("NAXIS2", s("1")),
+                ("PCOUNT", s("0")),
+                ("GCOUNT", s("1")),
+                ("TFIELDS", s("1")),
+                ("TTYPE1", s("'ASDF_METADATA'")),
+                ("TFORM1", format!("'{}B'", asdf.len())),
+                ("EXTNAME", s("'ASDF    '")),
+            ],
+            asdf.as_bytes(),
+        ),
+    ]
+    .concat();
+    (file, values)
+}
+
+#[test]
+fn asdf_in_fits_reads_over_http_as_locally() {
+    // The fixtures (each within the first fetch), and a file of 3 MiB whose HDUs'
+    // headers are walked, their data fetched only when an array needs it.
+    let dir = tempdir("fits");
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(testdata().join("fits")).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        std::fs::copy(&p, dir.join(&name)).unwrap();
+        names.push(name);
+    }
+    let (big, values) = asdf_in_fits_file();
+    std::fs::write(dir.join("big.fits"), &big).unwrap();
+    names.push("big.fits".into());
+    names.sort();
+    assert!(names.len() >= 4);
+    let server = RangeServer::start(&dir, ServerOptions::default());
+    for name in &names {
+        let local = OpenOptions::new().open(dir.join(name)).unwrap();
+        server.reset_counters();
+        let remote = OpenOptions::new().remote(quick()).open_url(&server.url(name)).unwrap();
+        let opened = server.bytes_sent();
+        assert_eq!(format!("{:?}", remote.tree()), format!("{:?}", local.tree()), "{name}");
+        assert_eq!(remote.fits_extension(), local.fits_extension(), "{name}");
+        let arrays = local.arrays().unwrap();
+        assert!(!arrays.is_empty(), "{name}");
+        for a in arrays {
+            let (l, r) = (local.ndarray(&a.path).unwrap(), remote.ndarray(&a.path).unwrap());
+            assert_eq!((&l.shape, &l.datatype, l.byteorder), (&r.shape, &r.datatype, r.byteorder), "{name} {}", a.path);
+            assert!(l.data() == r.data() && l.offset == r.offset, "{name} {}: data", a.path);
+        }
+        if name == "big.fits" {
+            // The open: the headers and the ASDF extension, not the 3 MiB of data. The
+            // array: its HDU's 2 MB, once.
+            assert!(opened < 200_000, "{opened} bytes to open");
+            assert!(server.bytes_sent() < opened + 2_100_000, "{} bytes in all", server.bytes_sent());
+            let before = server.requests();
+            let got: Vec<f32> = remote.array::<f32>("data").unwrap().iter().copied().collect();
+            assert!(got == values);
+            assert_eq!(server.requests(), before, "the HDU's data was fetched once");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn damaged_asdf_in_fits_over_http_fails_as_locally() {
+    // Cut short in the middle HDU's data; a header without its END card; an ASDF
+    // extension whose table claims more bytes than the file has: the errors a local open
+    // gives, in bounded requests.
+    let dir = tempdir("fits-bad");
+    let (big, _) = asdf_in_fits_file();
+    let cut = big[..2_500_000].to_vec();
+    let mut no_end = big.clone();
+    let sci = 2880 + no_end[2880..].windows(4).position(|w| w == b"END ").unwrap();
+    no_end[sci..sci + 3].copy_from_slice(b"   ");
+    let mut huge = big.clone();
+    let table = huge.windows(10).rposition(|w| w == b"NAXIS2  = ").unwrap();
+    huge[table + 10..table + 30].copy_from_slice(format!("{:>20}", 999_999).as_bytes());
+    for (name, bytes) in [("cut.fits", cut), ("no_end.fits", no_end), ("huge.fits", huge)] {
+        std::fs::write(dir.join(name), &bytes).unwrap();
+    }
+    let server = RangeServer::start(&dir, ServerOptions::default());
+    for name in ["cut.fits", "no_end.fits", "huge.fits"] {
+        let local = OpenOptions::new().open(dir.join(name)).map(|f| f.array::<f32>("data").map(|a| a.len()));
+        server.reset_counters();
+        let remote = OpenOptions::new()
+            .remote(quick())
+            .open_url(&server.url(name))
+            .map(|f| f.array::<f32>("data").map(|a| a.len()));
+        // The same verdict: the same length read, or errors of the same kind.
+        let verdict = |r: &rasdf::Result<rasdf::Result<usize>>| match r {
+            Ok(Ok(n)) => format!("{n} values"),
+            Ok(Err(e)) | Err(e) => format!("{:?}", std::mem::discriminant(e.kind())),
+        };
+        assert_eq!(verdict(&local), verdict(&remote), "{name}: local {local:?}, remote {remote:?}");
+        if name != "no_end.fits" {
+            assert!(local.is_err() || local.as_ref().is_ok_and(|r| r.is_err()), "{name}: {local:?}");
+        }
+        assert!(server.requests() < 40, "{name}: {} requests", server.requests());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

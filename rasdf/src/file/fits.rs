@@ -18,7 +18,15 @@ pub(crate) struct Container {
     fits: Fits,
     /// The ASDF extension's HDU, and the bytes of the ASDF file in the FITS file.
     asdf: (usize, Range<u64>),
+    /// A remote FITS file (whose `bytes` hold the headers alone), and each HDU's data
+    /// fetched when first read.
+    #[cfg(feature = "remote")]
+    remote: Option<RemoteHdus>,
 }
+
+/// A remote FITS file's object, and each HDU's data once fetched.
+#[cfg(feature = "remote")]
+type RemoteHdus = (std::sync::Arc<crate::remote::Remote>, Vec<std::sync::OnceLock<Vec<u8>>>);
 
 impl AsdfFile {
     /// Opens the ASDF file inside the FITS file `whole`, whose HDUs are `fits` (see
@@ -69,8 +77,52 @@ impl AsdfFile {
             }
         };
         let mut asdf = AsdfFile::from_parts(window, path, options)?;
-        asdf.fits = Some(Box::new(Container { bytes: whole, fits, asdf: (index, range) }));
+        asdf.fits = Some(Box::new(Container {
+            bytes: whole,
+            fits,
+            asdf: (index, range),
+            #[cfg(feature = "remote")]
+            remote: None,
+        }));
         Ok(asdf)
+    }
+
+    /// Makes this ASDF-in-FITS file read its `fits:` arrays' HDU data from `remote`
+    /// (the FITS file it was opened from holds the headers alone).
+    #[cfg(feature = "remote")]
+    pub(super) fn set_remote_fits(&mut self, remote: std::sync::Arc<crate::remote::Remote>) {
+        if let Some(c) = self.fits.as_mut() {
+            let hdus = c.fits.hdus().len();
+            c.remote = Some((remote, (0..hdus).map(|_| std::sync::OnceLock::new()).collect()));
+        }
+    }
+
+    /// The bytes to read HDU `hdu`'s data from, and the HDU as located in them: the
+    /// FITS file's own bytes, or, for a remote file, the HDU's data fetched alone (once)
+    /// and the HDU moved to offset 0.
+    fn fits_data<'h>(&self, hdu: &'h Hdu) -> std::result::Result<(std::borrow::Cow<'h, Hdu>, &[u8]), Error> {
+        #[cfg(feature = "remote")]
+        if let Some(c) = self.fits.as_ref()
+            && let Some((remote, fetched)) = &c.remote
+            && let Some(slot) = fetched.get(hdu.index)
+        {
+            let data = match slot.get() {
+                Some(d) => d,
+                None => {
+                    crate::Limits::check("max_block_bytes", hdu.data_len, self.options.limits.max_block_bytes)
+                        .map_err(|e| Error::new(e, Location { file: self.path.clone(), ..Location::default() }))?;
+                    let end = hdu.data_at.saturating_add(hdu.data_len).min(remote.len());
+                    let got = remote
+                        .fetch_one(hdu.data_at.min(end)..end)
+                        .map_err(|e| Error::from(std::io::Error::from(e)).in_file_opt(self.path()))?;
+                    slot.get_or_init(|| got)
+                }
+            };
+            let mut moved = hdu.clone();
+            moved.data_at = 0;
+            return Ok((std::borrow::Cow::Owned(moved), data));
+        }
+        Ok((std::borrow::Cow::Borrowed(hdu), self.fits_bytes().unwrap_or_default()))
     }
 
     /// The FITS file holding this ASDF file, when it is one (ASDF-in-FITS): its HDUs.
@@ -80,7 +132,8 @@ impl AsdfFile {
         self.fits.as_ref().map(|c| &c.fits)
     }
 
-    /// The whole FITS file's bytes, when this ASDF file is inside one.
+    /// The whole FITS file's bytes, when this ASDF file is inside one (a remote file's:
+    /// its headers and the ASDF extension, zeros where the other HDUs' data is).
     pub fn fits_bytes(&self) -> Option<&[u8]> {
         self.fits.as_ref().map(|c| &c.bytes[..])
     }
@@ -121,8 +174,8 @@ impl AsdfFile {
     /// conversion, else converted as astropy converts it.
     pub(super) fn fits_ndarray(&self, node: NodeRef<'_>, spec: &str) -> Result<NdArray<'_>> {
         let (hdu, a) = self.fits_source(spec).map_err(|e| self.fits_error(node, e))?;
-        let whole = self.fits_bytes().unwrap_or_default();
-        let data = a.read(hdu, whole, &self.options.limits).map_err(|e| self.fits_error(node, e));
+        let (located, whole) = self.fits_data(hdu)?;
+        let data = a.read(&located, whole, &self.options.limits).map_err(|e| self.fits_error(node, e));
         let data = self.unchanged(data)?;
         let meta = ArrayMeta {
             source: Source::Fits(spec.to_string()),

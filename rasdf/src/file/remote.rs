@@ -17,11 +17,11 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::block::{self, BLOCK_MAGIC};
-use crate::error::{Error, ErrorKind, Location, Result};
+use crate::error::{Error, Location, Result};
 use crate::external::ExternalError;
 use crate::header;
 use crate::index::{self, IndexStatus};
-use crate::remote::{Remote, RemoteError};
+use crate::remote::{Ends, Remote, RemoteError};
 
 use super::{AsdfFile, FileBytes, OpenOptions};
 
@@ -128,6 +128,11 @@ impl SparseBytes {
         }
     }
 
+    /// How many bytes from `at` on were fetched, one run.
+    fn present_run(&self, at: u64) -> u64 {
+        self.present.iter().find(|p| p.start <= at && at < p.end).map_or(0, |p| p.end - at)
+    }
+
     /// Whether `range` was fetched.
     pub fn has(&self, range: Range<u64>) -> bool {
         range.is_empty() || self.present.iter().any(|p| p.start <= range.start && range.end <= p.end)
@@ -167,10 +172,7 @@ impl OpenOptions {
     fn open_url_inner(&self, url: &str) -> Result<AsdfFile> {
         let (remote, ends) = Remote::open(url, &self.remote, END_BYTES, END_BYTES).map_err(remote_error)?;
         if crate::fits::is_fits(&ends.head) && crate::fits::Fits::parse(&ends.head).is_ok() {
-            return Err(Error::new(
-                ErrorKind::Usage("an ASDF-in-FITS file is read from a local path only (download it first)".into()),
-                Location::default(),
-            ));
+            return self.remote_fits(remote, ends);
         }
         let len = remote.len();
         let mut pieces: Vec<(u64, Vec<u8>)> = vec![(0, ends.head), (ends.tail.0, ends.tail.1)];
@@ -283,6 +285,58 @@ impl OpenOptions {
         Ok(file)
     }
 
+    /// Opens the ASDF file inside a remote FITS file (ASDF-in-FITS): the HDUs' headers
+    /// are fetched one after the other (their data skipped: a request for each HDU whose
+    /// header is not in what was fetched already), then the ASDF extension's data, which
+    /// is the ASDF file, whole. A `fits:` array's HDU data is fetched when first read.
+    fn remote_fits(&self, remote: Remote, ends: Ends) -> Result<AsdfFile> {
+        use crate::fits::{Fits, RECORD};
+        const WINDOW: u64 = 10 * RECORD as u64;
+        let len = remote.len();
+        let fits_error = |e: crate::fits::FitsError| Error::new(e, Location::default());
+        let mut pieces: Vec<(u64, Vec<u8>)> = vec![(0, ends.head), (ends.tail.0, ends.tail.1)];
+        let mut rounds = 0usize;
+        let (sparse, fits) = loop {
+            let s = SparseBytes::new(len, &pieces)?;
+            let fits = Fits::parse(s.as_slice()).map_err(fits_error)?;
+            // Where the HDU after the last one read starts: its header unread (taken for
+            // the zeros that may end a file) or cut short by what was fetched, or not an
+            // HDU (the parse's verdict then stands).
+            let next = fits.hdus().last().map_or(0, |h| h.data_end().saturating_add(RECORD as u64 - 1)) / RECORD as u64
+                * RECORD as u64;
+            if next >= len || rounds >= self.limits.max_blocks {
+                break (s, fits);
+            }
+            let here = s.present_run(next);
+            let at = usize::try_from(next).unwrap_or(usize::MAX);
+            let bytes = s.as_slice().get(at..at.saturating_add(usize::try_from(here).unwrap_or(0))).unwrap_or_default();
+            if (bytes.len() >= 8 && !bytes.starts_with(b"XTENSION")) || header_ends(bytes) || next + here >= len {
+                break (s, fits);
+            }
+            // More of it: as much again as is here, at least 10 records.
+            let from = next + here;
+            let to = len.min(from.saturating_add(here.max(WINDOW)));
+            let got = remote.fetch_one(from..to).map_err(remote_error)?;
+            pieces.push((from, got));
+            rounds += 1;
+        };
+        let (_, range) = fits.asdf_extension().map_err(fits_error)?;
+        let sparse = if sparse.has(range.clone()) {
+            sparse
+        } else {
+            crate::Limits::check("max_block_bytes", range.end - range.start, self.limits.max_block_bytes)
+                .map_err(|e| Error::new(e, Location::default()))?;
+            let got = remote.fetch_one(range.clone()).map_err(remote_error)?;
+            pieces.push((range.start, got));
+            SparseBytes::new(len, &pieces)?
+        };
+        let remote = Arc::new(remote);
+        let mut file =
+            AsdfFile::from_fits(FileBytes::Sparse(sparse), fits, None, Some(remote.url().into()), self.clone())?;
+        file.set_remote_fits(remote);
+        Ok(file)
+    }
+
     fn remote_file(&self, remote: &Arc<Remote>, pieces: &[(u64, Vec<u8>)]) -> Result<AsdfFile> {
         let bytes = FileBytes::Sparse(SparseBytes::new(remote.len(), pieces)?);
         // Errors name the URL (as a local file's name its path).
@@ -383,6 +437,11 @@ fn lz4_guesses(walk: &[Lz4Step], pos: u64, raw: u64, want_end: u64, used: u64, w
         guesses.push(w);
     }
     guesses
+}
+
+/// Whether FITS header `bytes` (from its first card) hold its `END` card.
+fn header_ends(bytes: &[u8]) -> bool {
+    bytes.chunks_exact(80).any(|card| card.starts_with(b"END") && card[3..8].iter().all(|&b| b == b' '))
 }
 
 /// Where the block after the one whose header starts `head` (at `at`) starts; `None`
