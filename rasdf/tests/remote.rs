@@ -620,7 +620,7 @@ fn a_fits_url_of_many_small_hdus_opens_in_few_requests() {
         &[("XTENSION", s("'IMAGE   '")), ("BITPIX", s("8")), ("NAXIS", s("0")), ("PCOUNT", s("0")), ("GCOUNT", s("1"))],
         &[],
     );
-    let second = rasdf::fits::Fits::parse(&big).unwrap().hdus()[1].header_at as usize;
+    let second = usize::try_from(rasdf::fits::Fits::parse(&big).unwrap().hdus()[1].header_at).unwrap();
     let many = [&big[..second], &empty.repeat(3000), &big[second..]].concat();
     std::fs::write(dir.join("many.fits"), &many).unwrap();
     let server = RangeServer::start(&dir, ServerOptions::default());
