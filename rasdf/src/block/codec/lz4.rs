@@ -43,10 +43,7 @@ pub(super) fn lz4_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> +
     let codec = Compression::Lz4;
     let capacity = memory_size(codec, data_size)?;
     if is_frame(input) {
-        let mut out = super::zeroed(capacity).ok_or_else(|| BlockError::Corrupt {
-            codec,
-            message: format!("cannot allocate data_size {data_size} bytes"),
-        })?;
+        let mut out = super::zeroed_output(codec, data_size)?;
         frame_into(input, &mut out)?;
         return sink(&out);
     }
@@ -135,12 +132,15 @@ pub(crate) fn lz4_records_covering(
     let codec = Compression::Lz4;
     let capacity = memory_size(codec, data_size)?;
     let records = lz4_records(stored, capacity)?;
-    let (mut raw, mut first, mut picked) = (0u64, None, Vec::new());
-    for r in &records {
+    // The records that hold `want`: a run of them, from the one `want` starts in.
+    let (mut raw, mut first, mut run) = (0u64, None, 0..0);
+    for (i, r) in records.iter().enumerate() {
         let end = raw + r.raw_len as u64;
         if end > want.start && raw < want.end {
-            first.get_or_insert(raw);
-            picked.push(r);
+            if first.is_none() {
+                (first, run) = (Some(raw), i..i);
+            }
+            run.end = i + 1;
         }
         raw = end;
     }
@@ -150,17 +150,10 @@ pub(crate) fn lz4_records_covering(
             message: format!("bytes {}..{} are past the block's end", want.start, want.end),
         });
     };
+    let picked = &records[run];
     let total: usize = picked.iter().map(|r| r.raw_len).sum();
-    let mut out = super::zeroed(total)
-        .ok_or_else(|| BlockError::Corrupt { codec, message: format!("cannot allocate {total} bytes") })?;
-    let mut rest = &mut out[..];
-    let mut jobs = Vec::with_capacity(picked.len());
-    for r in picked {
-        let (dst, after) = std::mem::take(&mut rest).split_at_mut(r.raw_len);
-        jobs.push((r, dst));
-        rest = after;
-    }
-    jobs.into_par_iter().try_for_each(|(r, dst)| lz4_record_into(r, dst))?;
+    let mut out = super::zeroed_output(codec, total as u64)?;
+    decode_records(picked, &mut out)?;
     Ok((first, out))
 }
 
@@ -203,13 +196,10 @@ pub(crate) fn lz4_streamed<E: From<BlockError>>(
 ) -> Result<Vec<u8>, E> {
     use std::sync::atomic::{AtomicBool, Ordering};
     let codec = Compression::Lz4;
-    let capacity = memory_size(codec, data_size)?;
     // Zeroed by the system and advised huge pages: the decoding threads fault its pages
     // in 2 MiB at a time, as they first write them.
-    let mut out = super::zeroed(capacity).ok_or_else(|| BlockError::Corrupt {
-        codec,
-        message: format!("cannot allocate data_size {data_size} bytes"),
-    })?;
+    let mut out = super::zeroed_output(codec, data_size)?;
+    let capacity = out.len();
     let failed = AtomicBool::new(false);
     let first_error = std::sync::Mutex::new(None);
     let fed = rayon::in_place_scope(|scope| {

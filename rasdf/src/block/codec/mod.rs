@@ -231,9 +231,7 @@ pub fn decode_releasing(
     data_size: u64,
     release: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)>,
 ) -> Result<Vec<u8>, BlockError> {
-    let n = memory_size(codec, data_size)?;
-    let cannot = || BlockError::Corrupt { codec, message: format!("cannot allocate data_size {data_size} bytes") };
-    let mut out = zeroed(n).ok_or_else(cannot)?;
+    let mut out = zeroed_output(codec, data_size)?;
     let Some(release) = release else {
         decode_whole(codec, stored, &mut out)?;
         return Ok(out);
@@ -299,6 +297,14 @@ pub fn zeroed(n: usize) -> Option<Vec<u8>> {
     // SAFETY: `ptr` comes from the global allocator with the layout of `n` bytes of
     // alignment 1, and all `n` bytes are initialized (zero).
     Some(unsafe { Vec::from_raw_parts(ptr, n, n) })
+}
+
+/// The buffer a block of `data_size` decoded bytes is decoded into, as [`zeroed`] makes
+/// it (checked against what this machine can address first).
+fn zeroed_output(codec: Compression, data_size: u64) -> Result<Vec<u8>, BlockError> {
+    let n = memory_size(codec, data_size)?;
+    zeroed(n)
+        .ok_or_else(|| BlockError::Corrupt { codec, message: format!("cannot allocate data_size {data_size} bytes") })
 }
 
 /// Decodes `stored` into `out`, which must be filled exactly.
