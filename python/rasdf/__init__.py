@@ -460,6 +460,7 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
     max_nodes: Optional[int] = None,
     max_block_bytes: Optional[int] = None,
     max_array_elements: Optional[int] = None,
+    max_inline_bytes: Optional[int] = None,
 ) -> AsdfFile:
     """Opens an ASDF file (memory-mapped; arrays read on demand).
 
@@ -472,7 +473,13 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
     opened, :class:`AsdfError` when it is not a sound ASDF file.
     """
     f = _rasdf.File.open(
-        os.fspath(path), verify_checksums, max_tree_bytes, max_nodes, max_block_bytes, max_array_elements
+        os.fspath(path),
+        verify_checksums,
+        max_tree_bytes,
+        max_nodes,
+        max_block_bytes,
+        max_array_elements,
+        max_inline_bytes,
     )
     af = AsdfFile(f)
     if validate:

@@ -187,7 +187,8 @@ struct Read {
 impl File {
     /// Opens `path`. Keyword arguments as `rasdf.open`; `None` keeps a limit's default.
     #[staticmethod]
-    #[pyo3(signature = (path, verify_checksums=false, max_tree_bytes=None, max_nodes=None, max_block_bytes=None, max_array_elements=None))]
+    #[pyo3(signature = (path, verify_checksums=false, max_tree_bytes=None, max_nodes=None, max_block_bytes=None, max_array_elements=None, max_inline_bytes=None))]
+    #[allow(clippy::too_many_arguments)]
     fn open(
         py: Python<'_>,
         path: PathBuf,
@@ -196,6 +197,7 @@ impl File {
         max_nodes: Option<usize>,
         max_block_bytes: Option<u64>,
         max_array_elements: Option<u64>,
+        max_inline_bytes: Option<u64>,
     ) -> PyResult<File> {
         let mut limits = Limits::default();
         if let Some(v) = max_tree_bytes {
@@ -209,6 +211,9 @@ impl File {
         }
         if let Some(v) = max_array_elements {
             limits.max_array_elements = v;
+        }
+        if let Some(v) = max_inline_bytes {
+            limits.max_inline_bytes = v;
         }
         let options = OpenOptions::new()
             .verify_checksums(verify_checksums)

@@ -146,6 +146,18 @@ impl Error {
         &self.inner.1
     }
 
+    /// The limit of [`crate::Limits`] this error is about, if it is one (whichever layer
+    /// hit it): its `what` names the `Limits` field that raises it.
+    pub fn limit(&self) -> Option<&LimitError> {
+        match self.kind() {
+            ErrorKind::Limit(l)
+            | ErrorKind::Array(ArrayError::Limit(l))
+            | ErrorKind::Tree(TreeError::Limit(l))
+            | ErrorKind::Fits(crate::fits::FitsError::Limit { error: l, .. }) => Some(l),
+            _ => None,
+        }
+    }
+
     /// Splits the error into its kind and location.
     pub fn into_parts(self) -> (ErrorKind, Location) {
         *self.inner

@@ -21,6 +21,7 @@ pub fn tight_limits() -> Limits {
         max_array_elements: 1 << 20,
         max_overlap_bytes: 1 << 24,
         max_index_bytes: 1 << 20,
+        max_inline_bytes: 1 << 24,
     }
 }
 

@@ -16,6 +16,7 @@
 /// | `max_array_elements` | 2^40 |
 /// | `max_overlap_bytes` | 1 GiB |
 /// | `max_index_bytes` | 256 MiB |
+/// | `max_inline_bytes` | 256 MiB |
 ///
 /// ```
 /// let tight = rasdf::Limits { max_block_bytes: 1 << 20, ..rasdf::Limits::default() };
@@ -44,6 +45,10 @@ pub struct Limits {
     pub max_overlap_bytes: u64,
     /// How far from the end of the file the block index is looked for.
     pub max_index_bytes: u64,
+    /// Largest array whose data is inline in the tree, in bytes of its elements
+    /// (elements times item size: a few bytes of text can declare a string or record
+    /// type of a gigabyte per element).
+    pub max_inline_bytes: u64,
 }
 
 impl Default for Limits {
@@ -58,6 +63,7 @@ impl Default for Limits {
             max_array_elements: 1 << 40,
             max_overlap_bytes: 1 << 30,
             max_index_bytes: 256 << 20,
+            max_inline_bytes: 256 << 20,
         }
     }
 }
@@ -75,6 +81,7 @@ impl Limits {
             max_array_elements: u64::MAX,
             max_overlap_bytes: u64::MAX,
             max_index_bytes: u64::MAX,
+            max_inline_bytes: u64::MAX,
         }
     }
 

@@ -463,7 +463,7 @@ impl AsdfFile {
         match &meta.source {
             Source::Inline => {
                 let data = node.key("data").unwrap_or(node);
-                let (bytes, mask) = crate::ndarray::encode_inline(data, meta).map_err(arr)?;
+                let (bytes, mask) = crate::ndarray::encode_inline(data, meta, limits).map_err(arr)?;
                 NdArray::new(meta, Cow::Owned(bytes), Storage::Inline, mask, limits).map_err(arr)
             }
             Source::Block(i) => {

@@ -190,7 +190,10 @@ impl Datatype {
             && let (Some(kind @ ("ascii" | "ucs4")), Some(n)) = (items[0].as_str(), items[1].as_i64())
         {
             let n = usize::try_from(n).map_err(|_| ArrayError::Invalid(format!("string length {n}")))?;
-            return Ok(if kind == "ascii" { Datatype::Ascii(n) } else { Datatype::Ucs4(n) });
+            let dt = if kind == "ascii" { Datatype::Ascii(n) } else { Datatype::Ucs4(n) };
+            let width = if kind == "ascii" { 1 } else { 4 };
+            check_item_size(n.checked_mul(width), &dt)?;
+            return Ok(dt);
         }
         let mut fields = Vec::with_capacity(items.len());
         for item in items {
@@ -236,15 +239,34 @@ impl Datatype {
             }
         }
         // Guard the record's size against overflow before anyone multiplies it.
-        let mut total: usize = 0;
-        for f in &fields {
+        let total = fields.iter().try_fold(0usize, |total, f| {
             let n = f.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-            let size = n.and_then(|n| n.checked_mul(f.datatype.size()));
-            total = size
-                .and_then(|s| total.checked_add(s))
-                .ok_or_else(|| ArrayError::Invalid("record is too large".into()))?;
+            n.and_then(|n| n.checked_mul(f.datatype.size())).and_then(|s| total.checked_add(s))
+        });
+        let dt = Datatype::Record(fields);
+        check_item_size(total, &dt)?;
+        Ok(dt)
+    }
+}
+
+/// The largest element numpy makes (its item size is a C `int`), and so the reference
+/// reads: every [`Datatype::size`] is at most this, so sizes never overflow.
+pub const MAX_ITEM_BYTES: usize = i32::MAX as usize;
+
+/// `Ok` when `size` (`None`: it overflowed) is an item size numpy can hold.
+fn check_item_size(size: Option<usize>, dt: &Datatype) -> Result<(), ArrayError> {
+    match size {
+        Some(s) if s <= MAX_ITEM_BYTES => Ok(()),
+        _ => {
+            let what = size.map_or_else(|| "more than 2^64".to_string(), |s| s.to_string());
+            let dt = match dt {
+                Datatype::Record(fields) => format!("a record of {} fields", fields.len()),
+                _ => dt.to_string(),
+            };
+            Err(ArrayError::Invalid(format!(
+                "datatype {dt} takes {what} bytes per element, more than numpy's limit of {MAX_ITEM_BYTES}"
+            )))
         }
-        Ok(Datatype::Record(fields))
     }
 }
 

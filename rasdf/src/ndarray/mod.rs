@@ -27,6 +27,10 @@ pub enum ArrayError {
     /// The node is not a valid ndarray.
     #[error("invalid ndarray: {0}")]
     Invalid(String),
+    /// The array would take more than a limit of [`crate::Limits`] allows
+    /// (`max_array_elements`, `max_inline_bytes`).
+    #[error(transparent)]
+    Limit(#[from] crate::LimitError),
     /// The array needs bytes outside its block.
     #[error("the array needs bytes {lo}..{hi} of its data, which has {len}")]
     OutOfBounds {
@@ -343,7 +347,7 @@ impl ArrayMeta {
     ///
     /// # Errors
     /// [`ArrayError::OutOfBounds`] when the layout needs bytes the data does not have;
-    /// [`crate::LimitError`] (as [`ArrayError::Invalid`]) past `limits.max_array_elements`.
+    /// [`ArrayError::Limit`] past `limits.max_array_elements`.
     pub fn layout(&self, data_len: usize, limits: &Limits) -> Result<Layout, ArrayError> {
         let itemsize = self.datatype.size();
         let too_big = || ArrayError::Invalid("shape, strides or offset overflow".into());
@@ -366,8 +370,7 @@ impl ArrayMeta {
             });
         }
         let n = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d as u64)).ok_or_else(too_big)?;
-        Limits::check("max_array_elements", n, limits.max_array_elements)
-            .map_err(|e| ArrayError::Invalid(e.to_string()))?;
+        Limits::check("max_array_elements", n, limits.max_array_elements)?;
         let strides: Vec<isize> = match &self.strides {
             Some(s) => {
                 if s.len() != shape.len() {
@@ -917,8 +920,18 @@ pub fn parse_complex(text: &str) -> Option<(f64, f64)> {
 /// the `null` entries.
 ///
 /// # Errors
-/// [`ArrayError::Inline`] when the data does not fit its shape or datatype.
-pub fn encode_inline(node: NodeRef<'_>, meta: &ArrayMeta) -> Result<(Vec<u8>, Option<Vec<bool>>), ArrayError> {
+/// [`ArrayError::Inline`] when the data does not fit its shape or datatype;
+/// [`ArrayError::Invalid`] when its elements would take more than
+/// `limits.max_inline_bytes`, checked before anything is allocated.
+pub fn encode_inline(
+    node: NodeRef<'_>,
+    meta: &ArrayMeta,
+    limits: &Limits,
+) -> Result<(Vec<u8>, Option<Vec<bool>>), ArrayError> {
+    let elements =
+        meta.shape.iter().try_fold(1u64, |a, d| if let Dim::Fixed(v) = d { a.checked_mul(*v) } else { Some(a) });
+    let bytes = elements.and_then(|n| n.checked_mul(meta.datatype.size() as u64)).unwrap_or(u64::MAX);
+    Limits::check("max_inline_bytes", bytes, limits.max_inline_bytes)?;
     inline::encode(node, meta)
 }
 
