@@ -5,6 +5,14 @@ use std::path::PathBuf;
 
 use crate::Outcome;
 use crate::rewrite::{self, rewrite_with};
+
+/// Prints `rasdf: ` and a message on standard error, its control characters escaped (a
+/// message may quote the file: keys, tags, paths; see [`crate::terminal`]).
+macro_rules! say_line {
+    ($($t:tt)*) => {
+        eprintln!("rasdf: {}", crate::terminal::escape(&format!($($t)*)))
+    };
+}
 use clap::{Parser, Subcommand};
 use rasdf::write::ArrayStorage;
 use rasdf::{AsdfFile, OpenOptions};
@@ -38,6 +46,9 @@ struct LimitArgs {
     /// Most elements in one array (default 2^40).
     #[arg(long, global = true, value_name = "N")]
     max_array_elements: Option<u64>,
+    /// Largest array whose data is inline in the tree, in bytes (default 256 MiB).
+    #[arg(long, global = true, value_name = "BYTES")]
+    max_inline_bytes: Option<u64>,
 }
 
 impl LimitArgs {
@@ -48,6 +59,7 @@ impl LimitArgs {
             max_nodes: self.max_nodes.unwrap_or(d.max_nodes),
             max_block_bytes: self.max_block_bytes.unwrap_or(d.max_block_bytes),
             max_array_elements: self.max_array_elements.unwrap_or(d.max_array_elements),
+            max_inline_bytes: self.max_inline_bytes.unwrap_or(d.max_inline_bytes),
             ..d
         }
     }
@@ -115,9 +127,13 @@ enum Command {
     Defragment {
         /// The ASDF file.
         file: PathBuf,
-        /// Output file.
-        #[arg(short, long)]
-        output: PathBuf,
+        /// Output file (it may not be FILE: see --in-place).
+        #[arg(short, long, required_unless_present = "in_place", conflicts_with = "in_place")]
+        output: Option<PathBuf>,
+        /// Rewrite FILE itself, atomically (the old file stays whole until the new one
+        /// replaces it).
+        #[arg(long)]
+        in_place: bool,
         /// Compress every block. zstd and blsc (one c-blosc buffer) are the
         /// asdf-compression plugin's codecs: the reference library (asdf) reads them
         /// only with that plugin installed (pip install asdf-compression[zstd,blsc]).
@@ -343,18 +359,40 @@ fn readable(file: &std::path::Path) -> Result<(), u8> {
     match rasdf::file::open_regular(file) {
         Ok(_) => Ok(()),
         Err(e) => {
-            eprintln!("rasdf: {}: cannot be opened: {e}", file.display());
+            say_line!("{}: cannot be opened: {e}", file.display());
             Err(Outcome::Unopened.code())
         }
     }
 }
 
+/// Set by [`process_main`] when standard output is a terminal: what is printed there has
+/// its control characters escaped ([`crate::terminal`]).
+static STDOUT_IS_TERMINAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
+    if !STDOUT_IS_TERMINAL.load(std::sync::atomic::Ordering::Relaxed) {
+        return run_command(args, out);
+    }
+    let json = matches!(
+        args.command,
+        Command::Check { json: true, .. }
+            | Command::Info { json: true, .. }
+            | Command::Diff { json: true, .. }
+            | Command::Search { json: true, .. }
+    );
+    let style = if json { crate::terminal::Escapes::Json } else { crate::terminal::Escapes::Python };
+    let mut safe = crate::terminal::Escaping::new(out, style);
+    let outcome = run_command(args, &mut safe);
+    let _ = std::io::Write::flush(&mut safe);
+    outcome
+}
+
+fn run_command(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
     let io = |e: std::io::Error| {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             0
         } else {
-            eprintln!("rasdf: {e}");
+            say_line!("{e}");
             Outcome::Failed.code()
         }
     };
@@ -363,7 +401,7 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
     match args.command {
         Command::Check { file, json, schemas } => {
             let schemas = rasdf::schema::Schemas::from_dirs(&schemas).map_err(|e| {
-                eprintln!("rasdf: --schemas: {e}");
+                say_line!("--schemas: {e}");
                 Outcome::Unopened.code()
             })?;
             let (_bar, progress) = crate::progress::bar(args.quiet, "check", crate::progress::Unit::Blocks).unzip();
@@ -381,10 +419,15 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             release(f);
             outcome
         }
-        Command::Defragment { file, output, compress, views_only } => {
+        Command::Defragment { file, output, in_place: _, compress, views_only } => {
             readable(&file)?;
             let compression = compress.as_deref().and_then(rasdf::block::Compression::from_name);
             let (_bar, progress) = write_bar(args.quiet, "defragment");
+            let Some(output) = output else {
+                let f = open(&file, &options)?;
+                let done = rewrite::rewrite_in_place(&f, compression, views_only, progress);
+                return report(done);
+            };
             report(rewrite_with(&options, &file, &output, ArrayStorage::Internal, compression, views_only, progress))
         }
         Command::Explode(FileArgs { file, output }) => {
@@ -413,14 +456,18 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             };
             let blosc_codec = match (to_b2nd, blosc_codec) {
                 (true, None) => {
-                    eprintln!("rasdf: -c {name}: b2nd chunks are zstd, lz4, zlib or none");
+                    say_line!("-c {name}: b2nd chunks are zstd, lz4, zlib or none");
                     return Err(2);
                 }
                 (_, codec) => codec.unwrap_or(BloscCodec::Zstd),
             };
+            if !remote && let Err(m) = crate::outputs::refuse_inputs(std::slice::from_ref(&input), &[&output]) {
+                say_line!("{m}");
+                return Err(2);
+            }
             let options = rasdf_convert::ConvertOptions { array, compression, blosc_codec, limits };
             let _spinner = crate::progress::spinner(args.quiet, &format!("convert to {}", output.display()));
-            let mut warn = |w: String| eprintln!("rasdf: warning: {w}");
+            let mut warn = |w: String| say_line!("warning: {w}");
             if remote {
                 // A remote input is ASDF (the other formats are read from local files).
                 let f = open(&input, &OpenOptions::new().limits(limits).remote(crate::remote::options_from_env()))?;
@@ -466,19 +513,19 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
                 if !interactive || !matches!(e, crate::edit::EditError::Invalid(_)) {
                     return false;
                 }
-                eprintln!("rasdf: {e}");
+                say_line!("{e}");
                 eprint!("rasdf: edit again? [Y/n] ");
                 let mut answer = String::new();
                 std::io::stdin().read_line(&mut answer).is_ok_and(|_| !answer.trim().to_lowercase().starts_with('n'))
             };
             match crate::edit::edit(&file, &options, &crate::edit::default_editor(), again) {
                 Ok(crate::edit::Edited::Unchanged) => {
-                    eprintln!("rasdf: {}: no changes", file.display());
+                    say_line!("{}: no changes", file.display());
                     Ok(Outcome::Ok)
                 }
                 Ok(_) => Ok(Outcome::Ok),
                 Err(e) => {
-                    eprintln!("rasdf: {e}; {} is unchanged", file.display());
+                    say_line!("{e}; {} is unchanged", file.display());
                     Ok(Outcome::Failed)
                 }
             }
@@ -488,7 +535,7 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             let query = match crate::search::Query::new(key.as_deref(), type_.as_deref(), value.as_deref()) {
                 Ok(q) => q,
                 Err(e) => {
-                    eprintln!("rasdf: {e}");
+                    say_line!("{e}");
                     return Err(2);
                 }
             };
@@ -512,13 +559,7 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
                 false => file.with_extension("yaml"),
             });
             let _spinner = crate::progress::spinner(args.quiet, &format!("to-yaml {}", output.display()));
-            match crate::to_yaml::write(&f, &output) {
-                Ok(()) => Ok(Outcome::Ok),
-                Err(e) => {
-                    say(&e);
-                    Ok(Outcome::Failed)
-                }
-            }
+            report(crate::to_yaml::write(&f, &output))
         }
     }
 }
@@ -531,12 +572,13 @@ fn write_bar(quiet: bool, what: &str) -> (Option<crate::progress::Bar>, Option<r
 
 /// Prints an error on standard error, with the option that raises a limit it hit.
 fn say(e: &(impl MaybeUsage + ?Sized)) {
-    eprintln!("rasdf: {e}");
+    say_line!("{e}");
     if let Some(what) = e.limit() {
         let option = format!("--{}", what.replace('_', "-"));
-        let known = ["--max-tree-bytes", "--max-nodes", "--max-block-bytes", "--max-array-elements"];
+        let known =
+            ["--max-tree-bytes", "--max-nodes", "--max-block-bytes", "--max-array-elements", "--max-inline-bytes"];
         if known.contains(&option.as_str()) {
-            eprintln!("rasdf: a file you trust may raise the limit with {option}");
+            say_line!("a file you trust may raise the limit with {option}");
         }
     }
 }
@@ -553,10 +595,7 @@ impl MaybeUsage for rasdf::Error {
         matches!(self.kind(), rasdf::ErrorKind::Usage(_))
     }
     fn limit(&self) -> Option<&'static str> {
-        match self.kind() {
-            rasdf::ErrorKind::Limit(l) => Some(l.what),
-            _ => None,
-        }
+        rasdf::Error::limit(self).map(|l| l.what)
     }
 }
 
@@ -566,7 +605,7 @@ impl MaybeUsage for rasdf_convert::Error {
     }
     fn limit(&self) -> Option<&'static str> {
         match self {
-            rasdf_convert::Error::Asdf(e) => e.limit(),
+            rasdf_convert::Error::Asdf(e) => rasdf::Error::limit(e).map(|l| l.what),
             _ => None,
         }
     }
@@ -638,6 +677,8 @@ fn standalone(argv: Vec<std::ffi::OsString>, tool: &Standalone) -> Result<(FileA
 pub fn process_main() -> std::process::ExitCode {
     rasdf::fuzzing::install_panic_filter();
     ENDS_PROCESS.store(true, std::sync::atomic::Ordering::Relaxed);
+    STDOUT_IS_TERMINAL
+        .store(std::io::IsTerminal::is_terminal(&std::io::stdout()), std::sync::atomic::Ordering::Relaxed);
     // Reports are written in blocks, not a system call per line (standard output is
     // line-buffered); flushed before the process ends.
     let mut stdout = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
@@ -648,7 +689,7 @@ pub fn process_main() -> std::process::ExitCode {
     if let Err(e) = flushed.and_then(|()| std::io::Write::flush(&mut std::io::stdout()))
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
-        eprintln!("rasdf: writing the report: {e}");
+        say_line!("writing the report: {e}");
         return std::process::ExitCode::from(1);
     }
     end_process(code)

@@ -146,9 +146,14 @@ pub fn edit(
     }
 }
 
-/// A named copy of the opening for the editor, removed when dropped.
+/// The copy of the opening the editor works on: `<stem>.yaml` (mode 0600) in a folder
+/// of its own (`rasdf-edit-<random>`, mode 0700) in the temporary folder, so that no
+/// other user can read or replace it. Removed when dropped, and, while it exists, when
+/// the process is ended by `SIGINT`, `SIGTERM` or `SIGHUP` (see [`cleanup`]).
 struct Scratch {
+    dir: PathBuf,
     path: PathBuf,
+    _cleanup: cleanup::Registered,
 }
 
 impl Scratch {
@@ -156,16 +161,24 @@ impl Scratch {
         let stem = target.file_stem().map_or("tree".into(), |s| s.to_string_lossy().into_owned());
         let io = |path: &Path, error| EditError::Io { path: path.into(), error };
         for _ in 0..16 {
-            let path = std::env::temp_dir().join(format!("rasdf-edit-{}-{stem}.yaml", random_hex()));
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut f) => {
-                    let scratch = Scratch { path };
-                    f.write_all(text).map_err(|e| io(&scratch.path, e))?;
-                    return Ok(scratch);
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(io(&path, e)),
+            let dir = std::env::temp_dir().join(format!("rasdf-edit-{}", random_hex()));
+            let mut builder = std::fs::DirBuilder::new();
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            match builder.create(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(io(&dir, e)),
             }
+            let path = dir.join(format!("{stem}.yaml"));
+            let scratch = Scratch { _cleanup: cleanup::register(&dir, &path), dir, path };
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let mut f = options.open(&scratch.path).map_err(|e| io(&scratch.path, e))?;
+            f.write_all(text).map_err(|e| io(&scratch.path, e))?;
+            return Ok(scratch);
         }
         Err(EditError::File("no free name for the editor's copy in the temporary folder".into()))
     }
@@ -174,6 +187,7 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 
@@ -186,20 +200,156 @@ fn random_hex() -> String {
 }
 
 /// Runs `editor FILE` through the shell, as git runs its editor (so that `$EDITOR` may
-/// hold arguments: `code --wait`, `emacs -nw`).
+/// hold arguments: `code --wait`, `emacs -nw`). A Ctrl-C meant for the editor (which
+/// shares the terminal's process group) does not end rasdf while the editor runs; an
+/// editor that ends of it has failed, and nothing is written.
 fn run_editor(editor: &str, file: &Path) -> Result<(), EditError> {
     let failed = |what: String| EditError::Editor { command: editor.into(), what };
-    let status = std::process::Command::new("/bin/sh")
+    let mut child = std::process::Command::new("/bin/sh")
         .arg("-c")
         .arg(format!("{editor} \"$@\""))
         .arg(editor)
         .arg(file)
-        .status()
+        .spawn()
         .map_err(|e| failed(format!("could not be run: {e}")))?;
+    let status = {
+        let _editing = cleanup::editing(child.id());
+        child.wait().map_err(|e| failed(format!("could not be waited for: {e}")))?
+    };
     if !status.success() {
         return Err(failed(format!("failed ({status})")));
     }
     Ok(())
+}
+
+/// Removing the scratch copy when a signal ends the process: `SIGTERM` and `SIGHUP`
+/// (passed on to the editor, if one runs), and `SIGINT`, but a Ctrl-C typed while the
+/// editor runs: that one is the editor's (an editor that ends of it has failed). The handlers
+/// are in place while a scratch copy exists, the ones before them put back after.
+#[cfg(unix)]
+mod cleanup {
+    use std::ffi::CString;
+    use std::path::Path;
+    use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
+
+    /// The scratch file and its folder, as C strings (null: none).
+    static FILE: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+    static DIR: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+    /// The editor's process id while it runs (0: none).
+    static EDITOR: AtomicI32 = AtomicI32::new(0);
+    const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+    /// The handlers in place while a scratch copy exists; dropping it puts back the old
+    /// ones and forgets the copy's names.
+    pub(super) struct Registered {
+        old: Vec<(libc::c_int, libc::sigaction)>,
+    }
+
+    pub(super) fn register(dir: &Path, file: &Path) -> Registered {
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_or(std::ptr::null_mut(), CString::into_raw);
+        // The strings are never freed (a few bytes per edit): a handler running on
+        // another thread may still read one after it is replaced.
+        DIR.store(c(dir), Ordering::SeqCst);
+        FILE.store(c(file), Ordering::SeqCst);
+        let mut old = Vec::new();
+        for sig in SIGNALS {
+            // SAFETY: zeroed `sigaction`s are valid values; sigaction only reads and
+            // writes the structures given.
+            unsafe {
+                let mut was: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut was) != 0 || was.sa_sigaction == libc::SIG_IGN {
+                    continue; // a signal ignored (nohup) stays ignored
+                }
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = handler as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                    as libc::sighandler_t;
+                libc::sigemptyset(&mut sa.sa_mask);
+                for s in SIGNALS {
+                    libc::sigaddset(&mut sa.sa_mask, s);
+                }
+                sa.sa_flags = libc::SA_RESTART | libc::SA_SIGINFO;
+                if libc::sigaction(sig, &sa, std::ptr::null_mut()) == 0 {
+                    old.push((sig, was));
+                }
+            }
+        }
+        Registered { old }
+    }
+
+    impl Drop for Registered {
+        fn drop(&mut self) {
+            for (sig, was) in &self.old {
+                // SAFETY: puts back the disposition read in `register`.
+                unsafe { libc::sigaction(*sig, was, std::ptr::null_mut()) };
+            }
+            FILE.store(std::ptr::null_mut(), Ordering::SeqCst);
+            DIR.store(std::ptr::null_mut(), Ordering::SeqCst);
+        }
+    }
+
+    /// Marks the editor `pid` as running until dropped.
+    pub(super) struct Editing;
+
+    pub(super) fn editing(pid: u32) -> Editing {
+        EDITOR.store(i32::try_from(pid).unwrap_or(0), Ordering::SeqCst);
+        Editing
+    }
+
+    impl Drop for Editing {
+        fn drop(&mut self) {
+            EDITOR.store(0, Ordering::SeqCst);
+        }
+    }
+
+    extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+        let editor = EDITOR.load(Ordering::SeqCst);
+        // SAFETY: the kernel hands a valid `siginfo_t` to an SA_SIGINFO handler.
+        let from_terminal = !info.is_null() && unsafe { (*info).si_code } == libc::SI_KERNEL;
+        if sig == libc::SIGINT && editor != 0 && from_terminal {
+            // Ctrl-C: the editor's (the terminal sends it to the whole foreground group).
+            return;
+        }
+        // SAFETY: kill, unlink, rmdir, signal and raise are async-signal-safe; the
+        // strings are never freed.
+        unsafe {
+            if editor != 0 {
+                libc::kill(editor, sig);
+            }
+            let (file, dir) = (FILE.load(Ordering::SeqCst), DIR.load(Ordering::SeqCst));
+            if !file.is_null() {
+                libc::unlink(file);
+            }
+            if !dir.is_null() {
+                libc::rmdir(dir);
+            }
+        }
+        rasdf::write::remove_pending_files();
+        // SAFETY: the default disposition, then the signal again, so that the process
+        // dies of it with the usual status.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+    }
+}
+
+/// Elsewhere the scratch copy is removed when dropped only.
+#[cfg(not(unix))]
+mod cleanup {
+    use std::path::Path;
+
+    pub(super) struct Registered;
+
+    pub(super) fn register(_dir: &Path, _file: &Path) -> Registered {
+        Registered
+    }
+
+    pub(super) struct Editing;
+
+    pub(super) fn editing(_pid: u32) -> Editing {
+        Editing
+    }
 }
 
 /// Whether `edited` may replace the opening of `file`.

@@ -9,7 +9,7 @@
 //! the command's output (standard output) instead.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rasdf::tree::{NodeRef, Value};
 use rasdf::write::Staged;
@@ -32,7 +32,7 @@ pub fn run(
     raw: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    check_outputs(file.path(), output, mask)?;
+    check_outputs(file, output, mask)?;
     let named = |e: rasdf::Error| e.at_path(path).in_file_opt(file.path());
     let node = file.node_at(path).map_err(named)?;
     if !node.is_asdf_tag("core/ndarray") {
@@ -128,40 +128,19 @@ fn usage(msg: String) -> Error {
     Error::Asdf(rasdf::Error::new(ErrorKind::Usage(msg), Location::default()))
 }
 
-/// Refuses two outputs on standard output or in one file, and an output that would
-/// replace the input.
-fn check_outputs(input: Option<&Path>, output: &Path, mask: Option<&Path>) -> Result<()> {
+/// Refuses two outputs on standard output or in one file, and an output that is a file
+/// the input reads.
+fn check_outputs(file: &AsdfFile, output: &Path, mask: Option<&Path>) -> Result<()> {
     if let Some(m) = mask {
         if is_stdout(m) && is_stdout(output) {
             return Err(usage("-o - and --mask -: only one output can go to standard output".into()));
         }
-        if !is_stdout(m) && !is_stdout(output) && same_target(m, output) {
+        if !is_stdout(m) && !is_stdout(output) && crate::outputs::same_file(m, output) {
             return Err(usage(format!("--mask {} is the file of -o: choose another", m.display())));
         }
     }
-    for target in std::iter::once(output).chain(mask).filter(|t| !is_stdout(t)) {
-        if input.is_some_and(|i| same_target(target, i)) {
-            return Err(usage(format!("{} is the input file: choose another output", target.display())));
-        }
-    }
-    Ok(())
-}
-
-/// Whether two paths name one file: the same file on disk (through links too), or the
-/// same name in the same folder.
-fn same_target(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b))
-        && (x.dev(), x.ino()) == (y.dev(), y.ino())
-    {
-        return true;
-    }
-    // Where neither exists yet: `out.npy` and `./out.npy`.
-    let resolved = |p: &Path| -> Option<PathBuf> {
-        let parent = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        Some(parent.canonicalize().ok()?.join(p.file_name()?))
-    };
-    a == b || resolved(a).is_some_and(|r| Some(r) == resolved(b))
+    let outputs: Vec<&Path> = std::iter::once(output).chain(mask).collect();
+    Ok(crate::outputs::refuse(file, &outputs)?)
 }
 
 /// What a node that is not an ndarray is, for the error.

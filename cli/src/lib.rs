@@ -9,12 +9,14 @@ pub mod extract;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod info;
+pub mod outputs;
 pub mod preview;
 pub mod progress;
 mod pyrepr;
 pub mod remote;
 pub mod rewrite;
 pub mod search;
+pub mod terminal;
 pub mod to_yaml;
 
 /// What a command tells its caller to exit with.

@@ -359,6 +359,7 @@ pub fn preview(file: &AsdfFile, path: &str, options: &PreviewOptions, out: impl 
 /// # Errors
 /// As [`prepare`]; writing the output.
 pub fn run(file: &AsdfFile, path: &str, options: &PreviewOptions, output: &Path, out: &mut impl Write) -> Result<()> {
+    crate::outputs::refuse(file, &[output])?;
     let p = prepare(file, path, options)?;
     if output.as_os_str() == "-" {
         return p.write_png(out);

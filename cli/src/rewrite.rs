@@ -49,7 +49,29 @@ pub fn rewrite_with(
     rewrite_file(&file, output, storage, compression, views_only, progress)
 }
 
-/// [`rewrite`] from an open file.
+/// Rewrites `file` over itself with every array in a block of it, compressed with
+/// `compression` when given (each array's own codec otherwise): staged beside it and put
+/// in its place only when whole, so that the old file stays whole until then.
+///
+/// # Errors
+/// As [`rewrite`]; a file with no path (a URL).
+pub fn rewrite_in_place(
+    file: &AsdfFile,
+    compression: Option<Compression>,
+    views_only: bool,
+    progress: Option<rasdf::Progress>,
+) -> Result<()> {
+    let Some(path) = file.path() else {
+        let why = "only a local file can be rewritten in place".to_string();
+        return Err(rasdf::Error::new(rasdf::ErrorKind::Usage(why), rasdf::Location::default()));
+    };
+    let doc = Document::from_file(file)?;
+    let storage = Some(ArrayStorage::Internal);
+    doc.write_to_path(path, &WriteOptions { storage, compression, views_only, progress, ..WriteOptions::default() })
+}
+
+/// [`rewrite`] from an open file; an output that is a file `file` reads (the file itself
+/// or a block file of it) is refused ([`crate::outputs::refuse`]).
 ///
 /// # Errors
 /// As [`rewrite`].
@@ -63,6 +85,7 @@ pub fn rewrite_file(
 ) -> Result<()> {
     // RASDF_TIMINGS=1 reports the two phases (benches/compare.py times the write alone,
     // as it times the reference writing data it has already read).
+    crate::outputs::refuse(file, &[output])?;
     let t0 = std::time::Instant::now();
     let doc = Document::from_file(file)?;
     let t1 = std::time::Instant::now();

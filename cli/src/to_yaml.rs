@@ -35,5 +35,6 @@ pub fn to_yaml(file: &AsdfFile) -> Result<String> {
 /// # Errors
 /// Reading arrays, or writing the output.
 pub fn write(file: &AsdfFile, path: &std::path::Path) -> Result<()> {
+    crate::outputs::refuse(file, &[path])?;
     Document::from_file(file)?.write_to_path(path, &options())
 }

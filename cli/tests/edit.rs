@@ -156,3 +156,51 @@ fn reference_reads(file: &Path, key: &str, value: &str) {
         assert_eq!(out.trim_end(), value);
     }
 }
+
+/// The editor's copy is private (a folder of mode 0700, the file 0600) and gone when the
+/// process is ended by SIGTERM, SIGHUP or SIGINT while the editor runs; the file is
+/// unchanged.
+#[test]
+fn the_scratch_copy_is_private_and_removed_when_killed() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::ExitStatusExt;
+    let dir = common::temp_dir("edit-signals");
+    let f = copy(&dir, "example.asdf");
+    let before = std::fs::read(&f).unwrap();
+    // The editor says where its copy is, then waits to be stopped.
+    let editor = dir.join("editor.sh");
+    std::fs::write(&editor, format!("#!/bin/sh\necho \"$1\" > {}/seen\nexec sleep 60\n", dir.display())).unwrap();
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+        let tmp = dir.join(format!("tmp{signal}"));
+        std::fs::create_dir_all(&tmp).unwrap();
+        let _ = std::fs::remove_file(dir.join("seen"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rasdf"))
+            .args(["edit", f.to_str().unwrap()])
+            .env_remove("VISUAL")
+            .env("EDITOR", &editor)
+            .env("TMPDIR", &tmp)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let seen = dir.join("seen");
+        let start = std::time::Instant::now();
+        while !seen.exists() || std::fs::read_to_string(&seen).unwrap().is_empty() {
+            assert!(start.elapsed().as_secs() < 30, "the editor never started");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let copy = PathBuf::from(std::fs::read_to_string(&seen).unwrap().trim());
+        let folder = copy.parent().unwrap();
+        assert_eq!(folder.parent().unwrap(), tmp, "in a folder of its own in TMPDIR");
+        assert_eq!(std::fs::metadata(folder).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(std::fs::metadata(&copy).unwrap().permissions().mode() & 0o777, 0o600);
+        // SAFETY: a signal to the child this test started.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(signal), "rasdf dies of the signal");
+        let left: Vec<PathBuf> = std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().path()).collect();
+        assert!(left.is_empty(), "signal {signal}: left behind: {left:?}");
+        assert_eq!(std::fs::read(&f).unwrap(), before);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

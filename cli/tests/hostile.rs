@@ -354,9 +354,162 @@ fn asdf_explode_and_implode_are_their_own_command_lines() {
     assert_eq!(run(&[explode, &a0, flag, &dir.join("a.asdf")]), 2);
     assert!(std::fs::read(&a0).unwrap() == before, "the input was replaced");
     assert!(!dir.join("a.asdf").exists() && !dir.join("a0001.asdf").exists());
-    // Written over itself, an exploded file is rewritten in place, as defragment is.
-    assert_eq!(run(&[explode, &exploded, flag, &exploded]), 0);
+    // Written over itself, an exploded file is refused, as every output that is an input.
+    assert_eq!(run(&[explode, &exploded, flag, &exploded]), 2);
     assert_eq!(dump(&a), dump(&AsdfFile::open(&exploded).unwrap()));
 
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `rasdf ARGS` as its own process whose address space is capped at `mb` MiB: the exit
+/// status (`None` when it died of a signal) and its standard error.
+fn rasdf_capped(args: &[&std::ffi::OsStr], mb: u64) -> (Option<i32>, String) {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rasdf"));
+    cmd.args(args);
+    // SAFETY: setrlimit is async-signal-safe, as a pre-exec hook must be.
+    unsafe {
+        cmd.pre_exec(move || {
+            let cap = libc::rlimit { rlim_cur: mb << 20, rlim_max: mb << 20 };
+            if libc::setrlimit(libc::RLIMIT_AS, &cap) == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+        });
+    }
+    let o = cmd.output().unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout))
+}
+
+/// A few bytes of tree may declare elements of gigabytes: a string or record datatype
+/// larger than numpy's item size (2^31 - 1 bytes, which the reference cannot read
+/// either) is refused when the array is read, and inline data is counted, elements times
+/// item size, against `max_inline_bytes` before anything is allocated (a 189-byte file
+/// made `check` grow to 22 GB, `[ascii, 2^62]` aborted it).
+#[test]
+fn item_sizes_and_inline_bytes_are_bounded() {
+    let dir = temp_dir("items");
+    let inline = |datatype: &str| {
+        asdf_with_tree(&format!(
+            "a: !core/ndarray-1.1.0\n  data: [a, b, c, d, e, f]\n  datatype: {datatype}\n  shape: [6]"
+        ))
+    };
+    let cases = [
+        ("ucs4_1g", inline("[ucs4, 1073741824]"), "numpy's limit"),
+        ("ascii_2_62", inline("[ascii, 4611686018427387904]"), "numpy's limit"),
+        ("ucs4_huge", inline("[ucs4, 4611686018427387904]"), "numpy's limit"),
+        ("ucs4_512m", inline("[ucs4, 536870911]"), "max_inline_bytes"),
+        (
+            "subarray",
+            asdf_with_tree(
+                "a: !core/ndarray-1.1.0\n  data: [[1], [2]]\n  datatype: [{name: x, datatype: float64, shape: [65536, 65536]}]\n  shape: [2]",
+            ),
+            "numpy's limit",
+        ),
+        (
+            "nested_records",
+            asdf_with_tree(
+                "a: !core/ndarray-1.1.0\n  data: [[[1]]]\n  datatype: [{datatype: [{datatype: [ucs4, 536870911], shape: [4]}], shape: [4]}]\n  shape: [1]",
+            ),
+            "numpy's limit",
+        ),
+    ];
+    for (name, bytes, why) in &cases {
+        let f = OpenOptions::new().from_bytes(bytes.clone()).unwrap();
+        let e = f.ndarray("a").unwrap_err();
+        assert!(e.to_string().contains(why), "{name}: {e}");
+        if *why == "max_inline_bytes" {
+            assert_eq!(e.limit().map(|l| l.what), Some("max_inline_bytes"), "{name}: a typed limit");
+        }
+        // Every command that reads the array, as a process of at most 512 MiB.
+        let path = dir.join(format!("{name}.asdf"));
+        std::fs::write(&path, bytes).unwrap();
+        let p = path.as_os_str();
+        let yaml = dir.join(format!("{name}.yaml"));
+        let npy = dir.join(format!("{name}.npy"));
+        let s = std::ffi::OsStr::new;
+        for (args, want) in [
+            (vec![s("check"), p], 1),
+            (vec![s("info"), s("--stats"), p], 1),
+            (vec![s("to-yaml"), p, s("-o"), yaml.as_os_str()], 1),
+            (vec![s("extract"), p, s("a"), s("-o"), npy.as_os_str()], 1),
+            (vec![s("defragment"), p, s("-o"), dir.join("d.asdf").as_os_str()], 1),
+        ] {
+            let (code, text) = rasdf_capped(&args, 512);
+            assert_eq!(code, Some(want), "{name} {args:?}: {text}");
+            assert!(text.contains(why), "{name} {args:?}: {text}");
+        }
+        assert!(!yaml.exists() && !npy.exists());
+    }
+    // A limit raised lets a file one trusts through; the default lets real inline data.
+    let small = inline("[ucs4, 4]");
+    let tight = Limits { max_inline_bytes: 95, ..Limits::default() };
+    let e = OpenOptions::new().limits(tight).from_bytes(small.clone()).unwrap().ndarray("a").unwrap_err();
+    assert_eq!(e.limit().map(|l| (l.what, l.value, l.limit)), Some(("max_inline_bytes", 96, 95)));
+    let loose = Limits { max_inline_bytes: 96, ..Limits::default() };
+    assert!(OpenOptions::new().limits(loose).from_bytes(small).unwrap().ndarray("a").is_ok());
+    // The command line names the option that raises it.
+    let path = dir.join("ucs4_512m.asdf");
+    let (code, text) = rasdf_capped(&[std::ffi::OsStr::new("to-yaml"), path.as_os_str()], 512);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("--max-inline-bytes"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every command that writes refuses, with exit code 2, an output that is a file it
+/// reads (by another path, a symbolic link or a hard link), and leaves it as it was:
+/// `preview F P -o F` replaced the input with a PNG. An exploded file's block files are
+/// inputs too. `defragment --in-place` is how a file is rewritten over itself.
+#[test]
+fn outputs_that_are_inputs_are_refused() {
+    let dir = temp_dir("outputs");
+    let input = dir.join("in.asdf");
+    std::fs::copy(common::testdata("example.asdf"), &input).unwrap();
+    let original = std::fs::read(&input).unwrap();
+    std::os::unix::fs::symlink(&input, dir.join("link.asdf")).unwrap();
+    std::fs::hard_link(&input, dir.join("hard.asdf")).unwrap();
+    std::fs::create_dir(dir.join("sub")).unwrap();
+    let i = input.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let argv = std::iter::once("rasdf").chain(args.iter().copied()).map(Into::into).collect();
+        rasdf_cli::args::main(argv, &mut Vec::new())
+    };
+    for same in [
+        i.to_string(),
+        format!("{}/sub/../in.asdf", dir.display()),
+        format!("{}/link.asdf", dir.display()),
+        format!("{}/hard.asdf", dir.display()),
+    ] {
+        let o = same.as_str();
+        for args in [
+            vec!["preview", i, "sci/data", "-o", o],
+            vec!["extract", i, "sci/data", "-o", o],
+            vec!["extract", i, "sci/dq", "-o", "-", "--mask", o],
+            vec!["to-yaml", i, "-o", o],
+            vec!["convert", i, o, "--array", "sci/data"],
+            vec!["defragment", i, "-o", o],
+            vec!["explode", i, "-o", o],
+            vec!["implode", i, "-o", o],
+        ] {
+            assert_eq!(run(&args), 2, "{args:?}");
+            assert!(std::fs::read(&input).unwrap() == original, "{args:?} changed the input");
+        }
+    }
+    // An exploded file: its block files are inputs of implode and of every other command.
+    let exploded = dir.join("x.asdf");
+    assert_eq!(run(&["explode", i, "-o", exploded.to_str().unwrap()]), 0);
+    let block = dir.join("x0000.asdf");
+    let block_bytes = std::fs::read(&block).unwrap();
+    for args in [
+        vec!["implode", exploded.to_str().unwrap(), "-o", block.to_str().unwrap()],
+        vec!["to-yaml", exploded.to_str().unwrap(), "-o", block.to_str().unwrap()],
+    ] {
+        assert_eq!(run(&args), 2, "{args:?}");
+        assert!(std::fs::read(&block).unwrap() == block_bytes, "{args:?} replaced a block file");
+    }
+    // An output that is no input is written; --in-place rewrites the file itself.
+    assert_eq!(run(&["to-yaml", i, "-o", dir.join("in.yaml").to_str().unwrap()]), 0);
+    assert_eq!(run(&["defragment", i, "--in-place", "-c", "zlib"]), 0);
+    let f = AsdfFile::open(&input).unwrap();
+    assert!(f.blocks().iter().all(|b| b.compression == Compression::Zlib));
+    assert_eq!(run(&["defragment", i, "--in-place", "-o", "x.asdf"]), 2, "-o and --in-place");
+    assert_eq!(run(&["defragment", i]), 2, "neither -o nor --in-place");
     std::fs::remove_dir_all(&dir).unwrap();
 }

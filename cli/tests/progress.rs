@@ -4,6 +4,7 @@
 
 #[path = "../../rasdf/tests/common/mod.rs"]
 mod common;
+mod support;
 
 use std::path::Path;
 use std::process::Command;
@@ -99,4 +100,42 @@ fn the_library_counts_to_the_total() {
     assert_eq!(got.first(), Some(&(0, n)));
     assert_eq!(got.iter().map(|c| c.0).max(), Some(n));
     assert_eq!(got.len() as u64, n + 1);
+}
+
+/// Text from a file shown on a terminal has its control characters escaped (a key or a
+/// value holding `ESC [2J` would clear the screen, an OSC sequence retitle the window, a
+/// bidirectional override reorder the line); piped, the report is the file's text as
+/// the reference prints it. Error messages are escaped wherever they go.
+#[test]
+fn control_characters_from_a_file_are_escaped_on_a_terminal() {
+    let Some(script) = script() else { return };
+    let dir = common::temp_dir("terminal");
+    let file = dir.join("esc.asdf");
+    std::fs::write(
+        &file,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         \"k\\e[2J\": \"v\\e]0;title\\a\\u202e\\x9b\"\nn: !core/ndarray-1.1.0 {source: 7, datatype: \"x\\e[1m\", shape: [1], byteorder: little}\n...\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let raw = |s: &str| s.contains('\x1b') || s.contains('\u{202e}') || s.contains('\u{9b}') || s.contains('\x07');
+    for args in [vec!["info", f], vec!["search", f], vec!["search", f, "--json"], vec!["info", f, "--json"]] {
+        let shown = on_terminal(script, &args);
+        assert!(!raw(&shown), "{args:?}: {shown:?}");
+        assert!(shown.contains("k\\x1b[2J") || shown.contains("k\\u001b[2J"), "{args:?}: {shown:?}");
+        assert!(shown.contains("\\u202e") || shown.contains("\\u202E"), "{args:?}: {shown:?}");
+    }
+    // JSON on a terminal is still JSON.
+    let json = on_terminal(script, &["search", f, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).expect("valid JSON");
+    assert_eq!(v["matches"][0]["value"], "v\u{1b}]0;title\u{7}\u{202e}\u{9b}");
+    // Piped: the text as it is.
+    let (_, piped) = support::rasdf(&["info", f]);
+    assert!(piped.contains("k\x1b[2J"), "{piped:?}");
+    // An error quoting the file (the datatype of `n`), on standard error, piped or not.
+    let o = Command::new(env!("CARGO_BIN_EXE_rasdf")).args(["extract", f, "n", "-o", "-"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("x\\x1b[1m") && !raw(&err), "{err:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
