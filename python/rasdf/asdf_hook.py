@@ -268,13 +268,16 @@ def read_block_index(fd: Any, offset: Optional[int] = None) -> Any:
         raise RuntimeError("asdf's own read_block_index is not known")
     try:
         start = fd.tell() if offset is None else offset
+    except Exception:  # noqa: BLE001 - a file that cannot tell: asdf's own reading
+        return stock(fd, offset)
+    try:
         fast = _fast_block_index(fd, offset)
-    except Exception:
-        fast, start = None, None
+    except Exception:  # noqa: BLE001 - asdf's own function says what is wrong
+        fast = None
     if fast is not None:
         return fast
-    if start is not None:
-        fd.seek(start)
+    # Back where asdf's reading starts, whatever rasdf read.
+    fd.seek(start)
     return stock(fd, offset)
 
 

@@ -16,7 +16,7 @@ use rasdf::AsdfFile;
 use rasdf::block::Compression;
 use rasdf::tree::resolve::parse_timestamp;
 use rasdf::tree::{ASDF_TAG_PREFIX, Node, NodeId, NodeRef, OMAP_TAG, SET_TAG, Tree, Value};
-use rasdf::write::{ArrayBytes, Document};
+use rasdf::write::Document;
 
 use crate::errors::at_path;
 
@@ -452,7 +452,11 @@ impl<'py, 'k> Writer<'py, 'k> {
             let id = self.push(tag, Value::Map(Vec::new()));
             self.memo.insert(key, (id, false));
             let mut pairs = Vec::with_capacity(d.len());
-            for (k, v) in d.iter() {
+            // A copy of the items: another thread may change the dict meanwhile (the
+            // GIL can pass at every call into Python), which `PyDict::iter` would
+            // report as a panic.
+            for item in d.items().iter() {
+                let (k, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
                 let k_id = self.key(&k, path)?;
                 let len = path.len();
                 path.push('/');
@@ -568,26 +572,57 @@ impl<'py, 'k> Writer<'py, 'k> {
         let shape = a.shape().to_vec();
         let itemsize = datatype.size();
         let len = a.len().checked_mul(itemsize).ok_or_else(|| PyValueError::new_err("array too large"))?;
-        // SAFETY: a C-contiguous numpy array holds `len` bytes from its data pointer; the
-        // array is kept alive in `keep` until the document is written, and its bytes
-        // are only read.
-        let data: &'static [u8] = if len == 0 {
-            &[]
-        } else {
-            unsafe { std::slice::from_raw_parts((*a.as_array_ptr()).fields.data as *const u8, len) }
-        };
+        // SAFETY: a C-contiguous numpy array holds `len` bytes from its data pointer.
+        let start = unsafe { (*a.as_array_ptr()).fields.data } as usize;
+        // Kept alive (and so its buffer) until the document is written.
         self.keep.push(arr.clone());
-        let strides = rasdf::ndarray::c_strides(&shape, itemsize);
         let compression = self.per_path.get(path.trim_matches('/')).copied().unwrap_or(self.default);
         let id = self
             .doc
-            .array_node(ArrayBytes { datatype, byteorder, shape, strides, data: data.into() }, compression)
+            .chunked_array_node(datatype, byteorder, &shape, compression, Snapshots { start, len, at: 0 })
             .map_err(|e| crate::errors::to_pyerr(self.py, e))?;
         if !mask.is_none() {
             let flags: Vec<bool> = mask.cast::<PyBytes>()?.as_bytes().iter().map(|&b| b != 0).collect();
             self.doc.set_array_mask(id, flags).map_err(|e| crate::errors::to_pyerr(self.py, e))?;
         }
         Ok(id)
+    }
+}
+
+/// An array's bytes for the writer, copied out of the numpy buffer a piece at a time as
+/// the file is written: each piece is compressed and hashed from its one copy, so a
+/// numpy array that another thread changes meanwhile (the GIL is released while the file
+/// is written) still gives a block that decodes and matches its checksum, and memory
+/// stays at a few pieces.
+struct Snapshots {
+    /// The buffer's address, kept alive by the writer's `keep` list.
+    start: usize,
+    len: usize,
+    at: usize,
+}
+
+/// The bytes each piece copies: whole lz4 records and zlib pieces.
+const SNAPSHOT: usize = 8 << 20;
+
+impl Iterator for Snapshots {
+    type Item = Vec<u8>;
+
+    fn next(&mut self) -> Option<Vec<u8>> {
+        let n = SNAPSHOT.min(self.len - self.at);
+        if n == 0 {
+            return None;
+        }
+        let mut piece = Vec::with_capacity(n);
+        // SAFETY: `start..start + len` is the buffer of a C-contiguous numpy array kept
+        // alive until the write ends; `at + n <= len`. Another thread may write to the
+        // buffer meanwhile: the copy then holds some of its bytes old and some new,
+        // which the block holds as copied.
+        unsafe {
+            std::ptr::copy_nonoverlapping((self.start + self.at) as *const u8, piece.as_mut_ptr(), n);
+            piece.set_len(n);
+        }
+        self.at += n;
+        Some(piece)
     }
 }
 

@@ -28,23 +28,40 @@ pub(crate) fn to_pyerr(py: Python<'_>, e: rasdf::Error) -> PyErr {
             Some(_) => strip_os_suffix(&io.to_string()),
             None => io.to_string(),
         };
-        // A folder is EISDIR to Python, though rasdf's own check found it, not open(2).
-        let errno_or = |k| errno.unwrap_or(if k == std::io::ErrorKind::IsADirectory { EISDIR } else { 0 });
-        let args = (errno_or(io.kind()), text, file);
-        return match io.kind() {
-            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(args),
-            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(args),
-            std::io::ErrorKind::IsADirectory => PyIsADirectoryError::new_err(args),
-            std::io::ErrorKind::NotADirectory => PyNotADirectoryError::new_err(args),
-            std::io::ErrorKind::AlreadyExists => PyFileExistsError::new_err(args),
+        // A folder is EISDIR to Python, though rasdf's own check found it, not open(2);
+        // an error no system call gave has no errno (`None`, never 0).
+        let errno = errno.or((io.kind() == std::io::ErrorKind::IsADirectory).then_some(EISDIR));
+        let err = match io.kind() {
+            std::io::ErrorKind::NotFound => py.get_type::<PyFileNotFoundError>(),
+            std::io::ErrorKind::PermissionDenied => py.get_type::<PyPermissionError>(),
+            std::io::ErrorKind::IsADirectory => py.get_type::<PyIsADirectoryError>(),
+            std::io::ErrorKind::NotADirectory => py.get_type::<PyNotADirectoryError>(),
+            std::io::ErrorKind::AlreadyExists => py.get_type::<PyFileExistsError>(),
             // A remote file's network and server errors.
-            std::io::ErrorKind::TimedOut => PyTimeoutError::new_err(args),
+            std::io::ErrorKind::TimedOut => py.get_type::<PyTimeoutError>(),
             std::io::ErrorKind::ConnectionAborted
             | std::io::ErrorKind::ConnectionRefused
-            | std::io::ErrorKind::ConnectionReset => PyConnectionError::new_err(args),
-            _ if errno.is_some() || is_remote(io) => PyOSError::new_err(args),
-            // Not the system's: a file cut short under its map, a short read.
-            _ => asdf_error(py, message, &loc),
+            | std::io::ErrorKind::ConnectionReset => py.get_type::<PyConnectionError>(),
+            _ if errno.is_some() || is_remote(io) => py.get_type::<PyOSError>(),
+            // Not the system's: a file cut short, a short read.
+            _ => return asdf_error(py, message, &loc),
+        };
+        return match errno {
+            Some(n) => PyErr::from_type(err, (n, text, file)),
+            // No errno: `OSError(message)` (errno `None`), the file as its `filename`.
+            None => {
+                let e = PyErr::from_type(
+                    err,
+                    (match &file {
+                        Some(f) => format!("{f}: {text}"),
+                        None => text,
+                    },),
+                );
+                if let Some(f) = file {
+                    let _ = e.value(py).setattr("filename", f);
+                }
+                e
+            }
         };
     }
     asdf_error(py, message, &loc)
@@ -90,4 +107,18 @@ pub(crate) fn closed() -> PyErr {
 /// An `AsdfError` with a message and a tree path.
 pub(crate) fn at_path(py: Python<'_>, message: String, path: &str) -> PyErr {
     asdf_error(py, message, &rasdf::Location::path(path))
+}
+
+/// `f()`, with a panic inside it (a bug of rasdf's) turned into an `AsdfError` saying so,
+/// rather than PyO3's `PanicException`, a `BaseException` that `except Exception` misses.
+pub(crate) fn guarded<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let message = format!("internal error in rasdf (a bug: please report it): {what}");
+        Err(asdf_error(py, message, &rasdf::Location::default()))
+    })
 }

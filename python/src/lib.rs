@@ -199,31 +199,33 @@ impl File {
         max_array_elements: Option<u64>,
         max_inline_bytes: Option<u64>,
     ) -> PyResult<File> {
-        let mut limits = Limits::default();
-        if let Some(v) = max_tree_bytes {
-            limits.max_tree_bytes = v;
-        }
-        if let Some(v) = max_nodes {
-            limits.max_nodes = v;
-        }
-        if let Some(v) = max_block_bytes {
-            limits.max_block_bytes = v;
-        }
-        if let Some(v) = max_array_elements {
-            limits.max_array_elements = v;
-        }
-        if let Some(v) = max_inline_bytes {
-            limits.max_inline_bytes = v;
-        }
-        let options = OpenOptions::new()
-            .verify_checksums(verify_checksums)
-            .limits(limits)
-            .remote(rasdf_cli::remote::options_from_env());
-        // A path, or an http(s):// or s3:// URL.
-        let file = py.detach(|| rasdf_cli::remote::open(&path, &options)).map_err(|e| to_pyerr(py, e))?;
-        let file = Arc::new(file);
-        let keep = Py::new(py, Keep { _file: Arc::clone(&file) })?;
-        Ok(File { inner: Mutex::new(Some((file, keep))), memo: Mutex::new(Vec::new()) })
+        crate::errors::guarded(py, || {
+            let mut limits = Limits::default();
+            if let Some(v) = max_tree_bytes {
+                limits.max_tree_bytes = v;
+            }
+            if let Some(v) = max_nodes {
+                limits.max_nodes = v;
+            }
+            if let Some(v) = max_block_bytes {
+                limits.max_block_bytes = v;
+            }
+            if let Some(v) = max_array_elements {
+                limits.max_array_elements = v;
+            }
+            if let Some(v) = max_inline_bytes {
+                limits.max_inline_bytes = v;
+            }
+            let options = OpenOptions::new()
+                .verify_checksums(verify_checksums)
+                .limits(limits)
+                .remote(rasdf_cli::remote::options_from_env());
+            // A path, or an http(s):// or s3:// URL.
+            let file = py.detach(|| rasdf_cli::remote::open(&path, &options)).map_err(|e| to_pyerr(py, e))?;
+            let file = Arc::new(file);
+            let keep = Py::new(py, Keep { _file: Arc::clone(&file) })?;
+            Ok(File { inner: Mutex::new(Some((file, keep))), memo: Mutex::new(Vec::new()) })
+        })
     }
 
     /// Lets the file go: arrays read already stay valid; lazy arrays not yet read, and
@@ -265,13 +267,15 @@ impl File {
     /// microsecond, offset_minutes)` (time parts `None` for a date). Every call must
     /// pass the same classes: nodes built once are given again.
     fn tree<'py>(slf: &Bound<'py, Self>, classes: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        let (file, _) = slf.get().get()?;
-        match file.tree().root() {
-            Some(r) => slf.get().build(slf, &file, classes, |b| b.build(r, 0)),
-            // No tree: the reference's empty tree.
-            None => Ok(PyDict::new(py).into_any()),
-        }
+        crate::errors::guarded(slf.py(), || {
+            let py = slf.py();
+            let (file, _) = slf.get().get()?;
+            match file.tree().root() {
+                Some(r) => slf.get().build(slf, &file, classes, |b| b.build(r, 0)),
+                // No tree: the reference's empty tree.
+                None => Ok(PyDict::new(py).into_any()),
+            }
+        })
     }
 
     /// The Python object of the node at `path` (see `tree`), or `None` when there is
@@ -281,11 +285,13 @@ impl File {
         path: &str,
         classes: &Bound<'py, PyTuple>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let (file, _) = slf.get().get()?;
-        match file.get(path) {
-            Some(n) => slf.get().build(slf, &file, classes, |b| b.build(n, 0)).map(Some),
-            None => Ok(None),
-        }
+        crate::errors::guarded(slf.py(), || {
+            let (file, _) = slf.get().get()?;
+            match file.get(path) {
+                Some(n) => slf.get().build(slf, &file, classes, |b| b.build(n, 0)).map(Some),
+                None => Ok(None),
+            }
+        })
     }
 
     /// `(path, lazy array)` of every ndarray node, in tree order (see `tree`); only the
@@ -294,10 +300,12 @@ impl File {
         slf: &Bound<'py, Self>,
         classes: &Bound<'py, PyTuple>,
     ) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
-        let (file, _) = slf.get().get()?;
-        let nodes = file.ndarray_nodes();
-        slf.get()
-            .build(slf, &file, classes, |b| nodes.into_iter().map(|(path, n)| Ok((path, b.build(n, 0)?))).collect())
+        crate::errors::guarded(slf.py(), || {
+            let (file, _) = slf.get().get()?;
+            let nodes = file.ndarray_nodes();
+            slf.get()
+                .build(slf, &file, classes, |b| nodes.into_iter().map(|(path, n)| Ok((path, b.build(n, 0)?))).collect())
+        })
     }
 
     /// Reads the array of node `id`: `(array, mask)`, where `array` is a read-only numpy
@@ -305,81 +313,85 @@ impl File {
     /// bytes made for inline data) and `mask` the flags of inline `null`s (or `None`).
     /// Blocks decode with the GIL released.
     fn read_array<'py>(&self, py: Python<'py>, id: u32) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
-        let (file, keep) = self.get()?;
-        node_of(&file, id)?;
-        let read = py
-            .detach(|| -> rasdf::Result<Read> {
-                let node = file.tree().node(NodeId(id));
-                let a = file.ndarray_at(node)?;
-                let mask = a.inline_mask().map(<[bool]>::to_vec);
-                let (datatype, byteorder, shape, strides, offset) =
-                    (a.datatype.clone(), a.byteorder, a.shape.clone(), a.strides.clone(), a.offset);
-                let bytes = match a.into_data() {
-                    Cow::Borrowed(b) => {
-                        // Touch the data's first and last bytes, so that a file cut short
-                        // since it was opened is found now (by the check below) rather than
-                        // by the caller reading zeros.
-                        if let (Some(first), Some(last)) = (b.first(), b.last()) {
-                            // SAFETY: both are references into `b`.
-                            unsafe {
-                                std::ptr::read_volatile(first);
-                                std::ptr::read_volatile(last);
+        crate::errors::guarded(py, || {
+            let (file, keep) = self.get()?;
+            node_of(&file, id)?;
+            let read = py
+                .detach(|| -> rasdf::Result<Read> {
+                    let node = file.tree().node(NodeId(id));
+                    let a = file.ndarray_at(node)?;
+                    let mask = a.inline_mask().map(<[bool]>::to_vec);
+                    let (datatype, byteorder, shape, strides, offset) =
+                        (a.datatype.clone(), a.byteorder, a.shape.clone(), a.strides.clone(), a.offset);
+                    let bytes = match a.into_data() {
+                        Cow::Borrowed(b) => {
+                            // Touch the data's first and last bytes, so that a file cut short
+                            // since it was opened is found now (by the check below) rather than
+                            // by the caller reading zeros.
+                            if let (Some(first), Some(last)) = (b.first(), b.last()) {
+                                // SAFETY: both are references into `b`.
+                                unsafe {
+                                    std::ptr::read_volatile(first);
+                                    std::ptr::read_volatile(last);
+                                }
                             }
+                            Bytes::Lent(b.as_ptr() as usize)
                         }
-                        Bytes::Lent(b.as_ptr() as usize)
-                    }
-                    Cow::Owned(v) => Bytes::Owned(v),
-                };
-                file.check_unchanged()?;
-                Ok(Read { bytes, datatype, byteorder, shape, strides, offset, mask })
-            })
-            .map_err(|e| to_pyerr(py, located(e, &file)))?;
-        let descr = PyArrayDescr::new(py, dtype_spec(py, &read.datatype, read.byteorder)?)?;
-        let (ptr, base) = match read.bytes {
-            Bytes::Lent(ptr) => (ptr as *mut u8, keep.into_bound(py).into_any()),
-            Bytes::Owned(v) => {
-                let owner = PyArray1::from_vec(py, v);
-                (owner.data(), owner.into_any())
-            }
-        };
-        let mut dims: Vec<npyffi::npy_intp> = read.shape.iter().map(|&d| d as npyffi::npy_intp).collect();
-        let mut strides: Vec<npyffi::npy_intp> = read.strides.iter().map(|&s| s as npyffi::npy_intp).collect();
-        let nd = std::ffi::c_int::try_from(dims.len()).map_err(|_| PyValueError::new_err("too many dimensions"))?;
-        // SAFETY: rasdf checked the layout (shape, strides, offset) against the data's
-        // length (`NdArray::new`), so every element lies inside the bytes `base` keeps
-        // alive; the array is made read-only (no WRITEABLE flag), and numpy works out
-        // contiguity and alignment itself. `descr` and `base` are references handed over
-        // (NewFromDescr steals the descriptor, SetBaseObject the base).
-        let array = unsafe {
-            let data = ptr.add(read.offset).cast::<std::ffi::c_void>();
-            let raw = npyffi::PY_ARRAY_API.PyArray_NewFromDescr(
-                py,
-                npyffi::get_type_object(py, npyffi::NpyTypes::PyArray_Type),
-                descr.into_ptr().cast(),
-                nd,
-                dims.as_mut_ptr(),
-                strides.as_mut_ptr(),
-                data,
-                0,
-                std::ptr::null_mut(),
-            );
-            let array = Bound::from_owned_ptr_or_err(py, raw)?;
-            if npyffi::PY_ARRAY_API.PyArray_SetBaseObject(py, array.as_ptr().cast(), base.into_ptr()) != 0 {
-                return Err(PyErr::fetch(py));
-            }
-            array
-        };
-        let mask = read.mask.map(|m| PyArray1::from_vec(py, m).into_any());
-        Ok((array, mask))
+                        Cow::Owned(v) => Bytes::Owned(v),
+                    };
+                    file.check_unchanged()?;
+                    Ok(Read { bytes, datatype, byteorder, shape, strides, offset, mask })
+                })
+                .map_err(|e| to_pyerr(py, located(e, &file)))?;
+            let descr = PyArrayDescr::new(py, dtype_spec(py, &read.datatype, read.byteorder)?)?;
+            let (ptr, base) = match read.bytes {
+                Bytes::Lent(ptr) => (ptr as *mut u8, keep.into_bound(py).into_any()),
+                Bytes::Owned(v) => {
+                    let owner = PyArray1::from_vec(py, v);
+                    (owner.data(), owner.into_any())
+                }
+            };
+            let mut dims: Vec<npyffi::npy_intp> = read.shape.iter().map(|&d| d as npyffi::npy_intp).collect();
+            let mut strides: Vec<npyffi::npy_intp> = read.strides.iter().map(|&s| s as npyffi::npy_intp).collect();
+            let nd = std::ffi::c_int::try_from(dims.len()).map_err(|_| PyValueError::new_err("too many dimensions"))?;
+            // SAFETY: rasdf checked the layout (shape, strides, offset) against the data's
+            // length (`NdArray::new`), so every element lies inside the bytes `base` keeps
+            // alive; the array is made read-only (no WRITEABLE flag), and numpy works out
+            // contiguity and alignment itself. `descr` and `base` are references handed over
+            // (NewFromDescr steals the descriptor, SetBaseObject the base).
+            let array = unsafe {
+                let data = ptr.add(read.offset).cast::<std::ffi::c_void>();
+                let raw = npyffi::PY_ARRAY_API.PyArray_NewFromDescr(
+                    py,
+                    npyffi::get_type_object(py, npyffi::NpyTypes::PyArray_Type),
+                    descr.into_ptr().cast(),
+                    nd,
+                    dims.as_mut_ptr(),
+                    strides.as_mut_ptr(),
+                    data,
+                    0,
+                    std::ptr::null_mut(),
+                );
+                let array = Bound::from_owned_ptr_or_err(py, raw)?;
+                if npyffi::PY_ARRAY_API.PyArray_SetBaseObject(py, array.as_ptr().cast(), base.into_ptr()) != 0 {
+                    return Err(PyErr::fetch(py));
+                }
+                array
+            };
+            let mask = read.mask.map(|m| PyArray1::from_vec(py, m).into_any());
+            Ok((array, mask))
+        })
     }
 
     /// The shape and dtype of the array of node `id`, with no block decoded (a
     /// streamed array's rows counted from its block's size).
     fn array_meta<'py>(&self, py: Python<'py>, id: u32) -> PyResult<(Vec<usize>, Bound<'py, PyAny>)> {
-        let (file, _) = self.get()?;
-        let node = node_of(&file, id)?;
-        let (datatype, order, shape) = file.ndarray_shape_at(node).map_err(|e| to_pyerr(py, located(e, &file)))?;
-        Ok((shape, dtype_spec(py, &datatype, order)?))
+        crate::errors::guarded(py, || {
+            let (file, _) = self.get()?;
+            let node = node_of(&file, id)?;
+            let (datatype, order, shape) = file.ndarray_shape_at(node).map_err(|e| to_pyerr(py, located(e, &file)))?;
+            Ok((shape, dtype_spec(py, &datatype, order)?))
+        })
     }
 
     /// Where the array of node `id` is stored: `(block number or None, compression name
@@ -413,12 +425,14 @@ impl File {
         start: usize,
         stop: usize,
     ) -> PyResult<Option<(Bound<'py, PyBytes>, Vec<usize>)>> {
-        let (file, _) = self.get()?;
-        node_of(&file, id)?;
-        let got = py
-            .detach(|| file.rows_at(file.tree().node(NodeId(id)), start..stop))
-            .map_err(|e| to_pyerr(py, located(e, &file)))?;
-        Ok(got.map(|(bytes, shape)| (PyBytes::new(py, &bytes), shape)))
+        crate::errors::guarded(py, || {
+            let (file, _) = self.get()?;
+            node_of(&file, id)?;
+            let got = py
+                .detach(|| file.rows_at(file.tree().node(NodeId(id)), start..stop))
+                .map_err(|e| to_pyerr(py, located(e, &file)))?;
+            Ok(got.map(|(bytes, shape)| (PyBytes::new(py, &bytes), shape)))
+        })
     }
 
     /// The tree path (`/sci/data`) at which node `id` is first reached, or `None`.
@@ -445,50 +459,56 @@ impl File {
         stats: bool,
         show_blocks: bool,
     ) -> PyResult<String> {
-        let (file, _) = self.get()?;
-        let options = rasdf_cli::info::InfoOptions { max_rows, max_cols, show_values, show_blocks, stats };
-        let out = py
-            .detach(|| {
-                let mut out = Vec::new();
-                rasdf_cli::info::report(&file, &options, &mut out).map(|_| out)
-            })
-            .map_err(|e| PyOSError::new_err(e.to_string()))?;
-        Ok(String::from_utf8_lossy(&out).into_owned())
+        crate::errors::guarded(py, || {
+            let (file, _) = self.get()?;
+            let options = rasdf_cli::info::InfoOptions { max_rows, max_cols, show_values, show_blocks, stats };
+            let out = py
+                .detach(|| {
+                    let mut out = Vec::new();
+                    rasdf_cli::info::report(&file, &options, &mut out).map(|_| out)
+                })
+                .map_err(|e| PyOSError::new_err(e.to_string()))?;
+            Ok(String::from_utf8_lossy(&out).into_owned())
+        })
     }
 
     /// Checks the tree against the standard's schemas, and the extensions' of `schemas`:
     /// `AsdfError` listing what failed (its `path` the first failure's).
     #[pyo3(signature = (schemas=None))]
     fn validate(&self, py: Python<'_>, schemas: Option<&Bound<'_, Schemas>>) -> PyResult<()> {
-        let (file, _) = self.get()?;
-        let schemas = schemas.map(|s| Arc::clone(&s.get().0));
-        let errors = py.detach(|| {
-            let standard = Some(file.header().standard());
-            match &schemas {
-                Some(s) => rasdf::schema::validate_with(file.tree(), standard, s),
-                None => rasdf::schema::validate(file.tree(), standard),
-            }
-        });
-        let Some(first) = errors.first() else { return Ok(()) };
-        let shown: Vec<String> = errors.iter().take(20).map(ToString::to_string).collect();
-        let more = if errors.len() > 20 { format!("\n... and {} more", errors.len() - 20) } else { String::new() };
-        let message = format!("{} schema error(s):\n{}{more}", errors.len(), shown.join("\n"));
-        let path = if first.path.is_empty() { "/".to_string() } else { first.path.clone() };
-        let location = rasdf::Location { path: Some(path), ..rasdf::Location::default() };
-        Err(to_pyerr(py, located(rasdf::Error::new(ErrorKind::Usage(message), location), &file)))
+        crate::errors::guarded(py, || {
+            let (file, _) = self.get()?;
+            let schemas = schemas.map(|s| Arc::clone(&s.get().0));
+            let errors = py.detach(|| {
+                let standard = Some(file.header().standard());
+                match &schemas {
+                    Some(s) => rasdf::schema::validate_with(file.tree(), standard, s),
+                    None => rasdf::schema::validate(file.tree(), standard),
+                }
+            });
+            let Some(first) = errors.first() else { return Ok(()) };
+            let shown: Vec<String> = errors.iter().take(20).map(ToString::to_string).collect();
+            let more = if errors.len() > 20 { format!("\n... and {} more", errors.len() - 20) } else { String::new() };
+            let message = format!("{} schema error(s):\n{}{more}", errors.len(), shown.join("\n"));
+            let path = if first.path.is_empty() { "/".to_string() } else { first.path.clone() };
+            let location = rasdf::Location { path: Some(path), ..rasdf::Location::default() };
+            Err(to_pyerr(py, located(rasdf::Error::new(ErrorKind::Usage(message), location), &file)))
+        })
     }
 
     /// Verifies every block's checksum: `AsdfError` for the first block that fails.
     fn verify_checksums(&self, py: Python<'_>) -> PyResult<()> {
-        let (file, _) = self.get()?;
-        let results = py.detach(|| file.verify_blocks());
-        for (n, r) in results.into_iter().enumerate() {
-            if let Err(e) = r {
-                let e = if e.location().block.is_some() { e } else { e.with_block(n) };
-                return Err(to_pyerr(py, located(e, &file)));
+        crate::errors::guarded(py, || {
+            let (file, _) = self.get()?;
+            let results = py.detach(|| file.verify_blocks());
+            for (n, r) in results.into_iter().enumerate() {
+                if let Err(e) = r {
+                    let e = if e.location().block.is_some() { e } else { e.with_block(n) };
+                    return Err(to_pyerr(py, located(e, &file)));
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Block headers: `(compression, allocated, used, data size)` each.
@@ -579,19 +599,21 @@ fn write(
     include_index: bool,
     checksums: bool,
 ) -> PyResult<()> {
-    let default = convert::compression(compression)?;
-    let mut per_path = HashMap::new();
-    for (k, v) in compression_map.unwrap_or_default() {
-        per_path.insert(k.trim_matches('/').to_string(), convert::compression(v.as_deref())?);
-    }
-    let mut keep = Vec::new();
-    let mut w = convert::Writer::new(py, prepare, default, per_path, &mut keep);
-    w.fill(tree)?;
-    let doc = w.finish();
-    let options = rasdf::write::WriteOptions { compression_level, include_index, checksums, ..Default::default() };
-    py.detach(|| doc.write_to_path(&path, &options)).map_err(|e| to_pyerr(py, e))?;
-    drop(keep);
-    Ok(())
+    crate::errors::guarded(py, || {
+        let default = convert::compression(compression)?;
+        let mut per_path = HashMap::new();
+        for (k, v) in compression_map.unwrap_or_default() {
+            per_path.insert(k.trim_matches('/').to_string(), convert::compression(v.as_deref())?);
+        }
+        let mut keep = Vec::new();
+        let mut w = convert::Writer::new(py, prepare, default, per_path, &mut keep);
+        w.fill(tree)?;
+        let doc = w.finish();
+        let options = rasdf::write::WriteOptions { compression_level, include_index, checksums, ..Default::default() };
+        py.detach(|| doc.write_to_path(&path, &options)).map_err(|e| to_pyerr(py, e))?;
+        drop(keep);
+        Ok(())
+    })
 }
 
 /// The Python object of the YAML document `text` (a tree's text: `%YAML 1.1` to `...`),
@@ -607,27 +629,30 @@ fn load_yaml<'py>(
     max_nodes: Option<usize>,
     max_depth: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let mut limits = Limits::default();
-    if let Some(n) = max_nodes {
-        limits.max_nodes = n;
-    }
-    if let Some(d) = max_depth {
-        limits.max_depth = d;
-    }
-    let text = std::str::from_utf8(text).map_err(|e| errors::at_path(py, format!("the tree is not UTF-8: {e}"), ""))?;
-    let tree = py.detach(|| rasdf::tree::Tree::parse(text, &limits)).map_err(|(err, pos)| {
-        let at = pos.map(|(l, c)| format!(" (line {l}, column {c})")).unwrap_or_default();
-        errors::at_path(py, format!("{err}{at}"), "")
-    })?;
-    let Some(root) = tree.root() else { return Ok(py.None().into_bound(py)) };
-    let mut b = convert::Builder::new(
-        py,
-        convert::Source::Text(&tree, limits.max_depth),
-        &py.None().into_bound(py),
-        classes,
-        Vec::new(),
-    )?;
-    b.build(root, 0)
+    crate::errors::guarded(py, || {
+        let mut limits = Limits::default();
+        if let Some(n) = max_nodes {
+            limits.max_nodes = n;
+        }
+        if let Some(d) = max_depth {
+            limits.max_depth = d;
+        }
+        let text =
+            std::str::from_utf8(text).map_err(|e| errors::at_path(py, format!("the tree is not UTF-8: {e}"), ""))?;
+        let tree = py.detach(|| rasdf::tree::Tree::parse(text, &limits)).map_err(|(err, pos)| {
+            let at = pos.map(|(l, c)| format!(" (line {l}, column {c})")).unwrap_or_default();
+            errors::at_path(py, format!("{err}{at}"), "")
+        })?;
+        let Some(root) = tree.root() else { return Ok(py.None().into_bound(py)) };
+        let mut b = convert::Builder::new(
+            py,
+            convert::Source::Text(&tree, limits.max_depth),
+            &py.None().into_bound(py),
+            classes,
+            Vec::new(),
+        )?;
+        b.build(root, 0)
+    })
 }
 
 /// The module.

@@ -187,6 +187,26 @@ impl Document<'_> {
         compression: Compression,
         chunks: impl Iterator<Item = Vec<u8>> + Send + 'static,
     ) -> Result<()> {
+        let id = self.chunked_array_node(Datatype::Scalar(datatype), ByteOrder::NATIVE, shape, compression, chunks)?;
+        self.set_node(path, id)
+    }
+
+    /// An ndarray node of any datatype and byte order whose bytes (C order) come from
+    /// `chunks` while the file is written (see [`Document::set_array_chunks`]), not yet
+    /// in the tree: the caller places it. Each chunk is compressed and hashed from the
+    /// one copy of it `chunks` hands over, so data that another thread changes while the
+    /// file is written is still written as a block that decodes and matches its checksum.
+    ///
+    /// # Errors
+    /// A shape too large to address.
+    pub fn chunked_array_node(
+        &mut self,
+        datatype: Datatype,
+        byteorder: ByteOrder,
+        shape: &[usize],
+        compression: Compression,
+        chunks: impl Iterator<Item = Vec<u8>> + Send + 'static,
+    ) -> Result<crate::tree::NodeId> {
         let len = shape.iter().try_fold(datatype.size() as u64, |a, &d| a.checked_mul(d as u64));
         let len = len.ok_or_else(|| usage("the shape is too large"))?;
         self.bases.push(Base {
@@ -194,18 +214,17 @@ impl Document<'_> {
             compression,
             chunks: Some(Chunks { source: Arc::new(Mutex::new(Some(Box::new(chunks)))), len }),
         });
-        let id = self.push_array_node(PendingArray {
+        Ok(self.push_array_node(PendingArray {
             base: self.bases.len() - 1,
-            datatype: Datatype::Scalar(datatype),
-            byteorder: ByteOrder::NATIVE,
             strides: c_strides(shape, datatype.size()),
+            datatype,
+            byteorder,
             shape: shape.to_vec(),
             offset: 0,
             storage: ArrayStorage::Internal,
             inline_mask: None,
             block_mask: None,
-        });
-        self.set_node(path, id)
+        }))
     }
 
     /// Writes the block of a chunked base (items of `item_size` bytes); returns its
