@@ -103,7 +103,7 @@ fn plain_ra_files_round_trip_byte_for_byte() {
                 );
                 assert_eq!(b.header.flags & 2, 0);
                 assert_eq!(a.shape, b.shape, "{}", ra.display());
-                assert_eq!(a.ndarray().elements(), b.ndarray().elements(), "{}", ra.display());
+                assert!(a.ndarray().elements().eq(b.ndarray().elements()), "{}", ra.display());
             }
         }
         checked += usize::from(plain);
@@ -232,7 +232,7 @@ fn damaged_ra_files_give_errors_not_panics() {
         let bytes = std::fs::read(common::root().join(format!("testdata/ra/{name}.ra"))).unwrap();
         // Every prefix.
         for n in 0..bytes.len() {
-            let _ = RaFile::parse(&bytes[..n], &limits).map(|f| f.ndarray().elements());
+            let _ = RaFile::parse(&bytes[..n], &limits).map(|f| f.ndarray().elements().count());
         }
         // Every header word set to a few hostile values.
         for w in 0..(48 + 8 * 3).min(bytes.len()) / 8 {
@@ -240,7 +240,7 @@ fn damaged_ra_files_give_errors_not_panics() {
                 let mut b = bytes.clone();
                 b[8 * w..8 * w + 8].copy_from_slice(&v.to_le_bytes());
                 if let Ok(f) = RaFile::parse(&b, &limits) {
-                    let _ = f.ndarray().elements();
+                    let _ = f.ndarray().elements().count();
                 }
             }
         }
@@ -248,7 +248,7 @@ fn damaged_ra_files_give_errors_not_panics() {
         for i in 48..bytes.len() {
             let mut b = bytes.clone();
             b[i] ^= 0xa5;
-            let _ = RaFile::parse(&b, &limits).map(|f| f.ndarray().elements());
+            let _ = RaFile::parse(&b, &limits).map(|f| f.ndarray().elements().count());
         }
     }
 }
@@ -301,7 +301,10 @@ fn gsd_files_convert_to_asdf_the_reference_reads_as_gsd_reads_them() {
     assert!(f.blocks().iter().all(|b| b.compression == rasdf::block::Compression::Zlib));
     let plain = AsdfFile::open(dir.join("hoomd.asdf")).unwrap();
     let arrays = |f: &AsdfFile| -> Vec<String> {
-        f.ndarray_nodes().into_iter().map(|(_, n)| format!("{:?}", f.ndarray_at(n).unwrap().elements())).collect()
+        f.ndarray_nodes()
+            .into_iter()
+            .map(|(_, n)| format!("{:?}", f.ndarray_at(n).unwrap().elements().collect::<Vec<_>>()))
+            .collect()
     };
     assert!(arrays(&f).len() > 10);
     assert_eq!(arrays(&f), arrays(&plain));

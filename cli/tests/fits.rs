@@ -39,7 +39,8 @@ fn same_arrays(a: &AsdfFile, b: &AsdfFile) {
     for p in &paths {
         let (x, y) = (a.ndarray(p).unwrap(), b.ndarray(p).unwrap());
         assert_eq!((x.datatype.to_string(), &x.shape), (y.datatype.to_string(), &y.shape), "{p}");
-        let (x, y) = (format!("{:?}", x.elements()), format!("{:?}", y.elements()));
+        let (x, y) =
+            (format!("{:?}", x.elements().collect::<Vec<_>>()), format!("{:?}", y.elements().collect::<Vec<_>>()));
         assert_eq!(x, y, "{p}");
     }
 }

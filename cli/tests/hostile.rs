@@ -513,3 +513,44 @@ fn outputs_that_are_inputs_are_refused() {
     assert_eq!(run(&["defragment", i]), 2, "neither -o nor --in-place");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A block of one byte whose strides overlap (a stride of 0) stands for as many elements
+/// as `max_overlap_bytes` allows; its mask, statistics and elements are read one element
+/// at a time, never gathered as values (that took 32 bytes an element: 4 GiB here).
+#[test]
+fn overlapping_masks_are_not_gathered() {
+    let dir = temp_dir("overlap");
+    let n = 1u64 << 24;
+    let tree = format!(
+        "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: float64\n  byteorder: little\n  shape: [{n}]\n  strides: [0]\n  \
+         mask: !core/ndarray-1.1.0 {{source: 1, datatype: bool8, byteorder: little, shape: [{n}], strides: [0]}}"
+    );
+    let mut bytes = asdf_with_tree(&tree);
+    for data in [&1.5f64.to_le_bytes()[..], &[1u8][..]] {
+        let h = BlockHeader {
+            offset: 0,
+            header_size: 48,
+            flags: 0,
+            compression: Compression::None,
+            allocated_size: data.len() as u64,
+            used_size: data.len() as u64,
+            data_size: data.len() as u64,
+            checksum: [0; 16],
+        };
+        bytes.extend_from_slice(&h.to_bytes());
+        bytes.extend_from_slice(data);
+    }
+    let path = dir.join("overlap.asdf");
+    std::fs::write(&path, &bytes).unwrap();
+    let f = AsdfFile::open(&path).unwrap();
+    let node = f.get("a").unwrap();
+    let a = f.ndarray_at(node).unwrap();
+    let mask = f.mask_at(node, &a).unwrap().unwrap();
+    assert_eq!(mask.len() as u64, n);
+    assert!(mask.iter().all(|&m| m));
+    let s = std::ffi::OsStr::new;
+    let (code, text) = rasdf_capped(&[s("info"), s("--stats"), path.as_os_str()], 384);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains(&format!("masked={n}")), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

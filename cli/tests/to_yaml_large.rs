@@ -112,7 +112,7 @@ fn large_outputs_open_with_max_tree_bytes() {
     for name in ["f", "g", "i", "u"] {
         let (a, b) = (file.ndarray(name).unwrap(), back.ndarray(name).unwrap());
         assert_eq!(a.shape, b.shape, "{name}");
-        let same = a.elements().iter().zip(b.elements().iter()).all(|(x, y)| match (x, y) {
+        let same = a.elements().zip(b.elements()).all(|(x, y)| match (&x, &y) {
             (Element::Float(x), Element::Float(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
             _ => x == y,
         });

@@ -62,7 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         Err(_) => {
-            for (n, e) in array.elements().iter().take(10).enumerate() {
+            for (n, e) in array.elements().take(10).enumerate() {
                 println!("  [{n}] {e:?}");
             }
         }

@@ -234,7 +234,7 @@ pub fn open_all(data: &[u8]) -> Option<crate::AsdfFile> {
     let _ = f.verify_blocks();
     for path in f.ndarray_paths() {
         if let (Ok(a), Some(node)) = (f.ndarray(&path), f.get(&path)) {
-            let _ = a.elements();
+            a.elements().for_each(drop);
             let _ = crate::ndarray::stats::stats(&a);
             let _ = f.mask_at(node, &a);
         }
@@ -266,7 +266,7 @@ pub fn roundtrip(data: &[u8]) {
             assert_eq!(a.shape, b.shape, "{path}: shape changed by a rewrite");
             let (ea, eb) = (a.elements(), b.elements());
             assert_eq!(ea.len(), eb.len());
-            for (x, y) in ea.iter().zip(&eb) {
+            for (x, y) in ea.zip(eb) {
                 assert!(x == y || format!("{x:?}") == format!("{y:?}"), "{path}: {x:?} != {y:?}");
             }
         }

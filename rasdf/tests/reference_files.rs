@@ -47,7 +47,7 @@ fn same(
         if x.datatype.to_string() != y.datatype.to_string() {
             return Err(format!("{path}: datatype {} != {}", x.datatype, y.datatype));
         }
-        let (ex, ey) = (x.elements(), y.elements());
+        let (ex, ey): (Vec<_>, Vec<_>) = (x.elements().collect(), y.elements().collect());
         for (i, (p, q)) in ex.iter().zip(&ey).enumerate() {
             if !elements_eq(p, q) {
                 return Err(format!("{path}: element {i}: {p:?} != {q:?}"));

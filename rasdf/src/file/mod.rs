@@ -572,12 +572,16 @@ impl AsdfFile {
         let bad = |m: &str| Error::new(crate::tree::TreeError::Unexpected(format!("core/integer: {m}")), loc());
         let words = node.key("words").ok_or_else(|| bad("no words"))?;
         let a = self.ndarray_at(words)?;
+        // 2^16 words is a number of 2 million bits: an array that stands for more (its
+        // strides overlapping) would make a number of gigabytes.
+        if a.len() > 1 << 16 {
+            return Err(bad(&format!("{} words, more than 65536", a.len())));
+        }
         let words: Vec<u64> = a
             .elements()
-            .iter()
             .map(|e| match e {
-                Element::UInt(w) => Some(*w),
-                Element::Int(w) => u64::try_from(*w).ok(),
+                Element::UInt(w) => Some(w),
+                Element::Int(w) => u64::try_from(w).ok(),
                 _ => None,
             })
             .collect::<Option<_>>()

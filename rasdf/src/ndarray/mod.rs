@@ -290,7 +290,7 @@ pub enum Storage {
 /// assert_eq!(values.shape(), &[64, 64]);
 /// // Any datatype, element by element (the catalog is a table of records):
 /// let catalog = file.ndarray("catalog")?;
-/// assert!(matches!(catalog.elements()[0], Element::Record(_)));
+/// assert!(matches!(catalog.elements().next(), Some(Element::Record(_))));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -494,11 +494,11 @@ impl<'f> NdArray<'f> {
         }
     }
 
-    /// Every element, in C order, as values (masked entries of inline data as stored: 0).
-    pub fn elements(&self) -> Vec<Element> {
-        self.byte_offsets()
-            .map(|at| datatype::decode_element(&self.datatype, &self.data[at..], self.byteorder))
-            .collect()
+    /// Every element, in C order, as values (masked entries of inline data as stored:
+    /// 0), one at a time: an array whose strides overlap stands for more elements than
+    /// its data holds bytes, so they are not gathered.
+    pub fn elements(&self) -> Elements<'_> {
+        Elements { array: self, offsets: self.byte_offsets() }
     }
 
     /// The bytes the array reads from, taken out of it: borrowed from the file (mapped,
@@ -684,6 +684,26 @@ impl<'f> NdArray<'f> {
     }
 }
 
+/// The elements of an array as values, in C order (see [`NdArray::elements`]).
+pub struct Elements<'a> {
+    array: &'a NdArray<'a>,
+    offsets: ByteOffsets<'a>,
+}
+
+impl Iterator for Elements<'_> {
+    type Item = Element;
+    fn next(&mut self) -> Option<Element> {
+        let at = self.offsets.next()?;
+        Some(datatype::decode_element(&self.array.datatype, &self.array.data[at..], self.array.byteorder))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.offsets.size_hint()
+    }
+}
+
+impl ExactSizeIterator for Elements<'_> {}
+
 /// Iterator over the byte offsets of an array's elements, in C order.
 pub struct ByteOffsets<'a> {
     array: &'a NdArray<'a>,
@@ -691,6 +711,8 @@ pub struct ByteOffsets<'a> {
     next: Option<isize>,
     left: usize,
 }
+
+impl ExactSizeIterator for ByteOffsets<'_> {}
 
 impl Iterator for ByteOffsets<'_> {
     type Item = usize;

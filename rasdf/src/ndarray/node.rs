@@ -410,13 +410,12 @@ const COMPLEX_TAG: &str = "core/complex-1.0.0";
 pub(crate) fn inline_data(tree: &mut impl NodeArena, a: &NdArray<'_>, mask: Option<&[bool]>) -> NodeId {
     let leaves: Vec<NodeId> = a
         .elements()
-        .iter()
         .enumerate()
         .map(|(i, e)| {
             if mask.is_some_and(|m| m.get(i) == Some(&true)) {
                 tree.push(node(Value::Null))
             } else {
-                element_node(tree, e)
+                element_node(tree, &e)
             }
         })
         .collect();

@@ -128,7 +128,7 @@ fn converted(f: &AsdfFile, node: NodeRef<'_>, walk: &mut Walk) -> Result<Option<
         return Ok(Some(json!({"$ndarray": {
             "datatype": datatype(&a.datatype),
             "shape": a.shape,
-            "values": a.elements().iter().map(element).collect::<Vec<_>>(),
+            "values": a.elements().map(|e| element(&e)).collect::<Vec<_>>(),
             "mask": mask,
         }})));
     }
