@@ -425,22 +425,32 @@ fn run_command(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8>
             let (_bar, progress) = write_bar(args.quiet, "defragment");
             let Some(output) = output else {
                 let f = open(&file, &options)?;
+                crate::outputs::sweep(&file);
                 let done = rewrite::rewrite_in_place(&f, compression, views_only, progress);
                 return report(done);
             };
-            report(rewrite_with(&options, &file, &output, ArrayStorage::Internal, compression, views_only, progress))
+            report(crate::outputs::write_output(&output, out, |output| {
+                rewrite_with(&options, &file, output, ArrayStorage::Internal, compression, views_only, progress)
+            }))
         }
         Command::Explode(FileArgs { file, output }) => {
             readable(&file)?;
             let output = output.unwrap_or_else(|| rewrite::default_output(&file, "_exploded"));
+            if crate::outputs::is_special(&output) {
+                say_line!("{}: explode writes files beside its output: give a file's path", output.display());
+                return Err(2);
+            }
             let (_bar, progress) = write_bar(args.quiet, "explode");
+            crate::outputs::sweep(&output);
             report(rewrite_with(&options, &file, &output, ArrayStorage::External, None, false, progress))
         }
         Command::Implode(FileArgs { file, output }) => {
             readable(&file)?;
             let output = output.unwrap_or_else(|| rewrite::default_output(&file, "_all"));
             let (_bar, progress) = write_bar(args.quiet, "implode");
-            report(rewrite_with(&options, &file, &output, ArrayStorage::Internal, None, false, progress))
+            report(crate::outputs::write_output(&output, out, |output| {
+                rewrite_with(&options, &file, output, ArrayStorage::Internal, None, false, progress)
+            }))
         }
         Command::Convert { input, output, array, compress } => {
             let remote = crate::remote::is_url(&input);
@@ -471,9 +481,13 @@ fn run_command(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8>
             if remote {
                 // A remote input is ASDF (the other formats are read from local files).
                 let f = open(&input, &OpenOptions::new().limits(limits).remote(crate::remote::options_from_env()))?;
-                return report(rasdf_convert::convert_asdf_file(&f, &output, &options, &mut warn));
+                return report(crate::outputs::write_output(&output, out, |output| {
+                    rasdf_convert::convert_asdf_file(&f, output, &options, &mut warn)
+                }));
             }
-            report(rasdf_convert::convert_with_warnings(&input, &output, &options, &mut warn))
+            report(crate::outputs::write_output(&output, out, |output| {
+                rasdf_convert::convert_with_warnings(&input, output, &options, &mut warn)
+            }))
         }
         Command::Diff { a, b, rtol, atol, ignore, json, minimal: _ } => {
             // Exit 1 means "different": a file that cannot be read is 2, as for diff(1).
@@ -559,7 +573,7 @@ fn run_command(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8>
                 false => file.with_extension("yaml"),
             });
             let _spinner = crate::progress::spinner(args.quiet, &format!("to-yaml {}", output.display()));
-            report(crate::to_yaml::write(&f, &output))
+            report(crate::outputs::write_output(&output, out, |output| crate::to_yaml::write(&f, output)))
         }
     }
 }

@@ -149,11 +149,11 @@ pub fn edit(
 /// The copy of the opening the editor works on: `<stem>.yaml` (mode 0600) in a folder
 /// of its own (`rasdf-edit-<random>`, mode 0700) in the temporary folder, so that no
 /// other user can read or replace it. Removed when dropped, and, while it exists, when
-/// the process is ended by `SIGINT`, `SIGTERM` or `SIGHUP` (see [`cleanup`]).
+/// the process is ended by `SIGINT`, `SIGTERM` or `SIGHUP` (see [`crate::signals`]).
 struct Scratch {
     dir: PathBuf,
     path: PathBuf,
-    _cleanup: cleanup::Registered,
+    _cleanup: [crate::signals::Registered; 2],
 }
 
 impl Scratch {
@@ -171,7 +171,8 @@ impl Scratch {
                 Err(e) => return Err(io(&dir, e)),
             }
             let path = dir.join(format!("{stem}.yaml"));
-            let scratch = Scratch { _cleanup: cleanup::register(&dir, &path), dir, path };
+            let _cleanup = [crate::signals::register(&path), crate::signals::register(&dir)];
+            let scratch = Scratch { _cleanup, dir, path };
             let mut options = std::fs::OpenOptions::new();
             options.write(true).create_new(true);
             #[cfg(unix)]
@@ -213,143 +214,13 @@ fn run_editor(editor: &str, file: &Path) -> Result<(), EditError> {
         .spawn()
         .map_err(|e| failed(format!("could not be run: {e}")))?;
     let status = {
-        let _editing = cleanup::editing(child.id());
+        let _editing = crate::signals::editing(child.id());
         child.wait().map_err(|e| failed(format!("could not be waited for: {e}")))?
     };
     if !status.success() {
         return Err(failed(format!("failed ({status})")));
     }
     Ok(())
-}
-
-/// Removing the scratch copy when a signal ends the process: `SIGTERM` and `SIGHUP`
-/// (passed on to the editor, if one runs), and `SIGINT`, but a Ctrl-C typed while the
-/// editor runs: that one is the editor's (an editor that ends of it has failed). The handlers
-/// are in place while a scratch copy exists, the ones before them put back after.
-#[cfg(unix)]
-mod cleanup {
-    use std::ffi::CString;
-    use std::path::Path;
-    use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
-
-    /// The scratch file and its folder, as C strings (null: none).
-    static FILE: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
-    static DIR: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
-    /// The editor's process id while it runs (0: none).
-    static EDITOR: AtomicI32 = AtomicI32::new(0);
-    const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
-
-    /// The handlers in place while a scratch copy exists; dropping it puts back the old
-    /// ones and forgets the copy's names.
-    pub(super) struct Registered {
-        old: Vec<(libc::c_int, libc::sigaction)>,
-    }
-
-    pub(super) fn register(dir: &Path, file: &Path) -> Registered {
-        use std::os::unix::ffi::OsStrExt;
-        let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_or(std::ptr::null_mut(), CString::into_raw);
-        // The strings are never freed (a few bytes per edit): a handler running on
-        // another thread may still read one after it is replaced.
-        DIR.store(c(dir), Ordering::SeqCst);
-        FILE.store(c(file), Ordering::SeqCst);
-        let mut old = Vec::new();
-        for sig in SIGNALS {
-            // SAFETY: zeroed `sigaction`s are valid values; sigaction only reads and
-            // writes the structures given.
-            unsafe {
-                let mut was: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(sig, std::ptr::null(), &mut was) != 0 || was.sa_sigaction == libc::SIG_IGN {
-                    continue; // a signal ignored (nohup) stays ignored
-                }
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = handler as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
-                    as libc::sighandler_t;
-                libc::sigemptyset(&mut sa.sa_mask);
-                for s in SIGNALS {
-                    libc::sigaddset(&mut sa.sa_mask, s);
-                }
-                sa.sa_flags = libc::SA_RESTART | libc::SA_SIGINFO;
-                if libc::sigaction(sig, &sa, std::ptr::null_mut()) == 0 {
-                    old.push((sig, was));
-                }
-            }
-        }
-        Registered { old }
-    }
-
-    impl Drop for Registered {
-        fn drop(&mut self) {
-            for (sig, was) in &self.old {
-                // SAFETY: puts back the disposition read in `register`.
-                unsafe { libc::sigaction(*sig, was, std::ptr::null_mut()) };
-            }
-            FILE.store(std::ptr::null_mut(), Ordering::SeqCst);
-            DIR.store(std::ptr::null_mut(), Ordering::SeqCst);
-        }
-    }
-
-    /// Marks the editor `pid` as running until dropped.
-    pub(super) struct Editing;
-
-    pub(super) fn editing(pid: u32) -> Editing {
-        EDITOR.store(i32::try_from(pid).unwrap_or(0), Ordering::SeqCst);
-        Editing
-    }
-
-    impl Drop for Editing {
-        fn drop(&mut self) {
-            EDITOR.store(0, Ordering::SeqCst);
-        }
-    }
-
-    extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
-        let editor = EDITOR.load(Ordering::SeqCst);
-        // SAFETY: the kernel hands a valid `siginfo_t` to an SA_SIGINFO handler.
-        let from_terminal = !info.is_null() && unsafe { (*info).si_code } == libc::SI_KERNEL;
-        if sig == libc::SIGINT && editor != 0 && from_terminal {
-            // Ctrl-C: the editor's (the terminal sends it to the whole foreground group).
-            return;
-        }
-        // SAFETY: kill, unlink, rmdir, signal and raise are async-signal-safe; the
-        // strings are never freed.
-        unsafe {
-            if editor != 0 {
-                libc::kill(editor, sig);
-            }
-            let (file, dir) = (FILE.load(Ordering::SeqCst), DIR.load(Ordering::SeqCst));
-            if !file.is_null() {
-                libc::unlink(file);
-            }
-            if !dir.is_null() {
-                libc::rmdir(dir);
-            }
-        }
-        rasdf::write::remove_pending_files();
-        // SAFETY: the default disposition, then the signal again, so that the process
-        // dies of it with the usual status.
-        unsafe {
-            libc::signal(sig, libc::SIG_DFL);
-            libc::raise(sig);
-        }
-    }
-}
-
-/// Elsewhere the scratch copy is removed when dropped only.
-#[cfg(not(unix))]
-mod cleanup {
-    use std::path::Path;
-
-    pub(super) struct Registered;
-
-    pub(super) fn register(_dir: &Path, _file: &Path) -> Registered {
-        Registered
-    }
-
-    pub(super) struct Editing;
-
-    pub(super) fn editing(_pid: u32) -> Editing {
-        Editing
-    }
 }
 
 /// Whether `edited` may replace the opening of `file`.
@@ -413,6 +284,7 @@ fn write(path: &Path, layout: &Layout, edited: &[u8]) -> Result<Edited, EditErro
         return Ok(Edited::InPlace);
     }
     let mut src = File::open(path).map_err(io)?;
+    crate::outputs::sweep(path);
     let from = layout.offsets.first().copied().unwrap_or(layout.text_end);
     rasdf::write::stage::write_atomically_with(path, |out| {
         out.write_all(edited)?;

@@ -69,10 +69,11 @@ pub fn run(
     if let Some(m) = mask {
         writes.push((m, &bools));
     }
-    // The files are filled, then standard output written, then the files put in place.
+    // The files are filled (a FIFO or device written into), then standard output
+    // written, then the files put in place.
     let mut staged = Vec::new();
     for &(target, write) in writes.iter().filter(|(t, _)| !is_stdout(t)) {
-        staged.push(stage(file, path, target, write)?);
+        staged.extend(stage(file, path, target, write)?);
     }
     if let Some(&(_, write)) = writes.iter().find(|(t, _)| is_stdout(t)) {
         let mut w = Noted { inner: &mut *out, failed: false };
@@ -92,10 +93,17 @@ pub fn run(
 /// What writes one output (the array, or its mask) to a writer.
 type WriteTo<'a> = dyn Fn(&mut dyn Write) -> Result<()> + 'a;
 
-/// A staged file for `target`, filled by `write`.
-fn stage(file: &AsdfFile, path: &str, target: &Path, write: &WriteTo<'_>) -> Result<Staged> {
-    let mut staged = Staged::new(target)?;
-    let mut w = Noted { inner: std::io::BufWriter::with_capacity(1 << 20, staged.file()), failed: false };
+/// A staged file for `target`, filled by `write`; `None` for a FIFO, device or socket,
+/// written into at once ([`crate::outputs::is_special`]).
+fn stage(file: &AsdfFile, path: &str, target: &Path, write: &WriteTo<'_>) -> Result<Option<Staged>> {
+    let mut staged = None;
+    let sink = if crate::outputs::is_special(target) {
+        crate::outputs::open_special(target).map_err(|e| Error::from(rasdf::Error::from(e).in_file(target)))?
+    } else {
+        crate::outputs::sweep(target);
+        staged.insert(Staged::new(target)?).file().try_clone()?
+    };
+    let mut w = Noted { inner: std::io::BufWriter::with_capacity(1 << 20, sink), failed: false };
     let written = write(&mut w).and_then(|()| Ok(w.flush()?));
     match written {
         Err(e) if w.failed => return Err(e.in_file(target)),

@@ -16,6 +16,7 @@ mod pyrepr;
 pub mod remote;
 pub mod rewrite;
 pub mod search;
+pub mod signals;
 pub mod terminal;
 pub mod to_yaml;
 

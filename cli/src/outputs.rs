@@ -4,18 +4,30 @@
 //! files a command reads are its input and, for an exploded input, the block files its
 //! arrays' `source`s name.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rasdf::AsdfFile;
 use rasdf::file::StorageInfo;
 
 /// Whether `a` and `b` name one file: the same file on disk (through links, `..`, hard
-/// links; `same_file` compares device and inode on Unix, the volume serial number and
-/// file index on Windows), or, where they do not both exist, the same name in the same
-/// folder.
+/// links: device and inode on Unix; elsewhere the `same_file` crate's volume serial number
+/// and file index, for regular files), or, where they do not both exist, the same name in
+/// the same folder.
 pub fn same_file(a: &Path, b: &Path) -> bool {
-    if same_file::is_same_file(a, b).unwrap_or(false) {
-        return true;
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        // Compared without opening either: opening a FIFO waits for a writer.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            if (x.dev(), x.ino()) == (y.dev(), y.ino()) {
+                return true;
+            }
+        }
+        #[cfg(not(unix))]
+        if x.is_file() && y.is_file() && same_file::is_same_file(a, b).unwrap_or(false) {
+            return true;
+        }
     }
     let resolved = |p: &Path| -> Option<PathBuf> {
         let parent = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -72,6 +84,113 @@ pub fn refuse(file: &AsdfFile, outputs: &[&Path]) -> rasdf::Result<()> {
     let Some(path) = file.path() else { return Ok(()) };
     refuse_inputs(&inputs_of(path, file), outputs)
         .map_err(|m| rasdf::Error::new(rasdf::ErrorKind::Usage(m), rasdf::Location::default()))
+}
+
+/// Whether `target` is written into rather than replaced: `-` (standard output), or an
+/// existing FIFO, device or socket. The library writes regular files only (atomically,
+/// by a rename); writing into these is the command line's policy.
+pub fn is_special(target: &Path) -> bool {
+    if target.as_os_str() == "-" {
+        return true;
+    }
+    std::fs::metadata(target).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// Opens an existing FIFO, device or socket for writing, without truncating or creating
+/// it (a Unix socket is connected to).
+pub fn open_special(target: &Path) -> std::io::Result<std::fs::File> {
+    match std::fs::OpenOptions::new().write(true).open(target) {
+        Ok(f) => Ok(f),
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+            use std::os::unix::fs::FileTypeExt;
+            if !std::fs::metadata(target).is_ok_and(|m| m.file_type().is_socket()) {
+                return Err(e);
+            }
+            let stream = std::os::unix::net::UnixStream::connect(target)?;
+            Ok(std::fs::File::from(std::os::fd::OwnedFd::from(stream)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes an output with `write`, which writes a regular file at the path it is given
+/// (atomically, as the library writes): `target` itself, or, for a special target
+/// ([`is_special`]), a file in a private temporary folder (mode 0700, removed after, and
+/// on a signal: see [`crate::signals`]) whose bytes are then copied into `target`
+/// (standard output, `-`, is `out`). The file keeps `target`'s extension, which may name
+/// its format.
+///
+/// # Errors
+/// Those of `write`; I/O errors making the folder or copying, naming the target.
+pub fn write_output<E: From<std::io::Error>>(
+    target: &Path,
+    out: &mut dyn Write,
+    write: impl FnOnce(&Path) -> Result<(), E>,
+) -> Result<(), E> {
+    if !is_special(target) {
+        sweep(target);
+        return write(target);
+    }
+    let dir = PrivateDir::new()?;
+    let mut name = std::ffi::OsString::from("output");
+    if let Some(ext) = target.extension().filter(|_| target.as_os_str() != "-") {
+        name.push(".");
+        name.push(ext);
+    }
+    let file = dir.path.join(name);
+    let _registered = crate::signals::register(&file);
+    write(&file)?;
+    let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", target.display()));
+    let copied = std::fs::File::open(&file).and_then(|mut from| {
+        if target.as_os_str() == "-" {
+            std::io::copy(&mut from, out).and_then(|_| out.flush())
+        } else {
+            let mut to = open_special(target)?;
+            std::io::copy(&mut from, &mut to).and_then(|_| to.flush())
+        }
+    });
+    let _ = std::fs::remove_file(&file);
+    copied.map_err(|e| E::from(named(e)))
+}
+
+/// Removes from `target`'s folder the temporary names writers killed between naming a
+/// file and renaming it left there ([`rasdf::write::sweep_stale`]), before writing into it.
+pub fn sweep(target: &Path) {
+    rasdf::write::sweep_stale(target.parent().unwrap_or(Path::new(".")));
+}
+
+/// A folder of this process's own in the temporary folder (mode 0700 on Unix), removed
+/// (when empty) when dropped, and on a signal.
+struct PrivateDir {
+    path: PathBuf,
+    _registered: crate::signals::Registered,
+}
+
+impl PrivateDir {
+    fn new() -> std::io::Result<PrivateDir> {
+        use std::hash::{BuildHasher, Hasher};
+        for _ in 0..16 {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u32(std::process::id());
+            let path = std::env::temp_dir().join(format!("rasdf-out-{:016x}", h.finish()));
+            let mut builder = std::fs::DirBuilder::new();
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            match builder.create(&path) {
+                Ok(()) => return Ok(PrivateDir { _registered: crate::signals::register(&path), path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free name for a temporary folder"))
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.path);
+    }
 }
 
 #[cfg(test)]

@@ -364,13 +364,15 @@ pub fn run(file: &AsdfFile, path: &str, options: &PreviewOptions, output: &Path,
     if output.as_os_str() == "-" {
         return p.write_png(out);
     }
-    rasdf::write::write_atomically_with(output, |f| {
-        let mut w = io::BufWriter::with_capacity(1 << 16, f);
-        p.write_png(&mut w).map_err(|e| match e.into_parts() {
-            (ErrorKind::Io(e), _) => e,
-            (kind, _) => io::Error::other(kind.to_string()),
-        })?;
-        w.flush()
+    crate::outputs::write_output(output, &mut io::sink(), |staged| {
+        rasdf::write::write_atomically_with(staged, |f| {
+            let mut w = io::BufWriter::with_capacity(1 << 16, f);
+            p.write_png(&mut w).map_err(|e| match e.into_parts() {
+                (ErrorKind::Io(e), _) => e,
+                (kind, _) => io::Error::other(kind.to_string()),
+            })?;
+            w.flush()
+        })
     })
     .map_err(|e| Error::new(e, Location::default().with_file(output)))?;
     writeln!(out, "{}: {}", output.display(), p.summary)?;

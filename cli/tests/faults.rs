@@ -184,6 +184,52 @@ fn outputs_that_are_not_regular_files_are_written_into() {
     let r = rasdf(&["defragment", i, "-o", "/dev/null"]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert!(std::fs::symlink_metadata("/dev/null").unwrap().file_type().is_char_device());
+    // Every command that writes, into a FIFO, staging in a private folder of TMPDIR that
+    // it leaves empty: convert (the FIFO's extension names the format), to-yaml, implode,
+    // preview, extract (written into at once).
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    for (name, args) in [
+        ("out.ra", vec!["convert", i, "@", "--array", "sci/data"]),
+        ("out.yaml", vec!["to-yaml", i, "-o", "@"]),
+        ("whole.asdf", vec!["implode", i, "-o", "@"]),
+        ("p.png", vec!["preview", i, "sci/data", "-o", "@"]),
+        ("a.npy", vec!["extract", i, "sci/data", "-o", "@"]),
+    ] {
+        let fifo = dir.join(name);
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let reader = Command::new("cat").arg(&fifo).stdout(Stdio::piped()).spawn().unwrap();
+        let args: Vec<&str> = args.iter().map(|a| if *a == "@" { fifo.to_str().unwrap() } else { a }).collect();
+        let r = Command::new(env!("CARGO_BIN_EXE_rasdf")).args(&args).env("TMPDIR", &tmp).output().unwrap();
+        let got = reader.wait_with_output().unwrap().stdout;
+        assert!(r.status.success(), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
+        assert!(got.len() > 100, "{args:?}: {} bytes", got.len());
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "{args:?} replaced the FIFO");
+        assert!(names_in(&tmp).is_empty(), "{args:?} left {:?}", names_in(&tmp));
+    }
+    // A Unix socket: connected to.
+    let sock = dir.join("s.asdf");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let reader = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut conn, &mut buf).unwrap();
+        buf
+    });
+    let r = rasdf(&["defragment", i, "-o", sock.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(rasdf::OpenOptions::new().from_bytes(reader.join().unwrap()).is_ok());
+    assert!(std::fs::symlink_metadata(&sock).unwrap().file_type().is_socket());
+    // A reader that stops reading: an error (EPIPE), not a death by SIGPIPE.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rasdf"))
+        .args(["to-yaml", i, "-o", "-"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    assert!(status.code().is_some(), "killed by a signal: {status}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -48,20 +48,15 @@ pub(crate) fn to_pyerr(py: Python<'_>, e: rasdf::Error) -> PyErr {
         };
         return match errno {
             Some(n) => PyErr::from_type(err, (n, text, file)),
-            // No errno: `OSError(message)` (errno `None`), the file as its `filename`.
-            None => {
-                let e = PyErr::from_type(
-                    err,
-                    (match &file {
-                        Some(f) => format!("{f}: {text}"),
-                        None => text,
-                    },),
-                );
-                if let Some(f) = file {
-                    let _ = e.value(py).setattr("filename", f);
-                }
-                e
-            }
+            // No errno: `OSError(message)`, its errno `None`, the file named in the message
+            // (a `filename` would make Python print `[Errno None] None: ...`).
+            None => PyErr::from_type(
+                err,
+                (match &file {
+                    Some(f) => format!("{f}: {text}"),
+                    None => text,
+                },),
+            ),
         };
     }
     asdf_error(py, message, &loc)

@@ -45,8 +45,7 @@ pub use array::{ArrayBytes, IntoArrayBytes, Ndarray};
 pub use document::{Document, Scalar, Source};
 pub use plan::external_path;
 pub use stage::{
-    StageOptions, Staged, commit_all, ignore_sigxfsz, install_cleanup_handlers, remove_pending_files, write_atomically,
-    write_atomically_with,
+    StageOptions, Staged, commit_all, remove_pending_files, sweep_stale, write_atomically, write_atomically_with,
 };
 pub use stream::StreamWriter;
 

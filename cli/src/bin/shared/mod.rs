@@ -25,7 +25,5 @@ pub fn setup() {
     // SAFETY: sets one of mimalloc's options, before any other thread runs; mimalloc
     // reads its options when it needs them.
     unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 0) };
-    // Both can only fail on an invalid signal number; the tools run on without them.
-    let _ = rasdf::write::ignore_sigxfsz();
-    let _ = rasdf::write::install_cleanup_handlers();
+    rasdf_cli::signals::install();
 }
