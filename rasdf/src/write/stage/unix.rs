@@ -731,7 +731,6 @@ mod tests {
     use std::ffi::{OsStr, OsString};
     use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
     use std::os::unix::fs::MetadataExt;
-    use std::os::unix::net::UnixListener;
     use std::process::{Command, Stdio};
     use std::sync::atomic::AtomicUsize;
 
