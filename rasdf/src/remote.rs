@@ -4,9 +4,9 @@
 //! It knows the object's length from its first answer and fetches byte ranges with HTTP
 //! `Range` requests: several at once on their own threads, ranges close together
 //! coalesced into one request. Each answer is checked (status 206, a `Content-Range`
-//! that is the range asked for, a body of exactly that length); a server error (5xx),
-//! a refused or broken connection or a timeout is retried a bounded number of times,
-//! other failures are errors at once. [`crate::OpenOptions::open_url`] opens an ASDF
+//! that is the range asked for, a body of exactly that length); a server error (5xx,
+//! 429) or a refused or broken connection is retried a bounded number of times, other
+//! failures (a timeout among them) are errors at once. [`crate::OpenOptions::open_url`] opens an ASDF
 //! file through one.
 //!
 //! Three rules hold for every request, the first ones of an open as the later ones
@@ -32,8 +32,9 @@
 //! **Timeout.** [`RemoteOptions::timeout`] bounds how long a server may stay silent: an
 //! attempt fails when a connection is not made within it, or when no byte of the answer
 //! comes for that long (a server that keeps sending, however slowly, is not cut off). A
-//! request that timed out is not retried: a stalled server fails a read in about one
-//! timeout (two at most: connecting, then waiting), not one per attempt.
+//! request that timed out is not retried, and a fetch of several parts starts none after
+//! one failed: a stalled server fails a read in one timeout (at most one for the name
+//! lookup, one for connecting and one of silence), not one per attempt or part.
 //!
 //! S3 requests are signed (AWS Signature V4, as query parameters) when credentials are
 //! given, and sent unsigned otherwise (public buckets). The library reads no environment
@@ -297,6 +298,26 @@ pub fn redact_url(url: &str) -> String {
         out.push_str(&pairs.join("&"));
     }
     out
+}
+
+/// `text` with every URL in it (from `http://`, `https://` or `s3://` to a blank, a
+/// quote or an angle bracket) as [`redact_url`] shows it: a signed request URL in a
+/// message of the HTTP client loses its signature.
+fn redact_urls_in(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let lower = rest.to_ascii_lowercase();
+        let Some(at) = ["http://", "https://", "s3://"].iter().filter_map(|p| lower.find(p)).min() else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..at]);
+        let url = &rest[at..];
+        let end = url.find(|c: char| c.is_whitespace() || "'\"<>`".contains(c)).unwrap_or(url.len());
+        out.push_str(&redact_url(&url[..end]));
+        rest = &url[end..];
+    }
 }
 
 /// Whether a query parameter's name speaks of credentials.
@@ -794,7 +815,7 @@ impl Remote {
     /// `text` with the URL's and S3's secrets replaced by `***`, and the URL as given
     /// (or any request URL made from it) by the URL as shown.
     fn scrub(&self, text: &str) -> String {
-        let mut out = text.replace(&self.given, &self.url);
+        let mut out = redact_urls_in(&text.replace(&self.given, &self.url));
         for s in &self.secrets {
             out = out.replace(s.as_str(), "***");
         }
@@ -867,18 +888,16 @@ impl Remote {
         };
         let timeout = self.options.timeout;
         let transport = |e: ureq::Error| {
-            let timeout_kind = match &e {
-                ureq::Error::Timeout(k) => Some(*k),
-                _ => None,
-            };
-            let message = match timeout_kind {
-                Some(ureq::Timeout::Connect | ureq::Timeout::Resolve) => {
-                    format!("timed out: no connection within {timeout:?}")
+            let (timed_out, message) = match &e {
+                ureq::Error::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve) => {
+                    (true, format!("timed out: no connection within {timeout:?}"))
                 }
-                Some(_) => format!("timed out: the server sent nothing for {timeout:?}"),
-                None => self.scrub(&e.to_string()),
+                ureq::Error::Timeout(_) => (true, format!("timed out: the server sent nothing for {timeout:?}")),
+                // The system's own (a connection attempt it gave up on).
+                ureq::Error::Io(io) if io_timeout(io) => (true, format!("timed out: {}", self.scrub(&io.to_string()))),
+                _ => (false, self.scrub(&e.to_string())),
             };
-            RemoteError::Transport { url: self.url.clone(), timeout: timeout_kind.is_some(), message, attempts }
+            RemoteError::Transport { url: self.url.clone(), timeout: timed_out, message, attempts }
         };
         let first = self.first.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         let precondition = first.as_ref().and_then(Validators::precondition);
@@ -1136,6 +1155,11 @@ mod tests {
         ] {
             assert_eq!(redact_url(url), shown, "{url}");
         }
+        assert_eq!(
+            redact_urls_in("GET 'https://b.s3.x/k?X-Amz-Signature=abc&v=1' and http://u:p@h/x failed"),
+            "GET 'https://b.s3.x/k?X-Amz-Signature=***&v=1' and http://u:***@h/x failed"
+        );
+        assert_eq!(redact_urls_in("no URL here"), "no URL here");
         assert_eq!(secrets_of("https://user:se%63ret@host/?token=a%2Fb"), ["se%63ret", "secret", "a%2Fb", "a/b"]);
         assert_eq!(secrets_of("https://tok@host/?v=1"), ["tok"]);
         assert!(secrets_of("https://host/x?v=1").is_empty());

@@ -821,8 +821,7 @@ impl AsdfFile {
     ///
     /// # Errors
     /// An I/O error of kind `UnexpectedEof` that says from which offset the file was gone;
-    /// for a remote file that changed, the [`crate::remote::RemoteError::Changed`] (kind
-    /// `Other`).
+    /// for a remote file that changed, the remote error `Changed` (kind `Other`).
     pub fn check_unchanged(&self) -> Result<()> {
         if let Err(changed) = self.bytes.check() {
             return Err(Error::from(std::io::Error::from(changed)).in_file_opt(self.path.as_deref()));
