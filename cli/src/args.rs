@@ -17,6 +17,8 @@ struct Args {
     command: Command,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    remote: RemoteArgs,
     /// No progress bars (they are drawn on standard error only when it is a terminal).
     #[arg(short, long, global = true)]
     quiet: bool,
@@ -51,6 +53,35 @@ impl LimitArgs {
             ..d
         }
     }
+}
+
+/// How inputs given as URLs (http://, https://, s3://) are read.
+#[derive(clap::Args, Default)]
+struct RemoteArgs {
+    /// Seconds a server may stay silent, connecting or sending an answer, before a
+    /// remote read fails (default 60); a read that timed out is not retried.
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = seconds)]
+    timeout: Option<std::time::Duration>,
+}
+
+impl RemoteArgs {
+    /// The library's options: the environment's S3 settings and this timeout.
+    fn options(&self) -> rasdf::remote::RemoteOptions {
+        let options = crate::remote::options_from_env();
+        match self.timeout {
+            Some(t) => options.timeout(t),
+            None => options,
+        }
+    }
+}
+
+/// A number of seconds above 0 (fractions allowed).
+fn seconds(s: &str) -> Result<std::time::Duration, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(v > 0.0) {
+        return Err(format!("{s}: the timeout must be above 0"));
+    }
+    std::time::Duration::try_from_secs_f64(v).map_err(|_| format!("{s}: too long a timeout"))
 }
 
 #[derive(Subcommand)]
@@ -332,6 +363,7 @@ fn open(file: &std::path::Path, options: &OpenOptions) -> Result<AsdfFile, u8> {
     crate::remote::open(file, options).map_err(|e| {
         say(&e);
         match e.kind() {
+            _ if crate::remote::failed_while_read(&e) => Outcome::Failed.code(),
             rasdf::ErrorKind::Io(_) => Outcome::Unopened.code(),
             _ => Outcome::Failed.code(),
         }
@@ -343,7 +375,7 @@ fn readable(file: &std::path::Path) -> Result<(), u8> {
     match rasdf::file::open_regular(file) {
         Ok(_) => Ok(()),
         Err(e) => {
-            eprintln!("rasdf: {}: cannot be opened: {e}", file.display());
+            eprintln!("rasdf: {}: cannot be opened: {e}", crate::remote::shown(file));
             Err(Outcome::Unopened.code())
         }
     }
@@ -359,7 +391,7 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
         }
     };
     let limits = args.limits.limits();
-    let options = OpenOptions::new().limits(limits).remote(crate::remote::options_from_env());
+    let options = OpenOptions::new().limits(limits).remote(args.remote.options());
     match args.command {
         Command::Check { file, json, schemas } => {
             let schemas = rasdf::schema::Schemas::from_dirs(&schemas).map_err(|e| {
@@ -423,7 +455,7 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
             let mut warn = |w: String| eprintln!("rasdf: warning: {w}");
             if remote {
                 // A remote input is ASDF (the other formats are read from local files).
-                let f = open(&input, &OpenOptions::new().limits(limits).remote(crate::remote::options_from_env()))?;
+                let f = open(&input, &OpenOptions::new().limits(limits).remote(args.remote.options()))?;
                 return report(rasdf_convert::convert_asdf_file(&f, &output, &options, &mut warn));
             }
             report(rasdf_convert::convert_with_warnings(&input, &output, &options, &mut warn))
@@ -507,9 +539,9 @@ fn run(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8> {
         Command::ToYaml { file, output } => {
             let f = open(&file, &options)?;
             // A URL's YAML goes to the current folder, named after the URL's last part.
-            let output = output.unwrap_or_else(|| match crate::remote::is_url(&file) {
-                true => PathBuf::from(file.file_name().unwrap_or(file.as_os_str())).with_extension("yaml"),
-                false => file.with_extension("yaml"),
+            let output = output.unwrap_or_else(|| match file.to_str().filter(|_| crate::remote::is_url(&file)) {
+                Some(url) => PathBuf::from(crate::remote::file_name_of_url(url)).with_extension("yaml"),
+                None => file.with_extension("yaml"),
             });
             let _spinner = crate::progress::spinner(args.quiet, &format!("to-yaml {}", output.display()));
             match crate::to_yaml::write(&f, &output) {
@@ -694,6 +726,7 @@ pub fn main(argv: Vec<std::ffi::OsString>, out: &mut impl std::io::Write) -> u8 
         Some(tool) => standalone(argv, tool).map(|(a, quiet)| Args {
             command: (tool.command)(a),
             limits: LimitArgs::default(),
+            remote: RemoteArgs::default(),
             quiet,
         }),
         None => Args::try_parse_from(argv),
