@@ -94,6 +94,7 @@ def open(
     max_nodes: Optional[int] = None,
     max_block_bytes: Optional[int] = None,
     max_array_elements: Optional[int] = None,
+    timeout: Optional[float] = None,
 ) -> AsdfFile: ...
 def write(
     path: PathLike,
