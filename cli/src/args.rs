@@ -78,7 +78,7 @@ impl RemoteArgs {
 /// A number of seconds above 0 (fractions allowed).
 fn seconds(s: &str) -> Result<std::time::Duration, String> {
     let v: f64 = s.trim().parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
-    if !(v > 0.0) {
+    if v.is_nan() || v <= 0.0 {
         return Err(format!("{s}: the timeout must be above 0"));
     }
     std::time::Duration::try_from_secs_f64(v).map_err(|_| format!("{s}: too long a timeout"))
