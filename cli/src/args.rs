@@ -25,6 +25,8 @@ struct Args {
     command: Command,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    remote: RemoteArgs,
     /// No progress bars (they are drawn on standard error only when it is a terminal).
     #[arg(short, long, global = true)]
     quiet: bool,
@@ -63,6 +65,35 @@ impl LimitArgs {
             ..d
         }
     }
+}
+
+/// How inputs given as URLs (http://, https://, s3://) are read.
+#[derive(clap::Args, Default)]
+struct RemoteArgs {
+    /// Seconds a server may stay silent, connecting or sending an answer, before a
+    /// remote read fails (default 60); a read that timed out is not retried.
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = seconds)]
+    timeout: Option<std::time::Duration>,
+}
+
+impl RemoteArgs {
+    /// The library's options: the environment's S3 settings and this timeout.
+    fn options(&self) -> rasdf::remote::RemoteOptions {
+        let options = crate::remote::options_from_env();
+        match self.timeout {
+            Some(t) => options.timeout(t),
+            None => options,
+        }
+    }
+}
+
+/// A number of seconds above 0 (fractions allowed).
+fn seconds(s: &str) -> Result<std::time::Duration, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if v.is_nan() || v <= 0.0 {
+        return Err(format!("{s}: the timeout must be above 0"));
+    }
+    std::time::Duration::try_from_secs_f64(v).map_err(|_| format!("{s}: too long a timeout"))
 }
 
 #[derive(Subcommand)]
@@ -348,6 +379,7 @@ fn open(file: &std::path::Path, options: &OpenOptions) -> Result<AsdfFile, u8> {
     crate::remote::open(file, options).map_err(|e| {
         say(&e);
         match e.kind() {
+            _ if crate::remote::failed_while_read(&e) => Outcome::Failed.code(),
             rasdf::ErrorKind::Io(_) => Outcome::Unopened.code(),
             _ => Outcome::Failed.code(),
         }
@@ -359,7 +391,7 @@ fn readable(file: &std::path::Path) -> Result<(), u8> {
     match rasdf::file::open_regular(file) {
         Ok(_) => Ok(()),
         Err(e) => {
-            say_line!("{}: cannot be opened: {e}", file.display());
+            say_line!("{}: cannot be opened: {e}", crate::remote::shown(file));
             Err(Outcome::Unopened.code())
         }
     }
@@ -397,7 +429,7 @@ fn run_command(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8>
         }
     };
     let limits = args.limits.limits();
-    let options = OpenOptions::new().limits(limits).remote(crate::remote::options_from_env());
+    let options = OpenOptions::new().limits(limits).remote(args.remote.options());
     match args.command {
         Command::Check { file, json, schemas } => {
             let schemas = rasdf::schema::Schemas::from_dirs(&schemas).map_err(|e| {
@@ -480,7 +512,7 @@ fn run_command(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8>
             let mut warn = |w: String| say_line!("warning: {w}");
             if remote {
                 // A remote input is ASDF (the other formats are read from local files).
-                let f = open(&input, &OpenOptions::new().limits(limits).remote(crate::remote::options_from_env()))?;
+                let f = open(&input, &OpenOptions::new().limits(limits).remote(args.remote.options()))?;
                 return report(crate::outputs::write_output(&output, out, |output| {
                     rasdf_convert::convert_asdf_file(&f, output, &options, &mut warn)
                 }));
@@ -568,9 +600,9 @@ fn run_command(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8>
         Command::ToYaml { file, output } => {
             let f = open(&file, &options)?;
             // A URL's YAML goes to the current folder, named after the URL's last part.
-            let output = output.unwrap_or_else(|| match crate::remote::is_url(&file) {
-                true => PathBuf::from(file.file_name().unwrap_or(file.as_os_str())).with_extension("yaml"),
-                false => file.with_extension("yaml"),
+            let output = output.unwrap_or_else(|| match file.to_str().filter(|_| crate::remote::is_url(&file)) {
+                Some(url) => PathBuf::from(crate::remote::file_name_of_url(url)).with_extension("yaml"),
+                None => file.with_extension("yaml"),
             });
             let _spinner = crate::progress::spinner(args.quiet, &format!("to-yaml {}", output.display()));
             report(crate::outputs::write_output(&output, out, |output| crate::to_yaml::write(&f, output)))
@@ -749,6 +781,7 @@ pub fn main(argv: Vec<std::ffi::OsString>, out: &mut impl std::io::Write) -> u8 
         Some(tool) => standalone(argv, tool).map(|(a, quiet)| Args {
             command: (tool.command)(a),
             limits: LimitArgs::default(),
+            remote: RemoteArgs::default(),
             quiet,
         }),
         None => Args::try_parse_from(argv),

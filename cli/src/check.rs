@@ -48,11 +48,18 @@ pub fn run_with_schemas(
     schemas: &Schemas,
     out: &mut impl Write,
 ) -> io::Result<Outcome> {
-    let name = path.display().to_string();
+    let name = crate::remote::shown(path);
     let mut r = Report::new(json, &name);
     r.progress = progress.cloned();
     let file = match crate::remote::open(path, options) {
         Ok(f) => f,
+        // A remote file that changed while it was read or a server that stopped
+        // answering: not opened, a failure (neither damage nor a wrong name).
+        Err(e) if crate::remote::failed_while_read(&e) => {
+            r.error(out, &e.to_string())?;
+            r.finish(out, false)?;
+            return Ok(Outcome::Failed);
+        }
         // A file that cannot be opened (missing, a folder, no permission) is not damaged:
         // the caller named the wrong thing.
         Err(e) if matches!(e.kind(), rasdf::ErrorKind::Io(_)) => {

@@ -461,16 +461,24 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
     max_block_bytes: Optional[int] = None,
     max_array_elements: Optional[int] = None,
     max_inline_bytes: Optional[int] = None,
+    timeout: Optional[float] = None,
 ) -> AsdfFile:
-    """Opens an ASDF file (memory-mapped; arrays read on demand).
+    """Opens an ASDF file (memory-mapped; arrays read on demand), or an ``http://``,
+    ``https://`` or ``s3://bucket/key`` URL (read by byte ranges).
 
     ``verify_checksums``: check each block's MD5 when it is read. ``validate``: check the
     tree against its tags' schemas now, as :meth:`AsdfFile.validate` does (the
     extensions asdf has installed, when it is importable). The ``max_*`` limits bound what a
-    hostile file can make rasdf spend (``None``: rasdf's defaults).
+    hostile file can make rasdf spend (``None``: rasdf's defaults). ``timeout``: for a
+    URL, the seconds a server may stay silent (connecting, or between bytes of an
+    answer) before the read fails with ``TimeoutError`` (``None``: 60; a timed-out read
+    is not retried); ignored for a local path.
 
     Raises ``FileNotFoundError`` (and the other ``OSError``\\ s) when the file cannot be
-    opened, :class:`AsdfError` when it is not a sound ASDF file.
+    opened, :class:`AsdfError` when it is not a sound ASDF file. A remote file that
+    changes while it is read raises ``OSError`` ("the remote file changed while it was
+    read"), then and on every later read. A password, token or signature in a URL is
+    shown as ``***`` (in ``path``, ``repr`` and errors).
     """
     f = _rasdf.File.open(
         os.fspath(path),
@@ -480,6 +488,7 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
         max_block_bytes,
         max_array_elements,
         max_inline_bytes,
+        timeout,
     )
     af = AsdfFile(f)
     if validate:

@@ -95,6 +95,7 @@ def open(
     max_block_bytes: Optional[int] = None,
     max_array_elements: Optional[int] = None,
     max_inline_bytes: Optional[int] = None,
+    timeout: Optional[float] = None,
 ) -> AsdfFile: ...
 def write(
     path: PathLike,

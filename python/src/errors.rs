@@ -23,6 +23,9 @@ pub(crate) fn to_pyerr(py: Python<'_>, e: rasdf::Error) -> PyErr {
     let (kind, loc) = e.into_parts();
     if let rasdf::ErrorKind::Io(io) = &kind {
         let file = loc.file.as_ref().map(|p| p.display().to_string());
+        if is_remote(io) {
+            return remote_error(py, io, file);
+        }
         let errno = io.raw_os_error();
         let text = match errno {
             Some(_) => strip_os_suffix(&io.to_string()),
@@ -42,7 +45,7 @@ pub(crate) fn to_pyerr(py: Python<'_>, e: rasdf::Error) -> PyErr {
             std::io::ErrorKind::ConnectionAborted
             | std::io::ErrorKind::ConnectionRefused
             | std::io::ErrorKind::ConnectionReset => py.get_type::<PyConnectionError>(),
-            _ if errno.is_some() || is_remote(io) => py.get_type::<PyOSError>(),
+            _ if errno.is_some() => py.get_type::<PyOSError>(),
             // Not the system's: a file cut short, a short read.
             _ => return asdf_error(py, message, &loc),
         };
@@ -65,6 +68,41 @@ pub(crate) fn to_pyerr(py: Python<'_>, e: rasdf::Error) -> PyErr {
 /// Whether `io` is a remote file's error (the server's or the network's).
 fn is_remote(io: &std::io::Error) -> bool {
     io.get_ref().is_some_and(|e| e.is::<rasdf::remote::RemoteError>())
+}
+
+/// A remote file's error (its URL shown without credentials, as rasdf shows every URL):
+/// `TimeoutError` (errno `ETIMEDOUT`), `FileNotFoundError` (a 404: `ENOENT`),
+/// `PermissionError` (401, 403: `EACCES`), `ConnectionError`, or `OSError` (a server
+/// error, an answer rasdf cannot use, a redirect not followed, a file that changed while
+/// it was read); `errno` is `None` where no errno fits, never 0.
+fn remote_error(py: Python<'_>, io: &std::io::Error, file: Option<String>) -> PyErr {
+    use std::io::ErrorKind as K;
+    let text = io.to_string();
+    let errno_named = |name: &str| -> Option<i32> { py.import("errno").ok()?.getattr(name).ok()?.extract().ok() };
+    let errno = match io.kind() {
+        K::TimedOut => errno_named("ETIMEDOUT"),
+        K::NotFound => errno_named("ENOENT"),
+        K::PermissionDenied => errno_named("EACCES"),
+        _ => None,
+    };
+    match errno {
+        Some(n) => {
+            let args = (n, text, file);
+            match io.kind() {
+                K::TimedOut => PyTimeoutError::new_err(args),
+                K::NotFound => PyFileNotFoundError::new_err(args),
+                _ => PyPermissionError::new_err(args),
+            }
+        }
+        // The message alone (it names the URL): `errno`, `strerror` and `filename` None.
+        None => match io.kind() {
+            K::TimedOut => PyTimeoutError::new_err(text),
+            K::NotFound => PyFileNotFoundError::new_err(text),
+            K::PermissionDenied => PyPermissionError::new_err(text),
+            K::ConnectionAborted | K::ConnectionRefused | K::ConnectionReset => PyConnectionError::new_err(text),
+            _ => PyOSError::new_err(text),
+        },
+    }
 }
 
 /// Linux's EISDIR.

@@ -185,9 +185,10 @@ struct Read {
 
 #[pymethods]
 impl File {
-    /// Opens `path`. Keyword arguments as `rasdf.open`; `None` keeps a limit's default.
+    /// Opens `path`. Keyword arguments as `rasdf.open`; `None` keeps a limit's default
+    /// (and the remote timeout's, 60 s).
     #[staticmethod]
-    #[pyo3(signature = (path, verify_checksums=false, max_tree_bytes=None, max_nodes=None, max_block_bytes=None, max_array_elements=None, max_inline_bytes=None))]
+    #[pyo3(signature = (path, verify_checksums=false, max_tree_bytes=None, max_nodes=None, max_block_bytes=None, max_array_elements=None, max_inline_bytes=None, timeout=None))]
     #[allow(clippy::too_many_arguments)]
     fn open(
         py: Python<'_>,
@@ -198,6 +199,7 @@ impl File {
         max_block_bytes: Option<u64>,
         max_array_elements: Option<u64>,
         max_inline_bytes: Option<u64>,
+        timeout: Option<f64>,
     ) -> PyResult<File> {
         crate::errors::guarded(py, || {
             let mut limits = Limits::default();
@@ -216,10 +218,17 @@ impl File {
             if let Some(v) = max_inline_bytes {
                 limits.max_inline_bytes = v;
             }
-            let options = OpenOptions::new()
-                .verify_checksums(verify_checksums)
-                .limits(limits)
-                .remote(rasdf_cli::remote::options_from_env());
+            let mut remote = rasdf_cli::remote::options_from_env();
+            if let Some(t) = timeout {
+                // Seconds above 0 (as Python's socket timeouts; 0 and None mean other
+                // things there, so neither is taken as "no limit").
+                let t = Some(t)
+                    .filter(|t| *t > 0.0)
+                    .and_then(|t| std::time::Duration::try_from_secs_f64(t).ok())
+                    .ok_or_else(|| PyValueError::new_err(format!("timeout={t}: a number of seconds above 0")))?;
+                remote = remote.timeout(t);
+            }
+            let options = OpenOptions::new().verify_checksums(verify_checksums).limits(limits).remote(remote);
             // A path, or an http(s):// or s3:// URL.
             let file = py.detach(|| rasdf_cli::remote::open(&path, &options)).map_err(|e| to_pyerr(py, e))?;
             let file = Arc::new(file);

@@ -16,7 +16,8 @@ from conftest import TESTDATA, require
 
 
 class RangeHandler(http.server.BaseHTTPRequestHandler):
-    """GET with one byte range (or the whole file); `fail` answers 500 to everything."""
+    """GET with one byte range (or the whole file), an ETag of the file's identity
+    (honouring If-Match with 412); `fail` answers 500 to everything."""
 
     root = None
     fail = False
@@ -36,7 +37,15 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        size = os.path.getsize(path)
+        st = os.stat(path)
+        size = st.st_size
+        etag = f'"{st.st_ino:x}-{st.st_mtime_ns:x}-{size:x}"'
+        wanted = self.headers.get("If-Match")
+        if wanted is not None and wanted != "*" and etag not in [w.strip() for w in wanted.split(",")]:
+            self.send_response(412)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         m = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", ""))
         if not m:
             start, end, status = 0, size - 1, 200
@@ -48,6 +57,7 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
             status = 206
         if start >= size:
             self.send_response(416)
+            self.send_header("ETag", etag)
             self.send_header("Content-Range", f"bytes */{size}")
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -56,6 +66,7 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
             f.seek(start)
             body = f.read(end - start + 1)
         self.send_response(status)
+        self.send_header("ETag", etag)
         if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
         self.send_header("Content-Length", str(len(body)))
@@ -186,3 +197,80 @@ def test_asdf_in_fits_url_reads_as_the_local_file(server, tmp_path):
         with rasdf.open(path) as local, rasdf.open(f"{base}/{path.name}") as remote:
             assert local.arrays()
             assert_same_file(remote, local)
+
+
+def test_a_password_in_a_url_is_never_shown(server, tmp_path):
+    base, _ = server
+    authority = base.removeprefix("http://")
+    url = f"http://user:secret@{authority}"
+    (tmp_path / "bad_tree.asdf").write_bytes(b"#ASDF 1.0.0\n%YAML 1.1\n--- !core/asdf-1.1.0\na: [1, 2\n...\n")
+    shown = []
+    with rasdf.open(f"{url}/example.asdf") as af:
+        assert af.path == f"http://user:***@{authority}/example.asdf"
+        shown += [af.path, repr(af), af.info()]
+    with rasdf.open(f"{url}/example.asdf?X-Amz-Signature=secret&token=secret") as af:
+        assert "X-Amz-Signature=***&token=***" in af.path
+        shown += [af.path, repr(af)]
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for target, kind in [
+        (f"{url}/missing.asdf", FileNotFoundError),
+        (f"http://user:secret@127.0.0.1:{port}/x.asdf", ConnectionError),
+        (f"{url}/bad_tree.asdf", rasdf.AsdfError),
+        ("ftp://user:secret@host/x.asdf", OSError),
+    ]:
+        with pytest.raises(kind) as info:
+            rasdf.open(target)
+        e = info.value
+        shown += [str(e), repr(e), repr(e.args), str(getattr(e, "filename", "")), str(getattr(e, "file", ""))]
+        assert "***" in str(e), (target, str(e))
+        assert getattr(e, "errno", None) != 0, (target, repr(e))
+    for text in shown:
+        assert "secret" not in text, text
+
+
+def test_a_stalled_server_fails_within_the_timeout():
+    import errno
+    import socket
+    import time
+
+    # Connections are accepted (by the kernel's backlog) and never answered.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/x.asdf"
+        start = time.monotonic()
+        with pytest.raises(TimeoutError) as info:
+            rasdf.open(url, timeout=1)
+        took = time.monotonic() - start
+        assert 1 <= took < 4, took
+        assert info.value.errno == errno.ETIMEDOUT
+        assert "timed out" in str(info.value)
+        for bad in [0, -1, float("nan")]:
+            with pytest.raises(ValueError):
+                rasdf.open(url, timeout=bad)
+    # Taken, and ignored, for a local path.
+    with rasdf.open(TESTDATA / "example.asdf", timeout=0.5) as af:
+        assert af["sci/data"].shape == (64, 64)
+
+
+def test_a_remote_file_that_changes_is_never_read_as_two_versions(server, tmp_path):
+    base, _ = server
+    a = np.full(1000, 1.0)
+    b = np.full(1000, 2.0)
+    rasdf.write(tmp_path / "v.asdf", {"data": a})
+    rasdf.write(tmp_path / "b.tmp", {"data": b})
+    assert (tmp_path / "v.asdf").stat().st_size == (tmp_path / "b.tmp").stat().st_size
+    with rasdf.open(f"{base}/v.asdf") as af:
+        # Version B in its place after the open: its data is never read under A's tree.
+        os.replace(tmp_path / "b.tmp", tmp_path / "v.asdf")
+        with pytest.raises(OSError, match="the remote file changed while it was read") as info:
+            af["data"][...]
+        assert info.value.errno is None
+        with pytest.raises(OSError, match="changed while it was read"):
+            af["data"][...]
+    with rasdf.open(f"{base}/v.asdf") as af:
+        assert np.array_equal(af["data"][...], b)

@@ -9,7 +9,7 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use range_server::{Fault, RangeServer, ServerOptions};
+use range_server::{Fault, RangeServer, ServerOptions, Swap, Validators};
 
 /// Byte `i` of the test files.
 fn byte(i: u64) -> u8 {
@@ -358,4 +358,116 @@ fn latency() {
     assert!(t.elapsed() < Duration::from_secs(1), "stop took {:?}", t.elapsed());
     let mut b = [0u8; 1];
     assert!(matches!(c.reader.read(&mut b), Ok(0) | Err(_)));
+}
+
+#[test]
+fn hang_after() {
+    let (_dir, data, server) = faulty("hang-after", Fault::HangAfter(1));
+    assert_eq!(get(&server, "/data.bin", "Range: bytes=0-9\r\n").body, &data[..10]);
+    let mut c = Client::connect(&server);
+    c.reader.get_ref().set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    c.send("GET", "/data.bin", "Range: bytes=0-9\r\n");
+    let mut b = [0u8; 1];
+    let e = c.reader.read(&mut b).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut), "{e}");
+    assert_eq!(server.requests(), 2);
+}
+
+#[test]
+fn validators_and_preconditions() {
+    let dir = TempDir::new("validators");
+    dir.file("data.bin", 1000);
+    let path = dir.0.join("data.bin");
+    let modified = std::time::UNIX_EPOCH + Duration::from_secs(784_111_777); // Sun, 06 Nov 1994 08:49:37 GMT
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(modified).unwrap();
+    let date = "Sun, 06 Nov 1994 08:49:37 GMT";
+    for validators in [Validators::Strong, Validators::Weak, Validators::LastModified, Validators::None] {
+        let server = RangeServer::start(&dir.0, ServerOptions { validators, ..ServerOptions::default() });
+        let r = get(&server, "/data.bin", "Range: bytes=0-9\r\n");
+        let etag = r.header("ETag").map(str::to_string);
+        match validators {
+            Validators::Strong => assert!(etag.as_deref().is_some_and(|e| e.starts_with('"') && e.ends_with('"'))),
+            Validators::Weak => assert!(etag.as_deref().is_some_and(|e| e.starts_with("W/\""))),
+            _ => assert_eq!(etag, None),
+        }
+        let lm = if validators == Validators::None { None } else { Some(date) };
+        assert_eq!(r.header("Last-Modified"), lm, "{validators:?}");
+        // The same answer again; 200 answers carry them too.
+        assert_eq!(get(&server, "/data.bin", "").header("ETag").map(str::to_string), etag);
+        let status = |extra: &str| get(&server, "/data.bin", &format!("Range: bytes=0-9\r\n{extra}")).status;
+        // If-Match: strong comparison; `*` matches.
+        assert_eq!(status("If-Match: *\r\n"), 206);
+        assert_eq!(status("If-Match: \"other\"\r\n"), 412);
+        if let Some(e) = &etag {
+            let strong = validators == Validators::Strong;
+            assert_eq!(status(&format!("If-Match: {e}\r\n")), if strong { 206 } else { 412 }, "{validators:?}");
+            assert_eq!(status(&format!("If-Match: \"x\", {e}\r\n")), if strong { 206 } else { 412 });
+        }
+        // If-Unmodified-Since: the file is not newer than the date.
+        assert_eq!(status(&format!("If-Unmodified-Since: {date}\r\n")), 206);
+        assert_eq!(status("If-Unmodified-Since: Sat, 05 Nov 1994 08:49:37 GMT\r\n"), 412);
+        assert_eq!(status("If-Unmodified-Since: not a date\r\n"), 206);
+        // If-Match first: If-Unmodified-Since is then not looked at.
+        assert_eq!(status("If-Match: *\r\nIf-Unmodified-Since: Sat, 05 Nov 1994 08:49:37 GMT\r\n"), 206);
+        let log = server.log();
+        assert_eq!(log.len() as u64, server.requests());
+        assert_eq!(log.last().map(|s| (s.target.as_str(), s.status)), Some(("/data.bin", 206)));
+        assert!(log.iter().any(|s| s.status == 412 && s.header("if-match") == Some("\"other\"")));
+    }
+    // Ignored preconditions.
+    let server = RangeServer::start(&dir.0, ServerOptions { ignore_preconditions: true, ..ServerOptions::default() });
+    assert_eq!(get(&server, "/data.bin", "Range: bytes=0-9\r\nIf-Match: \"other\"\r\n").status, 206);
+    // The ETag follows the file: another file in its place has another.
+    let server = RangeServer::start(&dir.0, ServerOptions::default());
+    let before = get(&server, "/data.bin", "").header("ETag").map(str::to_string);
+    std::fs::copy(&path, dir.0.join("copy.bin")).unwrap();
+    std::fs::rename(dir.0.join("copy.bin"), &path).unwrap();
+    let after = get(&server, "/data.bin", "").header("ETag").map(str::to_string);
+    assert!(before.is_some() && after.is_some() && before != after);
+}
+
+#[test]
+fn swap() {
+    let dir = TempDir::new("swap");
+    let data = dir.file("data.bin", 1000);
+    let other: Vec<u8> = data.iter().map(|b| b ^ 0xff).collect();
+    let replacement = dir.0.join("other.bin");
+    std::fs::write(&replacement, &other).unwrap();
+    let swap = Swap { name: "data.bin".into(), replacement, after: 2 };
+    let server = RangeServer::start(&dir.0, ServerOptions { swap: Some(swap), ..ServerOptions::default() });
+    let etag = |r: &Response| r.header("ETag").map(str::to_string);
+    let (r1, r2) =
+        (get(&server, "/data.bin", "Range: bytes=0-9\r\n"), get(&server, "/data.bin", "Range: bytes=0-9\r\n"));
+    // Other files do not count.
+    dir.file("x.bin", 10);
+    assert_eq!(get(&server, "/x.bin", "").status, 200);
+    let r3 = get(&server, "/data.bin", "Range: bytes=0-9\r\n");
+    assert_eq!((&r1.body[..], &r2.body[..], &r3.body[..]), (&data[..10], &data[..10], &other[..10]));
+    assert!(etag(&r1) == etag(&r2) && etag(&r2) != etag(&r3));
+    // A request on condition of the first version: 412.
+    let r = get(&server, "/data.bin", &format!("Range: bytes=0-9\r\nIf-Match: {}\r\n", etag(&r1).unwrap()));
+    assert_eq!(r.status, 412);
+}
+
+#[test]
+fn redirects() {
+    let dir = TempDir::new("redirects");
+    let data = dir.file("sub/data.bin", 100);
+    let server = RangeServer::start(&dir.0, ServerOptions::default());
+    for code in [301, 302, 303, 307, 308] {
+        let r = get(&server, &format!("/__redirect/{code}/same/sub/data.bin"), "");
+        assert_eq!((r.status, r.header("Location"), r.content_length()), (code, Some("/sub/data.bin"), 0));
+    }
+    let r = get(&server, "/a/__redirect/302/abs/sub/data.bin?q=1", "");
+    assert_eq!(r.header("Location"), Some(format!("{}/sub/data.bin", server.base()).as_str()));
+    let r = get(&server, "/__redirect/307/port/9/sub/data.bin", "");
+    assert_eq!(r.header("Location"), Some("http://127.0.0.1:9/sub/data.bin"));
+    let r = get(&server, "/__redirect/308/self", "");
+    assert_eq!((r.status, r.header("Location")), (308, Some("/__redirect/308/self")));
+    // Not a redirect: a status that is not one, or no target.
+    assert_eq!(get(&server, "/__redirect/200/same/sub/data.bin", "").status, 404);
+    assert_eq!(get(&server, "/__redirect/302/nowhere/sub/data.bin", "").status, 404);
+    assert_eq!(get(&server, "/sub/data.bin", "").body, data);
+    // The log has each request's status.
+    assert_eq!(server.log().iter().filter(|s| s.status == 302).count(), 2);
 }

@@ -10,7 +10,7 @@ mod range_server;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use range_server::{Fault, RangeServer, ServerOptions};
+use range_server::{Fault, RangeServer, ServerOptions, Swap, Validators};
 use rasdf::remote::{RemoteOptions, S3Credentials, S3Options};
 use rasdf::{AsdfFile, OpenOptions};
 
@@ -241,12 +241,14 @@ fn servers_that_fail_or_lie() {
     let local = OpenOptions::new().open(root.join("example.asdf")).unwrap();
     assert_eq!(f.array::<f32>("sci/data").unwrap(), local.array::<f32>("sci/data").unwrap());
 
-    // A server that never answers: a timeout, bounded (4 attempts of 0.4 s and the pauses).
+    // A server that never answers: a timeout, in one timeout (0.4 s: a timeout is not
+    // retried), the head and the tail asked for once each.
     let s = start(Fault::Hang);
     let t = Instant::now();
     let msg = assert_io_kind(options.open_url(&s.url("example.asdf")), std::io::ErrorKind::TimedOut);
-    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
-    assert!(msg.contains("attempts"), "{msg}");
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    assert!(msg.contains("timed out") && !msg.contains("attempts"), "{msg}");
+    assert_eq!(s.requests(), 2);
 
     // Nothing listens.
     let dead = {
@@ -629,5 +631,302 @@ fn a_fits_url_of_many_small_hdus_opens_in_few_requests() {
     assert_eq!(remote.fits().unwrap().hdus().len(), local.fits().unwrap().hdus().len());
     assert!(server.requests() < 30, "{} requests", server.requests());
     assert_eq!(remote.array::<f32>("data").unwrap(), local.array::<f32>("data").unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Whether `text` shows none of the secrets of the redaction tests.
+fn no_secret(text: &str) -> bool {
+    !["secret", "sig123", "cred456", "tok789", "AKIDSECRETKEYID", "s3secretkey"].iter().any(|s| text.contains(s))
+}
+
+#[test]
+fn passwords_and_signatures_are_never_shown() {
+    let dir = tempdir("redact");
+    std::fs::copy(testdata().join("example.asdf"), dir.join("example.asdf")).unwrap();
+    std::fs::write(dir.join("bad_tree.asdf"), "#ASDF 1.0.0\n%YAML 1.1\n--- !core/asdf-1.1.0\na: [1, 2\n...\n").unwrap();
+    let server = RangeServer::start(&dir, ServerOptions::default());
+    let other = RangeServer::start(&dir, ServerOptions::default());
+    let port = server.base().rsplit(':').next().unwrap().to_string();
+    let with_secret = |name: &str| format!("http://user:secret@127.0.0.1:{port}/{name}");
+    let options = OpenOptions::new().remote(quick());
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://user:secret@{}/x.asdf", l.local_addr().unwrap())
+    };
+    let other_port = other.base().rsplit(':').next().unwrap().to_string();
+    let failing = [
+        with_secret("missing.asdf"),
+        with_secret("bad_tree.asdf"),
+        dead,
+        format!("{}?X-Amz-Signature=sig123&X-Amz-Credential=cred456&token=tok789", with_secret("missing.asdf")),
+        with_secret(&format!("__redirect/302/port/{other_port}/example.asdf")),
+        "ftp://user:secret@host/x.asdf".to_string(),
+    ];
+    for url in &failing {
+        let e = options.open_url(url).unwrap_err();
+        let (shown, debug) = (e.to_string(), format!("{e:?}"));
+        assert!(no_secret(&shown) && no_secret(&debug), "{url}:\n{shown}\n{debug}");
+        assert!(shown.contains("***"), "{url}: {shown}");
+        let file = e.location().file.as_ref().unwrap().to_str().unwrap().to_string();
+        assert!(no_secret(&file), "{file}");
+    }
+    // An open that works: the URL as shown, and a block's error after the object went.
+    let f = options.open_url(&with_secret("example.asdf")).unwrap();
+    let shown = format!("{:?} {:?} {:?}", f.url(), f.path(), f.remote());
+    assert!(no_secret(&shown), "{shown}");
+    assert_eq!(f.url(), Some(format!("http://user:***@127.0.0.1:{port}/example.asdf").as_str()));
+    let log = server.log();
+    assert!(log.iter().any(|s| s.header("authorization").is_some()), "the credentials are sent");
+    std::fs::remove_file(dir.join("example.asdf")).unwrap();
+    let e = f.block_data(0).unwrap_err();
+    assert!(no_secret(&e.to_string()) && no_secret(&format!("{e:?}")), "{e}");
+    // S3: neither the credentials nor the signature of the request.
+    std::fs::create_dir_all(dir.join("bucket")).unwrap();
+    let s3 = S3Options {
+        endpoint: Some(format!("http://user:secret@127.0.0.1:{port}")),
+        region: None,
+        credentials: Some(S3Credentials {
+            key_id: "AKIDSECRETKEYID".into(),
+            secret: "s3secretkey".into(),
+            session_token: Some("tok789".into()),
+        }),
+    };
+    let remote = RemoteOptions { s3, ..quick() };
+    assert!(no_secret(&format!("{remote:?}")), "{remote:?}");
+    let e = OpenOptions::new().remote(remote).open_url("s3://bucket/missing.asdf").unwrap_err();
+    assert!(no_secret(&e.to_string()) && no_secret(&format!("{e:?}")), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn redirects_are_followed_within_the_origin_only() {
+    let root = testdata();
+    let server = RangeServer::start(&root, ServerOptions::default());
+    let other = RangeServer::start(&root, ServerOptions::default());
+    let options = OpenOptions::new().remote(quick());
+    let local = OpenOptions::new().open(root.join("example.asdf")).unwrap();
+    for code in [301, 302, 303, 307, 308] {
+        for how in ["same", "abs"] {
+            // Every request (the open's, then the block's) is redirected and followed.
+            let url = server.url(&format!("__redirect/{code}/{how}/example.asdf"));
+            let f = options.open_url(&url).unwrap();
+            assert_eq!(f.array::<f32>("sci/data").unwrap(), local.array::<f32>("sci/data").unwrap(), "{code} {how}");
+            assert_eq!(f.url(), Some(url.as_str()));
+        }
+    }
+    // Another port is another origin: refused, naming both, and never asked.
+    let port = other.base().rsplit(':').next().unwrap().to_string();
+    for code in [301, 302, 307, 308] {
+        let url = server.url(&format!("__redirect/{code}/port/{port}/example.asdf"));
+        let msg = assert_io_kind(options.open_url(&url), std::io::ErrorKind::InvalidData);
+        assert!(msg.contains(&server.base()) && msg.contains(&other.base()), "{msg}");
+        assert!(msg.contains("another origin"), "{msg}");
+    }
+    assert_eq!(other.requests(), 0);
+    // A loop: bounded.
+    server.reset_counters();
+    let msg = assert_io_kind(options.open_url(&server.url("__redirect/302/self")), std::io::ErrorKind::InvalidData);
+    assert!(msg.contains("more than 10 redirects"), "{msg}");
+    assert!(server.requests() <= 2 * 11, "{} requests", server.requests());
+}
+
+#[test]
+fn an_exploded_files_blocks_are_not_redirected_out_of_its_folder() {
+    let dir = tempdir("redirect-exploded");
+    let arrays = testdata().join("pyasdf/arrays");
+    std::fs::create_dir_all(dir.join("site")).unwrap();
+    let main = std::fs::read_to_string(arrays.join("exploded.asdf")).unwrap();
+    for block in ["exploded0000.asdf", "exploded0001.asdf"] {
+        std::fs::copy(arrays.join(block), dir.join("site").join(block)).unwrap();
+        std::fs::copy(arrays.join(block), dir.join(block)).unwrap();
+    }
+    // Redirected inside the folder: followed; out of it (to a file of the same origin):
+    // refused.
+    let inside = main.replace("source: exploded0000.asdf", "source: __redirect/302/same/site/exploded0000.asdf");
+    let outside = main.replace("source: exploded0000.asdf", "source: __redirect/302/same/exploded0000.asdf");
+    std::fs::write(dir.join("site/inside.asdf"), inside).unwrap();
+    std::fs::write(dir.join("site/outside.asdf"), outside).unwrap();
+    let server = RangeServer::start(&dir, ServerOptions::default());
+    let options = OpenOptions::new().remote(quick());
+    let local = OpenOptions::new().open(arrays.join("exploded.asdf")).unwrap();
+    let f = options.open_url(&server.url("site/inside.asdf")).unwrap();
+    assert_eq!(f.array::<i32>("a").unwrap(), local.array::<i32>("a").unwrap());
+    let f = options.open_url(&server.url("site/outside.asdf")).unwrap();
+    server.reset_counters();
+    let e = f.array::<i32>("a").unwrap_err();
+    assert!(e.to_string().contains("out of the folder"), "{e}");
+    assert!(server.log().iter().all(|s| s.target != "/exploded0000.asdf"), "{:?}", server.log());
+    // The main file itself may be redirected anywhere on its origin: its blocks are
+    // then named relative to where it was found (RFC 3986's base URI), and held to that
+    // folder.
+    for (main, ok) in
+        [("elsewhere/__redirect/307/same/site/inside.asdf", true), ("x/__redirect/301/same/site/outside.asdf", false)]
+    {
+        let f = options.open_url(&server.url(main)).unwrap();
+        assert_eq!(f.array::<f64>("b/c").unwrap(), local.array::<f64>("b/c").unwrap(), "{main}");
+        assert_eq!(f.array::<i32>("a").is_ok(), ok, "{main}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two versions of one file: the same layout (the tree's text and the blocks at the same
+/// offsets), other values. Returns their paths.
+fn two_versions(dir: &Path, name: &str, tree_padding: usize) -> (PathBuf, PathBuf) {
+    use rasdf::write::{Document, WriteOptions};
+    let mut paths = Vec::new();
+    for (version, base) in [("A", 0.0), ("B", 1000.0)] {
+        let mut doc = Document::new();
+        doc.set("version", version).unwrap();
+        doc.set("padding", "x".repeat(tree_padding).as_str()).unwrap();
+        for k in 0..3 {
+            let a = ndarray::Array1::from_iter((0..1000).map(|i| base + f64::from(k * 1000 + i)));
+            doc.set_array(&format!("a{k}"), a.view(), rasdf::block::Compression::None).unwrap();
+        }
+        let path = dir.join(format!("{name}.{version}"));
+        doc.write_to_path(&path, &WriteOptions::default()).unwrap();
+        paths.push(path);
+    }
+    let (a, b) = (paths[0].clone(), paths[1].clone());
+    assert_eq!(std::fs::metadata(&a).unwrap().len(), std::fs::metadata(&b).unwrap().len());
+    (a, b)
+}
+
+fn changed(e: &rasdf::Error) -> bool {
+    rasdf::remote::remote_error_of(e).is_some_and(rasdf::remote::RemoteError::is_changed)
+        && e.to_string().contains("the remote file changed while it was read")
+}
+
+#[test]
+fn a_file_that_changes_is_never_read_as_two_versions() {
+    let dir = tempdir("changes");
+    let (a, b) = two_versions(&dir, "f", 0);
+    let values = |p: &Path| OpenOptions::new().open(p).unwrap().array::<f64>("a1").unwrap().to_owned();
+    assert_ne!(values(&a), values(&b));
+    let options = OpenOptions::new().remote(quick());
+    for validators in [Validators::Strong, Validators::Weak, Validators::LastModified] {
+        for ignore_preconditions in [false, true] {
+            let what = format!("{validators:?}, preconditions ignored: {ignore_preconditions}");
+            std::fs::copy(&a, dir.join("f.asdf")).unwrap();
+            let server =
+                RangeServer::start(&dir, ServerOptions { validators, ignore_preconditions, ..Default::default() });
+            let f = options.open_url(&server.url("f.asdf")).unwrap();
+            assert_eq!(f.get("version").unwrap().as_str(), Some("A"));
+            let first = f.array::<f64>("a0").unwrap();
+            // Version B in its place (a new file: another ETag; a later date).
+            let next = dir.join("f.next");
+            std::fs::copy(&b, &next).unwrap();
+            let later = std::time::SystemTime::now() + Duration::from_secs(10);
+            std::fs::File::options().write(true).open(&next).unwrap().set_modified(later).unwrap();
+            std::fs::rename(&next, dir.join("f.asdf")).unwrap();
+            let e = f.array::<f64>("a1").unwrap_err();
+            assert!(changed(&e), "{what}: {e}");
+            assert_eq!(e.location().block, Some(1), "{what}: {e}");
+            // Once changed, the file reads no more, what was fetched before included,
+            // and asks nothing more of the server.
+            let log = server.log();
+            server.reset_counters();
+            assert!(f.array::<f64>("a0").is_err_and(|e| changed(&e)), "{what}");
+            assert!(f.array::<f64>("a2").is_err_and(|e| changed(&e)), "{what}");
+            assert!(f.check_unchanged().is_err_and(|e| changed(&e)), "{what}");
+            assert_eq!(server.requests(), 0, "{what}");
+            drop(first);
+            // The first two requests (the open's) unconditional; every later one on
+            // condition that the file is the one first seen.
+            assert!(
+                log[..2].iter().all(|s| s.header("if-match").is_none() && s.header("if-unmodified-since").is_none())
+            );
+            for seen in &log[2..] {
+                let (m, u) = (seen.header("if-match"), seen.header("if-unmodified-since"));
+                match validators {
+                    Validators::Strong => assert!(m.is_some_and(|m| m.starts_with('"')), "{what}: {seen:?}"),
+                    _ => assert!(m.is_none() && u.is_some_and(|u| u.ends_with("GMT")), "{what}: {seen:?}"),
+                }
+                // The same condition each time: the first answer's.
+                assert_eq!((m, u), (log[2].header("if-match"), log[2].header("if-unmodified-since")), "{what}");
+            }
+            let last = log.last().unwrap();
+            assert_eq!(last.status, if ignore_preconditions { 206 } else { 412 }, "{what}: {last:?}");
+            assert!(log.len() >= 4, "{what}: {log:?}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_change_seen_while_opening_fails_the_open() {
+    // The second of the open's requests, and (a large tree without an index) a later
+    // one of the open, answered from version B: the open fails. The same over S3.
+    let dir = tempdir("changes-open");
+    std::fs::create_dir_all(dir.join("bucket")).unwrap();
+    let (a, b) = two_versions(&dir, "f", 0);
+    let (big_a, big_b) = two_versions(&dir, "big", 300_000);
+    std::fs::copy(&a, dir.join("f.asdf")).unwrap();
+    std::fs::copy(&a, dir.join("bucket/f.asdf")).unwrap();
+    std::fs::copy(&big_a, dir.join("big.asdf")).unwrap();
+    let options = OpenOptions::new().remote(quick());
+    for (name, replacement, after) in [("f.asdf", &b, 1), ("big.asdf", &big_b, 2), ("bucket/f.asdf", &b, 1)] {
+        let swap = Swap { name: name.into(), replacement: replacement.clone(), after };
+        let server = RangeServer::start(&dir, ServerOptions { swap: Some(swap), ..Default::default() });
+        let opened = match name {
+            "bucket/f.asdf" => {
+                let s3 = S3Options { endpoint: Some(server.base()), ..S3Options::default() };
+                OpenOptions::new().remote(RemoteOptions { s3, ..quick() }).open_url("s3://bucket/f.asdf")
+            }
+            _ => options.open_url(&server.url(name)),
+        };
+        let e = opened.unwrap_err();
+        assert!(changed(&e), "{name}: {e}");
+        // Not retried.
+        assert!(server.requests() <= after + 2, "{name}: {} requests", server.requests());
+    }
+    // Without the swap, the large file takes more than two requests to open (the swap
+    // above fell inside the open).
+    let server = RangeServer::start(&dir, ServerOptions::default());
+    options.open_url(&server.url("big.asdf")).unwrap();
+    assert!(server.requests() > 2, "{}", server.requests());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_stalled_server_fails_within_the_timeout() {
+    let dir = tempdir("stall");
+    let path = write_file(&dir, "f.asdf", 2, 4096, true);
+    let len = std::fs::metadata(&path).unwrap().len();
+    let timeout = Duration::from_secs(1);
+    // Small parts: a block is many requests, which must not each wait a timeout.
+    let remote = RemoteOptions { part_bytes: 64 * 1024, parallel: 4, ..RemoteOptions::default() }.timeout(timeout);
+    assert_eq!(remote.timeout, timeout);
+    let options = OpenOptions::new().remote(remote);
+    // Silent from the first request: the open fails in one timeout.
+    let server = RangeServer::start(&dir, ServerOptions { fault: Fault::Hang, ..Default::default() });
+    let t = Instant::now();
+    let e = options.open_url(&server.url("f.asdf")).unwrap_err();
+    let took = t.elapsed();
+    assert!(took >= timeout && took < timeout * 3, "{took:?}");
+    assert!(rasdf::remote::remote_error_of(&e).is_some_and(rasdf::remote::RemoteError::is_timeout), "{e}");
+    assert_io_kind(Err(e), std::io::ErrorKind::TimedOut);
+    assert_eq!(server.requests(), 2, "a timeout is not retried");
+    drop(server);
+    // Silent after the open: a block of many parts fails in one timeout too.
+    let server = RangeServer::start(&dir, ServerOptions { fault: Fault::HangAfter(4), ..Default::default() });
+    let f = options.open_url(&server.url("f.asdf")).unwrap();
+    assert!(server.requests() <= 4);
+    let big = f.blocks().last().unwrap().used_size;
+    assert!(big > 16 * 64 * 1024 && big < len, "{big}");
+    let t = Instant::now();
+    let e = f.array::<f32>("big").unwrap_err();
+    let took = t.elapsed();
+    assert!(took >= timeout && took < timeout * 3, "{took:?}: {e}");
+    assert!(e.to_string().contains("timed out"), "{e}");
+    drop(server);
+    // The same, the block fetched whole (its checksum verified) rather than decoded as
+    // its parts arrive.
+    let server = RangeServer::start(&dir, ServerOptions { fault: Fault::HangAfter(4), ..Default::default() });
+    let f = options.clone().verify_checksums(true).open_url(&server.url("f.asdf")).unwrap();
+    let t = Instant::now();
+    let e = f.array::<f32>("big").unwrap_err();
+    let took = t.elapsed();
+    assert!(took >= timeout && took < timeout * 3, "{took:?}: {e}");
+    assert!(e.to_string().contains("timed out"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -147,7 +147,15 @@ impl AsdfFile {
     /// `Ok` unless the FITS file around this one is mapped and was cut short.
     pub(super) fn fits_unchanged(&self) -> Result<()> {
         match &self.fits {
-            Some(c) => c.bytes.check().map_err(|e| Error::from(std::io::Error::from(e)).in_file_opt(self.path())),
+            Some(c) => {
+                #[cfg(feature = "remote")]
+                if let Some((remote, _)) = &c.remote
+                    && let Some(e) = remote.changed_error()
+                {
+                    return Err(Error::from(std::io::Error::from(e)).in_file_opt(self.path()));
+                }
+                c.bytes.check().map_err(|e| Error::from(std::io::Error::from(e)).in_file_opt(self.path()))
+            }
             None => Ok(()),
         }
     }

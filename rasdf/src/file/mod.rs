@@ -820,11 +820,20 @@ impl AsdfFile {
     /// fails. A file rewritten in place without being cut short is not detected here;
     /// the blocks' checksums ([`AsdfFile::verify_blocks`]) tell that.
     ///
+    /// A remote file fails here once one of its requests found the object changed (see
+    /// [`crate::remote`]): from then on no method reads its blocks, cached ones included.
+    ///
     /// # Errors
-    /// An I/O error of kind `UnexpectedEof` that says from which offset the file was gone.
+    /// An I/O error of kind `UnexpectedEof` that says from which offset the file was gone;
+    /// for a remote file that changed, the remote error `Changed` (kind `Other`).
     pub fn check_unchanged(&self) -> Result<()> {
         if let Err(changed) = self.bytes.check() {
             return Err(Error::from(std::io::Error::from(changed)).in_file_opt(self.path.as_deref()));
+        }
+        // A remote file seen to change: what was read of it may be of two versions.
+        #[cfg(feature = "remote")]
+        if let Some(e) = self.remote.as_deref().and_then(crate::remote::Remote::changed_error) {
+            return Err(Error::from(std::io::Error::from(e)).in_file_opt(self.path.as_deref()));
         }
         self.fits_unchanged()?;
         let externals = self.externals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -834,6 +843,13 @@ impl AsdfFile {
     /// `r`, unless the file changed under its map: then that error, which explains a
     /// failure of `r` as well (bytes that read as zeros).
     fn unchanged<R>(&self, r: Result<R>) -> Result<R> {
+        // A remote file's change found by `r` itself: its error, which names the block.
+        #[cfg(feature = "remote")]
+        if let Err(e) = &r
+            && crate::remote::remote_error_of(e).is_some_and(crate::remote::RemoteError::is_changed)
+        {
+            return r;
+        }
         self.check_unchanged()?;
         r
     }

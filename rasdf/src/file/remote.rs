@@ -166,11 +166,19 @@ impl OpenOptions {
     /// `NotFound`; a server that ignores ranges or sends other bytes than asked is
     /// `InvalidData`), and the errors of a local open.
     pub fn open_url(&self, url: &str) -> Result<AsdfFile> {
-        self.open_url_inner(url).map_err(|e| e.in_file(url))
+        self.open_url_within(url, None)
     }
 
-    fn open_url_inner(&self, url: &str) -> Result<AsdfFile> {
-        let (remote, ends) = Remote::open(url, &self.remote, END_BYTES, END_BYTES).map_err(remote_error)?;
+    /// [`OpenOptions::open_url`], the redirects of its requests held to `folder` (see
+    /// [`Remote::open_within`]). Errors name the URL as [`crate::remote::redact_url`]
+    /// shows it.
+    pub(super) fn open_url_within(&self, url: &str, folder: Option<String>) -> Result<AsdfFile> {
+        self.open_url_inner(url, folder).map_err(|e| e.in_file(crate::remote::redact_url(url)))
+    }
+
+    fn open_url_inner(&self, url: &str, folder: Option<String>) -> Result<AsdfFile> {
+        let (remote, ends) =
+            Remote::open_within(url, &self.remote, END_BYTES, END_BYTES, folder).map_err(remote_error)?;
         if crate::fits::is_fits(&ends.head) && crate::fits::Fits::parse(&ends.head).is_ok() {
             return self.remote_fits(remote, ends);
         }
@@ -277,7 +285,7 @@ impl OpenOptions {
             return Err(Error::new(
                 crate::ErrorKind::Io(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
-                    format!("{url}: the block headers could not all be read"),
+                    format!("{}: the block headers could not all be read", remote.url()),
                 )),
                 Location::default(),
             ));
@@ -391,6 +399,8 @@ pub(super) fn external_url(base: &str, source: &str) -> std::result::Result<Opti
     if parts.is_empty() {
         return Ok(None);
     }
+    // The folder: up to the last `/` of the base's path (not of its query or fragment).
+    let base = base.split(['?', '#']).next().unwrap_or(base);
     let folder = &base[..base.rfind('/').map_or(base.len(), |i| i + 1)];
     let rel: Vec<String> = parts.iter().map(|p| crate::uri::escape(p, crate::uri::FILE_NAME)).collect();
     Ok(Some(format!("{folder}{}", rel.join("/"))))
@@ -474,7 +484,8 @@ impl AsdfFile {
         }
     }
 
-    /// The URL of a remote file (which [`AsdfFile::path`] also gives, as a path).
+    /// The URL of a remote file (which [`AsdfFile::path`] also gives, as a path), as
+    /// [`crate::remote::redact_url`] shows it: without its password or signature.
     pub fn url(&self) -> Option<&str> {
         self.remote.as_deref().map(Remote::url)
     }
@@ -487,10 +498,12 @@ impl AsdfFile {
     /// The remote file named by external source `uri` of remote file `remote` (opened
     /// once), or `None` for the file itself.
     pub(super) fn remote_external(&self, remote: &Remote, uri: &str) -> Result<Option<&AsdfFile>> {
-        let Some(url) = external_url(remote.url(), uri).map_err(|e| Error::new(e, Location::default()))? else {
+        let Some(url) = external_url(remote.base_url(), uri).map_err(|e| Error::new(e, Location::default()))? else {
             return Ok(None);
         };
-        self.external_file(std::path::PathBuf::from(&url), || self.options.open_url(&url)).map(Some)
+        // Its requests' redirects stay in this file's folder, as its name does.
+        let folder = remote.folder();
+        self.external_file(std::path::PathBuf::from(&url), || self.options.open_url_within(&url, folder)).map(Some)
     }
 
     /// Bytes `want` of uncompressed block `n` of a remote file, in one range request
@@ -635,7 +648,18 @@ impl AsdfFile {
 
 #[cfg(test)]
 mod tests {
-    use super::{LZ4_GUESS_BYTES, Lz4Step, lz4_guesses};
+    use super::{LZ4_GUESS_BYTES, Lz4Step, external_url, lz4_guesses};
+
+    #[test]
+    fn external_urls_stay_in_the_folder_of_the_base_path() {
+        let url = |base: &str, source: &str| external_url(base, source).ok().flatten();
+        assert_eq!(url("http://h/d/f.asdf", "f0000.asdf").as_deref(), Some("http://h/d/f0000.asdf"));
+        // A query (a signature holding `/`) is not part of the folder.
+        assert_eq!(url("http://h/d/f.asdf?sig=a/b#x/y", "f0000.asdf").as_deref(), Some("http://h/d/f0000.asdf"));
+        assert_eq!(url("http://u:p@h/d/f.asdf", "sub/b.asdf").as_deref(), Some("http://u:p@h/d/sub/b.asdf"));
+        assert!(external_url("http://h/d/f.asdf", "../f.asdf").is_err());
+        assert!(external_url("http://h/d/f.asdf", "http://evil/f.asdf").is_err());
+    }
 
     fn walk(lens: &[u64], raw_len: u64) -> Vec<Lz4Step> {
         let (mut pos, mut raw) = (0, 0);

@@ -1,6 +1,10 @@
 //! A small HTTP/1.1 file server for the tests of remote reading, standard library only:
 //! GET and HEAD of the files under one folder, single byte ranges, keep-alive, an
-//! optional latency before each response and injected faults ([`Fault`]).
+//! optional latency before each response and injected faults ([`Fault`]); validators
+//! (`ETag`, `Last-Modified`) and preconditions (`If-Match`, `If-Unmodified-Since`: 412),
+//! a file swapped for another version after some requests ([`Swap`]), redirects asked
+//! for in the path (`/__redirect/CODE/...`, see [`redirect_of`]), and a log of every
+//! request ([`RangeServer::log`]).
 //!
 //! Included by the integration tests with
 //! `#[path = "common/range_server.rs"] mod range_server;` (rasdf/tests) or
@@ -62,6 +66,8 @@ pub enum Fault {
     FailFirst(usize),
     /// Accept, read the request, then never answer (until the server stops).
     Hang,
+    /// Answer the first n requests (counted across the server), then hang as `Hang`.
+    HangAfter(usize),
     /// Ignore Range headers: 200 with the whole file.
     IgnoreRange,
 }
@@ -73,6 +79,63 @@ pub struct ServerOptions {
     pub latency: Duration,
     /// The fault injected.
     pub fault: Fault,
+    /// The validators sent with a file (and honoured in preconditions).
+    pub validators: Validators,
+    /// Answer as if no `If-Match` or `If-Unmodified-Since` had been sent.
+    pub ignore_preconditions: bool,
+    /// A file replaced by another version after some requests.
+    pub swap: Option<Swap>,
+}
+
+/// Which validators the server sends with a file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Validators {
+    /// A strong `ETag` (from the file's length, modification time, inode and path) and
+    /// `Last-Modified`.
+    #[default]
+    Strong,
+    /// The same ETag, weak (`W/"..."`), and `Last-Modified`.
+    Weak,
+    /// `Last-Modified` only.
+    LastModified,
+    /// None.
+    None,
+}
+
+/// From the request after the first `after` ones for `name` (a path under the root,
+/// `/`-separated, as in a URL but not escaped), the file `replacement` is served for
+/// `name`: another version of it, with its own validators.
+#[derive(Clone, Debug)]
+pub struct Swap {
+    /// The file swapped.
+    pub name: String,
+    /// Its other version (any path).
+    pub replacement: PathBuf,
+    /// Requests for `name` answered from the first version.
+    pub after: u64,
+}
+
+/// One request as the server saw it, and its answer's status.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    /// The request target (`/path?query`).
+    pub target: String,
+    /// Lower-case names, trimmed values.
+    pub headers: Vec<(String, String)>,
+    /// The status answered (0: none, the connection was dropped).
+    pub status: u16,
+}
+
+impl Seen {
+    /// The value of header `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+thread_local! {
+    /// The log entry of the request a connection thread is answering.
+    static CURRENT: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
 /// What the server and its threads share.
@@ -82,9 +145,16 @@ struct Shared {
     stop: AtomicBool,
     requests: AtomicU64,
     bytes_sent: AtomicU64,
-    /// Requests seen by `Fault::FailFirst` (not reset by `reset_counters`).
+    /// Requests seen by `Fault::FailFirst` and `Fault::HangAfter` (not reset by
+    /// `reset_counters`).
     fault_count: AtomicU64,
     ranges: Mutex<Vec<(u64, u64)>>,
+    /// Every request, in the order read.
+    log: Mutex<Vec<Seen>>,
+    /// Requests for the file of `ServerOptions::swap`.
+    swap_count: AtomicU64,
+    /// Where the server listens (for absolute redirects).
+    addr: SocketAddr,
     /// Clones of the open connections' sockets, shut down on stop so that reads and
     /// writes blocked in them end at once.
     streams: Mutex<HashMap<u64, TcpStream>>,
@@ -143,6 +213,9 @@ impl RangeServer {
             bytes_sent: AtomicU64::new(0),
             fault_count: AtomicU64::new(0),
             ranges: Mutex::new(Vec::new()),
+            log: Mutex::new(Vec::new()),
+            swap_count: AtomicU64::new(0),
+            addr,
             streams: Mutex::new(HashMap::new()),
         });
         let s = Arc::clone(&shared);
@@ -181,12 +254,18 @@ impl RangeServer {
         lock(&self.shared.ranges).clone()
     }
 
-    /// Zeroes `requests` and `bytes_sent` and empties `ranges` (the count of
-    /// `Fault::FailFirst` goes on).
+    /// Every request read (answered or not), in order, with its status.
+    pub fn log(&self) -> Vec<Seen> {
+        lock(&self.shared.log).clone()
+    }
+
+    /// Zeroes `requests` and `bytes_sent` and empties `ranges` and `log` (the counts of
+    /// `Fault::FailFirst` and of `Swap` go on).
     pub fn reset_counters(&self) {
         self.shared.requests.store(0, Ordering::SeqCst);
         self.shared.bytes_sent.store(0, Ordering::SeqCst);
         lock(&self.shared.ranges).clear();
+        lock(&self.shared.log).clear();
     }
 
     /// Stops the server: closes the listener and every connection (also done on drop).
@@ -489,6 +568,12 @@ impl Head {
         let reason = match self.status {
             200 => "OK",
             206 => "Partial Content",
+            301 => "Moved Permanently",
+            302 => "Found",
+            303 => "See Other",
+            307 => "Temporary Redirect",
+            308 => "Permanent Redirect",
+            412 => "Precondition Failed",
             400 => "Bad Request",
             404 => "Not Found",
             405 => "Method Not Allowed",
@@ -520,6 +605,11 @@ struct Body {
 
 /// Waits the latency, writes `head` then `body` (unless `head_only`); what follows.
 fn respond(stream: &TcpStream, shared: &Shared, head: &Head, body: Option<Body>, head_only: bool) -> Next {
+    if let Some(i) = CURRENT.with(std::cell::Cell::take)
+        && let Some(seen) = lock(&shared.log).get_mut(i)
+    {
+        seen.status = head.status;
+    }
     if !shared.pause(shared.options.latency) {
         return Next::Gone;
     }
@@ -576,6 +666,11 @@ fn handle_request(reader: &mut BufReader<TcpStream>, shared: &Shared) -> Next {
         Ok(r) => r,
         Err(next) => return next,
     };
+    {
+        let mut log = lock(&shared.log);
+        CURRENT.with(|c| c.set(Some(log.len())));
+        log.push(Seen { target: request.target.clone(), headers: request.headers.clone(), status: 0 });
+    }
     let stream = reader.get_ref();
     let close = !request.keep_alive;
     let fault = shared.options.fault;
@@ -583,6 +678,13 @@ fn handle_request(reader: &mut BufReader<TcpStream>, shared: &Shared) -> Next {
         Fault::Hang => {
             while shared.pause(STEP) {}
             return Next::Gone;
+        }
+        Fault::HangAfter(n) => {
+            let k = shared.fault_count.fetch_add(1, Ordering::SeqCst);
+            if k >= n as u64 {
+                while shared.pause(STEP) {}
+                return Next::Gone;
+            }
         }
         Fault::Status500 => return respond(stream, shared, &Head::new(500, 0, close), None, false),
         Fault::FailFirst(n) => {
@@ -598,10 +700,19 @@ fn handle_request(reader: &mut BufReader<TcpStream>, shared: &Shared) -> Next {
         "HEAD" => true,
         _ => return respond(stream, shared, &Head::new(405, 0, close).with("Allow", "GET, HEAD"), None, false),
     };
+    if let Some((status, location)) = redirect_of(&request.target, shared.addr) {
+        return respond(stream, shared, &Head::new(status, 0, close).with("Location", location), None, false);
+    }
     let path = match resolve(&shared.root, &request.target) {
         Ok(p) => p,
         Err(400) => return bad_request(reader, shared),
         Err(status) => return respond(stream, shared, &Head::new(status, 0, close), None, false),
+    };
+    let path = match &shared.options.swap {
+        Some(swap) if resolve(&shared.root, &format!("/{}", swap.name)).is_ok_and(|p| p == path) => {
+            if shared.swap_count.fetch_add(1, Ordering::SeqCst) >= swap.after { swap.replacement.clone() } else { path }
+        }
+        _ => path,
     };
     let not_found = || respond(stream, shared, &Head::new(404, 0, close), None, false);
     let Ok(file) = File::open(&path) else { return not_found() };
@@ -610,15 +721,36 @@ fn handle_request(reader: &mut BufReader<TcpStream>, shared: &Shared) -> Next {
         return not_found();
     }
     let len = meta.len();
+    let (etag, modified) = validators(&path, &meta);
+    let (etag, last_modified) = match shared.options.validators {
+        Validators::Strong => (Some(format!("\"{etag}\"")), Some(http_date(modified))),
+        Validators::Weak => (Some(format!("W/\"{etag}\"")), Some(http_date(modified))),
+        Validators::LastModified => (None, Some(http_date(modified))),
+        Validators::None => (None, None),
+    };
+    if !shared.options.ignore_preconditions && !preconditions_hold(&request, etag.as_deref(), modified) {
+        return respond(stream, shared, &Head::new(412, 0, close), None, false);
+    }
+    let with_validators = |mut head: Head| {
+        if let Some(e) = &etag {
+            head = head.with("ETag", e.clone());
+        }
+        if let Some(d) = &last_modified {
+            head = head.with("Last-Modified", d.clone());
+        }
+        head
+    };
     let range = if fault == Fault::IgnoreRange { Range::Full } else { parse_range(request.header("range"), len) };
     let short = |n: u64| if fault == Fault::ShortBody { n / 2 } else { n };
     // A short body ends the connection: what follows could not be told from the body.
     let close_after = |n: u64| close || (short(n) < n && !head_only);
     match range {
         Range::Full => {
-            let head = Head::new(200, len, close_after(len))
-                .with("Content-Type", "application/octet-stream")
-                .with("Accept-Ranges", "bytes");
+            let head = with_validators(
+                Head::new(200, len, close_after(len))
+                    .with("Content-Type", "application/octet-stream")
+                    .with("Accept-Ranges", "bytes"),
+            );
             respond(stream, shared, &head, Some(Body { file, start: 0, send: short(len) }), head_only)
         }
         Range::Unsatisfiable => {
@@ -635,10 +767,12 @@ fn handle_request(reader: &mut BufReader<TcpStream>, shared: &Shared) -> Next {
             };
             // Under WrongContentRange the shifted start can be the end of the file.
             let n = (end + 1).min(len).saturating_sub(start);
-            let head = Head::new(206, n, close_after(n))
-                .with("Content-Type", "application/octet-stream")
-                .with("Accept-Ranges", "bytes")
-                .with("Content-Range", format!("bytes {start}-{end}/{len}"));
+            let head = with_validators(
+                Head::new(206, n, close_after(n))
+                    .with("Content-Type", "application/octet-stream")
+                    .with("Accept-Ranges", "bytes")
+                    .with("Content-Range", format!("bytes {start}-{end}/{len}")),
+            );
             respond(stream, shared, &head, Some(Body { file, start, send: short(n) }), head_only)
         }
     }
@@ -748,4 +882,110 @@ fn resolve(root: &Path, target: &str) -> Result<PathBuf, u16> {
         return Err(404);
     }
     Ok(real)
+}
+
+/// A redirect asked for in the request's path: a segment `__redirect` followed by the
+/// status (301, 302, 303, 307 or 308) and where to:
+///
+/// - `same/REST`: `/REST` on this server (a root-relative `Location`);
+/// - `abs/REST`: `http://127.0.0.1:PORT/REST`, this server's own address;
+/// - `port/P/REST`: `http://127.0.0.1:P/REST`, another origin;
+/// - `self`: the request's own target (a loop).
+///
+/// `(status, Location)`, or `None` when the path asks for no redirect.
+pub fn redirect_of(target: &str, addr: SocketAddr) -> Option<(u16, String)> {
+    let path = target.split(['?', '#']).next().unwrap_or("");
+    let segments: Vec<&str> = path.split('/').collect();
+    let at = segments.iter().position(|s| *s == "__redirect")?;
+    let status: u16 = segments.get(at + 1)?.parse().ok().filter(|s| [301, 302, 303, 307, 308].contains(s))?;
+    let rest = |from: usize| segments.get(from..).map(|r| r.join("/")).unwrap_or_default();
+    let location = match *segments.get(at + 2)? {
+        "same" => format!("/{}", rest(at + 3)),
+        "abs" => format!("http://{addr}/{}", rest(at + 3)),
+        "port" => format!("http://127.0.0.1:{}/{}", segments.get(at + 3)?.parse::<u16>().ok()?, rest(at + 4)),
+        "self" => target.to_string(),
+        _ => return None,
+    };
+    Some((status, location))
+}
+
+/// A file's ETag (without quotes: its length, modification time, inode and path,
+/// hashed) and modification time in seconds since 1970.
+fn validators(path: &Path, meta: &std::fs::Metadata) -> (String, u64) {
+    let modified = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).unwrap_or_default();
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(meta);
+    #[cfg(not(unix))]
+    let inode = 0u64;
+    // FNV-1a of the path.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in path.as_os_str().as_encoded_bytes() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    (format!("{:x}-{:x}-{inode:x}-{h:x}", meta.len(), modified.as_nanos()), modified.as_secs())
+}
+
+/// Whether a request's `If-Match` (strong comparison; `*` matches) or, without one,
+/// `If-Unmodified-Since` holds for a file of ETag `etag` modified at `modified`
+/// (RFC 9110 13.2.2). A precondition the server cannot evaluate holds.
+fn preconditions_hold(request: &Request, etag: Option<&str>, modified: u64) -> bool {
+    if let Some(wanted) = request.header("if-match") {
+        return wanted
+            .split(',')
+            .map(str::trim)
+            .any(|w| w == "*" || (!w.starts_with("W/") && etag.is_some_and(|e| !e.starts_with("W/") && e == w)));
+    }
+    if let Some(date) = request.header("if-unmodified-since") {
+        return parse_http_date(date).is_none_or(|d| modified <= d);
+    }
+    true
+}
+
+/// Days since 1970-01-01 of a civil date (proleptic Gregorian).
+fn days_from_civil(y: i64, m: u64, d: u64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + i64::try_from(doy).unwrap_or(0);
+    era * 146_097 + doe - 719_468
+}
+
+const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/// `secs` since 1970 as an HTTP date: `Sun, 06 Nov 1994 08:49:37 GMT`.
+fn http_date(secs: u64) -> String {
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][usize::try_from(days.rem_euclid(7)).unwrap_or(0)];
+    format!(
+        "{weekday}, {d:02} {} {y} {:02}:{:02}:{:02} GMT",
+        MONTHS[usize::try_from(m - 1).unwrap_or(0)],
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// An HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`) as seconds since 1970.
+fn parse_http_date(s: &str) -> Option<u64> {
+    let parts: Vec<&str> = s.split_ascii_whitespace().collect();
+    let [_, d, mon, y, hms, "GMT"] = parts[..] else { return None };
+    let m = MONTHS.iter().position(|x| *x == mon)? as u64 + 1;
+    let (d, y): (u64, i64) = (d.parse().ok()?, y.parse().ok()?);
+    let t: Vec<u64> = hms.split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    let [h, min, sec] = t[..] else { return None };
+    let days = u64::try_from(days_from_civil(y, m, d)).ok()?;
+    Some(days * 86_400 + h * 3600 + min * 60 + sec)
 }
