@@ -328,3 +328,178 @@ fn hostile_schemas_cost_bounded_work() {
     assert!(!e.is_empty(), "{e:?}");
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// `f` on a thread of its own, given up on after 30 s: a regression that waits on a
+/// FIFO or reads a device without end fails the test instead of hanging it.
+fn within_30s<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("{what}: still running after 30 s"))
+}
+
+/// `rasdf ARGS` as a process with 4 GiB of address space, killed after 30 s: its exit
+/// code and standard error. (A regression reading `/dev/zero` without end fails, and
+/// does not take the machine's memory.)
+fn rasdf_process(args: &[&str]) -> (Option<i32>, String) {
+    let (code, _, stderr) = rasdf_bounded(args, 4 << 30);
+    (code, stderr)
+}
+
+/// `rasdf ARGS` as a process with `bytes` of address space, killed after 30 s: its exit
+/// code, standard output and standard error.
+fn rasdf_bounded(args: &[&str], bytes: u64) -> (Option<i32>, String, String) {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rasdf"));
+    command.args(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe, and touches nothing of the parent's.
+    unsafe {
+        command.pre_exec(move || {
+            let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    // Read as it comes, so that a long report does not fill the pipe and stop the child.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("rasdf {args:?}: still running after 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (status.code(), stdout.join().unwrap(), stderr.join().unwrap())
+}
+
+/// A folder of schemas is read only as far as it is a folder of schema files: its
+/// regular files, inside it, of bounded size. A FIFO, a device, a link out of the folder
+/// (to a file, to `/dev/zero`, to `/`), a file or a folder too large, folders nested too
+/// deep: each an error naming the path (exit code 2 on the command line), at once. Links
+/// inside the folder are followed, a folder met again through one read once.
+#[test]
+fn schema_folders_read_only_their_own_regular_files() {
+    let tmp = common::temp_dir("things-files");
+    let example = common::testdata("example.asdf");
+    let outside = tmp.join("outside.yaml");
+    std::fs::write(&outside, COMMON.replace("common-1.0.0", "outside-1.0.0")).unwrap();
+    let fifo = |p: &Path| {
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+    };
+    let sparse = |p: &Path, len: u64| std::fs::File::create(p).unwrap().set_len(len).unwrap();
+    let link = |target: &Path, p: &Path| std::os::unix::fs::symlink(target, p).unwrap();
+    type Make = Box<dyn Fn(&Path)>;
+    // Each case: a folder of schemas with one thing more; the path the error must name,
+    // and why.
+    let cases: Vec<(&str, Make, &str, &str)> = vec![
+        ("fifo", Box::new(move |d| fifo(&d.join("schemas/x.yaml"))), "x.yaml", "not a regular file but a FIFO"),
+        (
+            "zero",
+            Box::new(move |d| link(Path::new("/dev/zero"), &d.join("schemas/zero.yaml"))),
+            "zero.yaml",
+            "a symbolic link to /dev/zero, outside the folder",
+        ),
+        (
+            "root",
+            Box::new(move |d| link(Path::new("/"), &d.join("schemas/all"))),
+            "all",
+            "a symbolic link to /, outside",
+        ),
+        (
+            "outside",
+            Box::new({
+                let outside = outside.clone();
+                move |d| link(&outside, &d.join("schemas/out.yaml"))
+            }),
+            "out.yaml",
+            "outside the folder",
+        ),
+        (
+            "outside_folder",
+            Box::new({
+                let tmp = tmp.clone();
+                move |d| link(&tmp, &d.join("schemas/up"))
+            }),
+            "up",
+            "outside the folder",
+        ),
+        (
+            "dangling",
+            Box::new(move |d| link(&d.join("nowhere.yaml"), &d.join("schemas/lost.yaml"))),
+            "lost.yaml",
+            "No such file",
+        ),
+        (
+            "large",
+            Box::new(move |d| sparse(&d.join("schemas/big.yaml"), (16 << 20) + 1)),
+            "big.yaml",
+            "over the 16 MiB a schema document may have",
+        ),
+        (
+            "large_folder",
+            Box::new(move |d| {
+                for i in 0..17 {
+                    sparse(&d.join(format!("schemas/part{i:02}.yaml")), 16 << 20);
+                }
+            }),
+            "resources",
+            "more than the 256 MiB a folder's may have together",
+        ),
+        (
+            "deep",
+            Box::new(move |d| {
+                let deep: PathBuf = (0..70).map(|i| format!("d{i}")).collect();
+                std::fs::create_dir_all(d.join("schemas").join(deep)).unwrap();
+            }),
+            "d63",
+            "nested more than 64 deep",
+        ),
+    ];
+    for (name, make, path, why) in cases {
+        let d = things(&tmp.join(name));
+        make(&d);
+        let dir = d.clone();
+        // `/dev/zero` in a process of its own only (`rasdf_process`): a regression is bounded there.
+        if name != "zero" {
+            let e = within_30s(name, move || Schemas::from_dirs([&dir]).map(|_| ()).map_err(|e| e.to_string()))
+                .expect_err(name);
+            assert!(e.contains(path) && e.contains(why), "{name}: {e}");
+        }
+        let (code, stderr) = rasdf_process(&["validate", example.to_str().unwrap(), "--schemas", d.to_str().unwrap()]);
+        assert_eq!(code, Some(2), "{name}: {stderr}");
+        assert!(stderr.contains(path) && stderr.contains(why), "{name}: {stderr}");
+    }
+    // The folder given itself a FIFO: refused, not waited on.
+    let pipe = tmp.join("pipe.yaml");
+    fifo(&pipe);
+    let e = within_30s("pipe", move || Schemas::from_dirs([&pipe]).map(|_| ()).map_err(|e| e.to_string()));
+    assert!(e.unwrap_err().contains("not a regular file but a FIFO"));
+    // Links that stay inside are followed: to a file, to a folder above (a cycle, read
+    // once); a link out of the folder to a file not named as a schema is not read.
+    let d = things(&tmp.join("inside"));
+    link(&d.join("schemas/common-1.0.0.yaml"), &d.join("manifests/same.yaml"));
+    link(&d, &d.join("schemas/sub/loop"));
+    link(&outside, &d.join("schemas/notes.txt"));
+    link(Path::new("/dev/zero"), &d.join("schemas/zero.bin"));
+    let schemas = Schemas::from_dirs([&d]).unwrap();
+    assert_eq!((schemas.documents(), schemas.extensions()), (4, 1));
+    assert!(errors(&schemas, "1.6.0", "{size: -1}")[0].contains("minimum"));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
