@@ -503,3 +503,120 @@ fn schema_folders_read_only_their_own_regular_files() {
     assert!(errors(&schemas, "1.6.0", "{size: -1}")[0].contains("minimum"));
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// A folder whose manifest defines tag `asdf://p/tags/t` (for every standard) with the
+/// schema `asdf://p/s` whose keywords are `body`; the file `file.asdf` beside it has the
+/// tagged node `t: !<asdf://p/tags/t> value`.
+fn pattern_folder(dir: &Path, body: &str, value: &str) -> (PathBuf, PathBuf) {
+    let d = dir.join("resources");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("manifest.yaml"),
+        "id: asdf://p/m\nextension_uri: asdf://p/e\ntags:\n- {tag_uri: 'asdf://p/tags/t', schema_uri: 'asdf://p/s'}\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("s.yaml"), format!("id: asdf://p/s\n{body}")).unwrap();
+    let file = dir.join("file.asdf");
+    std::fs::write(
+        &file,
+        format!("#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n---\nt: !<asdf://p/tags/t> {value}\n...\n"),
+    )
+    .unwrap();
+    (d, file)
+}
+
+/// A pattern rasdf cannot search as Python's `re` does (look-ahead, look-behind, a
+/// backreference; Python compiles them) makes the check "cannot check", naming the
+/// pattern and the schema: never a pass, nor a silent one. Under `anyOf`, `oneOf` and
+/// `not` it is unknown only where the verdict hangs on it. On the command line the file
+/// is not sound: an `unchecked:` line, the verdict `cannot check`, exit code 1.
+#[test]
+fn patterns_that_cannot_be_searched_cannot_check_the_node() {
+    use rasdf::schema::SchemaErrorKind::{CannotCheck, Invalid};
+    let tmp = common::temp_dir("patterns-unchecked");
+    let body = "type: object\nproperties:\n  ahead: {pattern: '^(?=a)ab$'}\n  plain: {pattern: '^[a-z]+$'}\n  \
+                either: {anyOf: [{pattern: '(?<=x)y'}, {type: integer}]}\n  \
+                one: {oneOf: [{pattern: '(?<=x)y'}, {type: integer}, {type: string, maxLength: 1}]}\n  \
+                none: {not: {pattern: '(a)\\1'}}\n  keys: {patternProperties: {'^x(?!y)': {type: integer}}}\n";
+    let (d, _) = pattern_folder(&tmp, body, "{}");
+    let schemas = Schemas::from_dirs([&d]).unwrap();
+    let check = |value: &str| -> Vec<(rasdf::schema::SchemaErrorKind, String)> {
+        let text = format!("t: !<asdf://p/tags/t> {value}\n");
+        let t = rasdf::tree::Tree::parse(&text, &rasdf::Limits::default()).unwrap();
+        validate_with(&t, Some("1.6.0"), &schemas).iter().map(|e| (e.kind, e.to_string())).collect()
+    };
+    // Where no pattern that cannot be searched is met, the verdict is known.
+    assert_eq!(check("{plain: abc, either: 5, keys: {}}"), []);
+    let e = check("{ahead: ab}");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].0, CannotCheck);
+    assert!(e[0].1.starts_with("tree path /t/ahead: cannot check: the pattern '^(?=a)ab$': look-ahead"), "{e:?}");
+    assert!(e[0].1.ends_with("(schema asdf://p/s)"), "{e:?}");
+    // A failure elsewhere is still one.
+    let e = check("{ahead: ab, plain: ABC}");
+    assert_eq!(e.iter().map(|e| e.0).collect::<Vec<_>>(), [CannotCheck, Invalid], "{e:?}");
+    // Another branch met settles `anyOf`; none met leaves it unknown.
+    assert_eq!(check("{either: 5}"), []);
+    let e = check("{either: 'y'}");
+    assert!(e.len() == 1 && e[0].0 == CannotCheck && e[0].1.contains("(?<=x)y"), "{e:?}");
+    // `oneOf`: two branches met fail whatever the others (`pattern` passes what is no
+    // text); one met might be two.
+    let e = check("{one: 5}");
+    assert!(e.len() == 1 && e[0].0 == Invalid, "{e:?}");
+    let e = check("{one: 'y'}");
+    assert!(e.len() == 1 && e[0].0 == CannotCheck, "{e:?}");
+    let e = check("{none: aa}");
+    assert!(e.len() == 1 && e[0].0 == CannotCheck && e[0].1.contains(r"(a)\1"), "{e:?}");
+    // Whether a key matches `patternProperties` cannot be told: nor what applies to it.
+    let e = check("{keys: {xz: 1}}");
+    assert!(
+        e.len() == 1 && e[0].0 == CannotCheck && e[0].1.contains("/t/keys/xz") && e[0].1.contains("^x(?!y)"),
+        "{e:?}"
+    );
+    // The command line.
+    let (d, file) = pattern_folder(&tmp.join("cli"), body, "{ahead: ab}");
+    let (code, text) = rasdf(&["validate", file.to_str().unwrap(), "--schemas", d.to_str().unwrap()]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("unchecked: schema: tree path /t/ahead: cannot check: the pattern '^(?=a)ab$'"), "{text}");
+    assert!(text.contains(": cannot check (0 errors, 0 warnings, 1 check not made)"), "{text}");
+    let (code, text) = rasdf(&["validate", file.to_str().unwrap(), "--schemas", d.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 1, "{text}");
+    let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!((j["sound"].as_bool(), j["errors"].as_array().map(Vec::len)), (Some(false), Some(0)), "{j}");
+    assert!(j["unchecked"][0].as_str().unwrap().contains("^(?=a)ab$"), "{j}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// 300 patterns such as `^\w{200}N$` (Unicode's `\w` two hundred times, some 3.5 MB
+/// compiled each: over 3 GB together before) share one compile budget: the first are
+/// compiled and checked, the rest cannot be checked, each named; in bounded time, and in
+/// a process of 1 GiB of address space.
+#[test]
+fn costly_patterns_share_a_compile_budget() {
+    let tmp = common::temp_dir("patterns-costly");
+    let n = 300;
+    let mut body = String::from("type: object\nproperties:\n");
+    let mut value = String::from("{");
+    for i in 0..n {
+        body.push_str(&format!("  k{i}: {{pattern: '^\\w{{200}}N{i}$'}}\n"));
+        value.push_str(&format!("k{i}: {}N{i}, ", "a".repeat(200)));
+    }
+    value.push('}');
+    let (d, file) = pattern_folder(&tmp, &body, &value);
+    let schemas = Schemas::from_dirs([&d]).unwrap();
+    let f = AsdfFile::open(&file).unwrap();
+    let start = Instant::now();
+    let e = validate_with(f.tree(), Some("1.6.0"), &schemas);
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    // The ones compiled match; the others are named, the budget said.
+    assert!(e.iter().all(|e| e.kind == rasdf::schema::SchemaErrorKind::CannotCheck), "{e:?}");
+    assert!(e.len() > n - 20 && e.len() < n, "{} of {n} not checked", e.len());
+    assert!(e[0].message.contains(r"'^\w{200}N") && e[0].message.contains("32 MiB"), "{e:?}");
+    let (code, out, err) =
+        rasdf_bounded(&["validate", file.to_str().unwrap(), "--schemas", d.to_str().unwrap()], 1 << 30);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(out.contains(": cannot check (0 errors, 0 warnings, "), "{out}");
+    assert_eq!(out.matches("unchecked: schema: ").count(), e.len(), "{out}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

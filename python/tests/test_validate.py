@@ -224,3 +224,15 @@ def test_a_schema_folder_is_read_only_as_far_as_its_own_regular_files(folder, tm
     # A link inside the folder is followed.
     (folder / "schemas" / "again.yaml").symlink_to(folder / "schemas" / "common-1.0.0.yaml")
     assert rasdf.validate(good, schemas=folder) is None
+
+
+def test_a_pattern_that_cannot_be_searched_is_no_pass(folder, tmp_path):
+    # Look-ahead: Python's re compiles it, rasdf cannot search it as Python does.
+    schema = SCHEMA.replace("required: [size]", "required: [size]\npatternProperties:\n  '^s(?=i)': {type: integer}")
+    (folder / "schemas" / "thing-1.0.0.yaml").write_text(schema)
+    with pytest.raises(rasdf.AsdfError, match=r"cannot check: the pattern '\^s\(\?=i\)'") as e:
+        rasdf.validate(thing_file(tmp_path / "x.asdf"), schemas=folder)
+    assert "cannot be made" in str(e.value)
+    assert "thing-1.0.0" in str(e.value)
+    with rasdf.open(tmp_path / "x.asdf") as af, pytest.raises(rasdf.AsdfError, match="cannot check"):
+        af.validate(schemas=folder)

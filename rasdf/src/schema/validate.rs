@@ -26,10 +26,11 @@ use std::sync::OnceLock;
 
 use super::datatype;
 use super::extensions::{Schemas, TagMap};
+use super::pattern::Patterns;
 use crate::limits::Limits;
 use crate::tree::{NodeId, NodeRef, SET_TAG, Tree, Value};
 
-/// A node that does not meet its tag's schema.
+/// A node that does not meet its tag's schema, or whose check could not be made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaError {
     /// The tree path of the node that failed (JSON Pointer escapes, as elsewhere).
@@ -38,12 +39,31 @@ pub struct SchemaError {
     pub message: String,
     /// The schema whose check failed (`core/ndarray-1.1.0`).
     pub schema: String,
+    /// Whether the node fails, or whether it meets the schema could not be told.
+    pub kind: SchemaErrorKind,
+}
+
+/// What a [`SchemaError`] says of its node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaErrorKind {
+    /// The node does not meet the schema.
+    Invalid,
+    /// Whether the node meets the schema cannot be told: a `pattern` that cannot be
+    /// compiled (Python syntax the regex engine has not, such as look-around, or over the
+    /// compile budget of a validation), or the validation ran out of its budget. Never a
+    /// pass: the tree is not known to be valid.
+    CannotCheck,
 }
 
 impl std::fmt::Display for SchemaError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let path = if self.path.is_empty() { "/" } else { &self.path };
-        write!(f, "tree path {path}: {} (schema {})", self.message, self.schema)
+        let cannot = if self.kind == SchemaErrorKind::CannotCheck { "cannot check: " } else { "" };
+        write!(f, "tree path {path}: {cannot}{}", self.message)?;
+        if !self.schema.is_empty() {
+            write!(f, " (schema {})", self.schema)?;
+        }
+        Ok(())
     }
 }
 
@@ -395,10 +415,12 @@ pub fn validate_with(tree: &Tree, standard: Option<&str>, schemas: &Schemas) -> 
         seen: HashSet::default(),
         quiet: 0,
         journal: Vec::new(),
-        regexes: HashMap::new(),
+        patterns: Patterns::default(),
         verdicts: HashMap::default(),
+        reasons: Vec::new(),
         refs: HashMap::new(),
         broken_told: HashSet::new(),
+        unchecked_told: HashSet::new(),
         errors: Vec::new(),
         checks: 0,
         budget: MAX_CHECKS.max(tree.len().saturating_mul(CHECKS_PER_NODE)),
@@ -429,6 +451,7 @@ pub fn validate_with(tree: &Tree, standard: Option<&str>, schemas: &Schemas) -> 
             path: String::new(),
             message: format!("validation stopped after {} checks: the schemas ask for too much work", v.budget),
             schema: String::new(),
+            kind: SchemaErrorKind::CannotCheck,
         });
     }
     v.errors
@@ -561,17 +584,32 @@ struct Validator<'c> {
     /// The pairs of `seen` in the order they were added, so that a branch tried and
     /// dropped (`anyOf`) takes its own back.
     journal: Vec<Pair>,
-    regexes: HashMap<String, Option<regex::Regex>>,
+    /// The `pattern`s and `patternProperties` met, compiled within a shared budget.
+    patterns: Patterns,
     /// The verdicts of the pairs tried for their verdict alone ([`Validator::meets`]).
-    verdicts: HashMap<Pair, bool, std::hash::BuildHasherDefault<PairHasher>>,
+    verdicts: HashMap<Pair, Verdict, std::hash::BuildHasherDefault<PairHasher>>,
+    /// Why the verdicts [`Verdict::Unknown`] name are not known.
+    reasons: Vec<SchemaError>,
     /// Each `$ref` met (by document and node), resolved.
     refs: HashMap<(u32, NodeId), Target>,
     /// The documents that do not parse already told of.
     broken_told: HashSet<u32>,
+    /// The checks that cannot be made already told of (by schema and message).
+    unchecked_told: HashSet<(String, String)>,
     errors: Vec<SchemaError>,
     /// Checks made, and how many may be: past the budget nothing more is checked.
     checks: usize,
     budget: usize,
+}
+
+/// Whether a node meets a schema part, tried alone ([`Validator::meets`]).
+#[derive(Clone, Copy)]
+enum Verdict {
+    Met,
+    Failed,
+    /// Not known: a check it needs cannot be made, for the reason of that index of
+    /// [`Validator::reasons`].
+    Unknown(usize),
 }
 
 /// How deep the checks nest (`$ref`s, combinators and the instance's own levels, a few
@@ -694,16 +732,46 @@ fn instance_tag(node: NodeRef<'_>) -> Option<&str> {
 
 impl<'c> Validator<'c> {
     fn fail(&mut self, path: &str, at: At<'_>, message: impl FnOnce() -> String) {
+        let kind = SchemaErrorKind::Invalid;
         let error = match self.quiet {
-            0 => SchemaError { path: path.to_string(), message: message(), schema: self.docs.name(at.doc).into() },
-            _ => SchemaError { path: String::new(), message: String::new(), schema: String::new() },
+            0 => {
+                SchemaError { path: path.to_string(), message: message(), schema: self.docs.name(at.doc).into(), kind }
+            }
+            _ => SchemaError { path: String::new(), message: String::new(), schema: String::new(), kind },
         };
         self.errors.push(error);
     }
 
+    /// A check of `path` that cannot be made: `pattern` of schema `at` cannot be
+    /// searched with, for `why`. Told once per schema and pattern (and in every branch
+    /// tried, whose verdict it makes unknown).
+    fn cannot_check(&mut self, path: &str, at: At<'_>, pattern: &str, why: &str) {
+        let shown = if pattern.chars().count() > 200 {
+            format!("{}...", pattern.chars().take(197).collect::<String>())
+        } else {
+            pattern.to_string()
+        };
+        let error = SchemaError {
+            path: path.to_string(),
+            message: format!("the pattern '{shown}': {why}"),
+            schema: self.docs.name(at.doc).into(),
+            kind: SchemaErrorKind::CannotCheck,
+        };
+        self.unknown(error);
+    }
+
+    /// Tells `error` (a check that cannot be made), once per schema and message outside
+    /// branches tried.
+    fn unknown(&mut self, error: SchemaError) {
+        if self.quiet > 0 || self.unchecked_told.insert((error.schema.clone(), error.message.clone())) {
+            self.errors.push(error);
+        }
+    }
+
     /// Whether `node` meets `at` (errors discarded); each pair's verdict found once, so
-    /// that alternatives nested in alternatives cost their sum, not their product.
-    fn meets(&mut self, node: NodeRef<'_>, at: At<'c>, path: &str, depth: usize) -> bool {
+    /// that alternatives nested in alternatives cost their sum, not their product. A
+    /// branch with no failure but a check that cannot be made is [`Verdict::Unknown`].
+    fn meets(&mut self, node: NodeRef<'_>, at: At<'c>, path: &str, depth: usize) -> Verdict {
         let pair = pair(node, at);
         if let Some(&known) = self.verdicts.get(&pair) {
             return known;
@@ -712,7 +780,15 @@ impl<'c> Validator<'c> {
         self.quiet += 1;
         self.check(node, at, path, depth);
         self.quiet -= 1;
-        let ok = self.errors.len() == errors;
+        let found = &self.errors[errors..];
+        let ok = if found.iter().any(|e| e.kind == SchemaErrorKind::Invalid) {
+            Verdict::Failed
+        } else if let Some(e) = found.first() {
+            self.reasons.push(e.clone());
+            Verdict::Unknown(self.reasons.len() - 1)
+        } else {
+            Verdict::Met
+        };
         self.errors.truncate(errors);
         // A pair checked inside the branch, its errors dropped, is checked anew elsewhere.
         for pair in self.journal.drain(journal..) {
@@ -792,22 +868,53 @@ impl<'c> Validator<'c> {
         }
         if let Some(branches) = list(k.any_of) {
             // The reference stops at the first branch met.
-            if !branches.iter().any(|b| self.meets(node, At { schema: *b, ..at }, path, depth + 1)) {
-                self.fail(path, at, || format!("{} is not valid under any of the given schemas", show(node)));
+            let mut unknown = None;
+            let mut met = false;
+            for b in branches {
+                match self.meets(node, At { schema: b, ..at }, path, depth + 1) {
+                    Verdict::Met => {
+                        met = true;
+                        break;
+                    }
+                    Verdict::Unknown(why) => unknown = unknown.or(Some(why)),
+                    Verdict::Failed => {}
+                }
+            }
+            match (met, unknown) {
+                (true, _) => {}
+                (false, Some(why)) => self.unknown(self.reasons[why].clone()),
+                (false, None) => {
+                    self.fail(path, at, || format!("{} is not valid under any of the given schemas", show(node)));
+                }
             }
         }
         if let Some(branches) = list(k.one_of) {
-            let met = branches.iter().filter(|b| self.meets(node, At { schema: **b, ..at }, path, depth + 1)).count();
-            if met != 1 {
-                self.fail(path, at, || {
+            let mut met = 0;
+            let mut unknown = None;
+            for b in branches {
+                match self.meets(node, At { schema: b, ..at }, path, depth + 1) {
+                    Verdict::Met => met += 1,
+                    Verdict::Unknown(why) => unknown = unknown.or(Some(why)),
+                    Verdict::Failed => {}
+                }
+            }
+            match unknown {
+                // Two met fail whatever the others; else an unknown one could make it one, or two.
+                Some(why) if met <= 1 => self.unknown(self.reasons[why].clone()),
+                _ if met != 1 => self.fail(path, at, || {
                     format!("{} is valid under {met} of the given schemas, not exactly one", show(node))
-                });
+                }),
+                _ => {}
             }
         }
-        if let Some(not) = k.not
-            && self.meets(node, At { schema: not, ..at }, path, depth + 1)
-        {
-            self.fail(path, at, || format!("{} must not be valid under the given schema", show(node)));
+        if let Some(not) = k.not {
+            match self.meets(node, At { schema: not, ..at }, path, depth + 1) {
+                Verdict::Met => {
+                    self.fail(path, at, || format!("{} must not be valid under the given schema", show(node)));
+                }
+                Verdict::Unknown(why) => self.unknown(self.reasons[why].clone()),
+                Verdict::Failed => {}
+            }
         }
     }
 
@@ -833,6 +940,7 @@ impl<'c> Validator<'c> {
                 path: path.to_string(),
                 message: format!("the schema does not parse: {why}"),
                 schema: name,
+                kind: SchemaErrorKind::Invalid,
             };
             self.errors.push(error);
         }
@@ -911,10 +1019,10 @@ impl<'c> Validator<'c> {
             self.fail(path, at, || format!("{} is too long", show(node)));
         }
         if let Some(pattern) = k.pattern.and_then(|p| p.as_str()) {
-            let re = self.regexes.entry(pattern.to_string()).or_insert_with(|| regex::Regex::new(pattern).ok());
-            // A pattern the regex engine cannot take is not checked.
-            if re.as_ref().is_some_and(|re| !re.is_match(text)) {
-                self.fail(path, at, || format!("{} does not match '{pattern}'", show(node)));
+            match self.patterns.search(pattern, text) {
+                Ok(true) => {}
+                Ok(false) => self.fail(path, at, || format!("{} does not match '{pattern}'", show(node))),
+                Err(why) => self.cannot_check(path, at, pattern, &why),
             }
         }
     }
@@ -977,14 +1085,23 @@ impl<'c> Validator<'c> {
                 matched = true;
                 self.check(*value, At { schema: sub, ..at }, &child(), depth + 1);
             }
+            // Whether a pattern matches the key cannot be told: nor whether the rest applies.
+            let mut unknown = false;
             for (pattern, sub) in &patterns {
-                let re = self.regexes.entry(pattern.clone()).or_insert_with(|| regex::Regex::new(pattern).ok());
-                if key.as_deref().is_some_and(|key| re.as_ref().is_some_and(|re| re.is_match(key))) {
-                    matched = true;
-                    self.check(*value, At { schema: *sub, ..at }, &child(), depth + 1);
+                let Some(key) = key.as_deref() else { continue };
+                match self.patterns.search(pattern, key) {
+                    Ok(true) => {
+                        matched = true;
+                        self.check(*value, At { schema: *sub, ..at }, &child(), depth + 1);
+                    }
+                    Ok(false) => {}
+                    Err(why) => {
+                        self.cannot_check(&child(), at, pattern, &why);
+                        unknown = true;
+                    }
                 }
             }
-            if matched {
+            if matched || unknown {
                 continue;
             }
             match additional {
