@@ -1127,11 +1127,8 @@ impl<'c> Validator<'c> {
         {
             self.fail(path, at, || format!("{} is too long (at most {max} items)", show(node)));
         }
-        if k.unique_items.and_then(|u| u.as_bool()) == Some(true) {
-            let twice = items.iter().enumerate().any(|(i, a)| items[i + 1..].iter().any(|b| equal(*a, *b)));
-            if twice {
-                self.fail(path, at, || format!("{} has non-unique elements", show(node)));
-            }
+        if k.unique_items.and_then(|u| u.as_bool()) == Some(true) && !unique(&items) {
+            self.fail(path, at, || format!("{} has non-unique elements", show(node)));
         }
         let Some(schema) = k.items else { return };
         match schema.items() {
@@ -1213,25 +1210,208 @@ fn number(node: NodeRef<'_>) -> Option<f64> {
     }
 }
 
-/// Equality as `enum` and `uniqueItems` take it: numbers by value, `true` not `1`.
+/// Equality as `enum` and `uniqueItems` take it (the reference's validator's `equal`):
+/// numbers by value (exactly, as Python compares an `int` and a `float`), `true` not
+/// `1`, mappings with the same keys (as Python's keys: `1`, `1.0` and `true` are one)
+/// and equal values. A NaN equals nothing, nor (unlike Python's) does a timestamp, nor
+/// anything nested deeper than [`EQUAL_DEPTH`] (a cycle of aliases among them, where
+/// the reference fails).
 pub(super) fn equal(a: NodeRef<'_>, b: NodeRef<'_>) -> bool {
+    equal_within(a, b, 0)
+}
+
+/// How deep [`equal`] looks into lists and mappings.
+const EQUAL_DEPTH: usize = 512;
+
+fn equal_within(a: NodeRef<'_>, b: NodeRef<'_>, depth: usize) -> bool {
+    if depth > EQUAL_DEPTH {
+        return false;
+    }
+    let (ta, tb) = (a.tree(), b.tree());
     match (a.value(), b.value()) {
         (Value::Seq(x), Value::Seq(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal(a.tree().node(*p), b.tree().node(*q)))
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal_within(ta.node(*p), tb.node(*q), depth + 1))
         }
-        (Value::Map(x), Value::Map(y)) => {
-            x.len() == y.len()
-                && x.iter().all(|(k, v)| {
-                    let (k, v) = (a.tree().node(*k), a.tree().node(*v));
-                    y.iter().any(|(k2, v2)| equal(k, b.tree().node(*k2)) && equal(v, b.tree().node(*v2)))
+        (Value::Map(x), Value::Map(y)) if x.len() == y.len() => {
+            fn text(t: &Tree, k: NodeId) -> Option<&str> {
+                match t.node(k).value() {
+                    Value::Str(s) => Some(s.as_str()),
+                    _ => None,
+                }
+            }
+            // Text keys (the usual case) are all different in a mapping: looked up.
+            if x.iter().all(|&(k, _)| text(ta, k).is_some()) && y.iter().all(|&(k, _)| text(tb, k).is_some()) {
+                let by_key: HashMap<&str, NodeId> = y.iter().filter_map(|&(k, v)| Some((text(tb, k)?, v))).collect();
+                return x.iter().all(|&(k, v)| {
+                    text(ta, k)
+                        .and_then(|k| by_key.get(k))
+                        .is_some_and(|&w| equal_within(ta.node(v), tb.node(w), depth + 1))
+                });
+            }
+            // Else every pair of each has a pair of the same key and an equal value in
+            // the other (both ways: keys Python takes as one may be two here).
+            let within = |from: &[(NodeId, NodeId)], tf: &Tree, to: &[(NodeId, NodeId)], tt: &Tree| {
+                from.iter().all(|&(k, v)| {
+                    to.iter().any(|&(k2, v2)| {
+                        same_key(tf.node(k), tt.node(k2), depth) && equal_within(tf.node(v), tt.node(v2), depth + 1)
+                    })
                 })
+            };
+            within(x, ta, y, tb) && within(y, tb, x, ta)
         }
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Null, Value::Null) => true,
-        (Value::BigInt(x), Value::BigInt(y)) => x == y,
-        _ => number(a).zip(number(b)).is_some_and(|(x, y)| x == y),
+        (Value::Binary(x), Value::Binary(y)) => x == y,
+        (x, y) => same_number(x, y),
     }
+}
+
+/// Whether two mapping keys are one key to Python: as [`equal`], but a bool is the
+/// number it is to Python (`true` is `1`).
+fn same_key(a: NodeRef<'_>, b: NodeRef<'_>, depth: usize) -> bool {
+    match (a.value(), b.value()) {
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Bool(x), other) | (other, Value::Bool(x)) => same_number(&Value::Int(i64::from(*x)), other),
+        _ => equal_within(a, b, depth + 1),
+    }
+}
+
+/// Whether two numbers are equal as Python compares them: exactly (`2**53 + 1` is not
+/// `2.0**53`).
+fn same_number(x: &Value, y: &Value) -> bool {
+    // An `int` and a `float`: the float integral and the same integer.
+    let int_float = |i: &Value, f: f64| -> bool {
+        if !f.is_finite() || f.fract() != 0.0 {
+            return false;
+        }
+        match i {
+            // Within the i64 range, the float converts exactly.
+            #[allow(clippy::cast_possible_truncation)]
+            Value::Int(i) => (-(2f64.powi(63))..2f64.powi(63)).contains(&f) && f as i64 == *i,
+            Value::BigInt(b) => format!("{f:.0}") == b.to_string(),
+            _ => false,
+        }
+    };
+    match (x, y) {
+        (Value::Int(a), Value::Int(b)) => a == b,
+        (Value::BigInt(a), Value::BigInt(b)) => a == b,
+        (Value::Float(a), Value::Float(b)) => a == b,
+        (i @ (Value::Int(_) | Value::BigInt(_)), Value::Float(f))
+        | (Value::Float(f), i @ (Value::Int(_) | Value::BigInt(_))) => int_float(i, *f),
+        _ => false,
+    }
+}
+
+/// Whether no two of `items` (nodes of one tree) are [`equal`], in n log n: each item
+/// hashed on what equality looks at (equal items hash alike), the hashes sorted, and
+/// only items of one hash compared.
+fn unique(items: &[NodeRef<'_>]) -> bool {
+    let Some(first) = items.first() else { return true };
+    let hashes = equality_hashes(first.tree(), items.iter().map(|i| i.id()));
+    // Items equal to nothing have no hash: each is unique.
+    let mut hashed: Vec<(u64, usize)> = hashes.into_iter().enumerate().filter_map(|(i, h)| Some((h?, i))).collect();
+    hashed.sort_unstable();
+    for run in hashed.chunk_by(|a, b| a.0 == b.0) {
+        // Items of one hash are nearly always equal, so the first comparison tells;
+        // items that only share a hash are each compared with one of each kind met.
+        let mut kinds: Vec<usize> = Vec::new();
+        for &(_, i) in run {
+            if kinds.iter().any(|&k| equal(items[k], items[i])) {
+                return false;
+            }
+            kinds.push(i);
+        }
+    }
+    true
+}
+
+/// For each of `roots`, a hash of what [`equal`] looks at (equal nodes hash alike), or
+/// `None` for a node equal to nothing, itself neither: one holding a NaN, a timestamp,
+/// `!!binary` or a cycle of aliases, or nested deeper than [`EQUAL_DEPTH`]. Each node
+/// is hashed once (a walk with its own stack, after its children), however often
+/// aliases reach it.
+fn equality_hashes(tree: &Tree, roots: impl Iterator<Item = NodeId>) -> Vec<Option<u64>> {
+    use std::hash::{Hash, Hasher};
+    /// A node's hash and height; `None` while its children are being hashed (met
+    /// again then, it is on a cycle).
+    type Done = Option<Option<(u64, usize)>>;
+    fn hash_of(value: impl Hash) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        value.hash(&mut h);
+        h.finish()
+    }
+    // Equal numbers are one float; -0.0 is 0.0.
+    let number_hash = |x: f64| hash_of((3u8, if x == 0.0 { 0 } else { x.to_bits() }));
+    let mut done: HashMap<NodeId, Done> = HashMap::new();
+    let mut out = Vec::new();
+    for root in roots {
+        let mut stack: Vec<(NodeId, bool)> = vec![(root, false)];
+        while let Some((id, children_done)) = stack.pop() {
+            let node = tree.node(id);
+            if !children_done {
+                if done.contains_key(&id) {
+                    continue;
+                }
+                let leaf = match node.value() {
+                    Value::Null => Some(hash_of(0u8)),
+                    Value::Bool(b) => Some(hash_of((1u8, b))),
+                    Value::Str(s) => Some(hash_of((2u8, s.as_str()))),
+                    // NaN equals nothing.
+                    Value::Int(_) | Value::BigInt(_) | Value::Float(_) => {
+                        number(node).filter(|x| !x.is_nan()).map(number_hash)
+                    }
+                    Value::Binary(b) => Some(hash_of((6u8, b))),
+                    Value::Timestamp(_) => None,
+                    Value::Seq(items) => {
+                        done.insert(id, None);
+                        stack.push((id, true));
+                        stack.extend(items.iter().map(|&c| (c, false)));
+                        continue;
+                    }
+                    Value::Map(pairs) => {
+                        done.insert(id, None);
+                        stack.push((id, true));
+                        stack.extend(pairs.iter().flat_map(|&(k, v)| [(k, false), (v, false)]));
+                        continue;
+                    }
+                };
+                done.insert(id, Some(leaf.map(|h| (h, 0))));
+                continue;
+            }
+            // The children are done: the list's or mapping's own hash.
+            let child = |c: NodeId| done.get(&c).copied().flatten().flatten();
+            let hashed = match node.value() {
+                Value::Seq(items) => items.iter().map(|&c| child(c)).collect::<Option<Vec<_>>>().map(|parts| {
+                    let height = parts.iter().map(|p| p.1 + 1).max().unwrap_or(0);
+                    (hash_of((4u8, parts.iter().map(|p| p.0).collect::<Vec<_>>())), height)
+                }),
+                Value::Map(pairs) => pairs
+                    .iter()
+                    .map(|&(k, v)| {
+                        // A bool key is its number to Python.
+                        let key = match tree.node(k).value() {
+                            Value::Bool(b) => Some((number_hash(f64::from(u8::from(*b))), 0)),
+                            _ => child(k),
+                        };
+                        key.zip(child(v))
+                    })
+                    .collect::<Option<Vec<_>>>()
+                    .map(|parts| {
+                        let height = parts.iter().map(|(k, v)| k.1.max(v.1) + 1).max().unwrap_or(0);
+                        // In any order, each kind of pair once.
+                        let mut pairs: Vec<u64> = parts.iter().map(|(k, v)| hash_of((k.0, v.0))).collect();
+                        pairs.sort_unstable();
+                        pairs.dedup();
+                        (hash_of((5u8, parts.len(), pairs)), height)
+                    }),
+                _ => None,
+            };
+            done.insert(id, Some(hashed));
+        }
+        out.push(done.get(&root).copied().flatten().flatten().filter(|&(_, h)| h <= EQUAL_DEPTH).map(|(h, _)| h));
+    }
+    out
 }
 
 /// Whether `uri` matches `pattern` as the reference's `uri_match` tells: `*` matches any
