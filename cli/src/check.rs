@@ -95,6 +95,8 @@ struct Report {
     json: Option<serde_json::Map<String, serde_json::Value>>,
     errors: usize,
     warnings: usize,
+    /// Checks that could not be made (schema patterns that do not compile...).
+    unchecked: usize,
     /// Told of each block checked.
     progress: Option<rasdf::Progress>,
 }
@@ -104,12 +106,12 @@ impl Report {
         let json = json.then(|| {
             let mut m = serde_json::Map::new();
             m.insert("file".into(), name.into());
-            for list in ["blocks", "warnings", "errors"] {
+            for list in ["blocks", "warnings", "errors", "unchecked"] {
                 m.insert(list.into(), serde_json::Value::Array(Vec::new()));
             }
             m
         });
-        Report { name: name.to_owned(), json, errors: 0, warnings: 0, progress: None }
+        Report { name: name.to_owned(), json, errors: 0, warnings: 0, unchecked: 0, progress: None }
     }
 
     fn text(&mut self, out: &mut impl Write, line: std::fmt::Arguments<'_>) -> io::Result<()> {
@@ -143,11 +145,18 @@ impl Report {
         self.text(out, format_args!("warning: {message}"))
     }
 
+    /// A check that could not be made: the file is not known to be sound.
+    fn unchecked(&mut self, out: &mut impl Write, message: &str) -> io::Result<()> {
+        self.unchecked += 1;
+        self.push("unchecked", message.into());
+        self.text(out, format_args!("unchecked: {message}"))
+    }
+
     /// Ends a JSON report: the document, with whether the file `opened` and is sound.
     fn finish(self, out: &mut impl Write, opened: bool) -> io::Result<()> {
         if let Some(mut m) = self.json {
             m.insert("opened".into(), opened.into());
-            m.insert("sound".into(), (opened && self.errors == 0).into());
+            m.insert("sound".into(), (opened && self.errors == 0 && self.unchecked == 0).into());
             serde_json::to_writer_pretty(&mut *out, &serde_json::Value::Object(m))?;
             writeln!(out)?;
         }
@@ -174,7 +183,8 @@ pub fn report(file: &AsdfFile, name: &str, out: &mut impl Write) -> io::Result<O
 /// "end"}}),
 /// "block_index" ("ok", "none", "missing", "invalid"), "unvalidated_tags": [{"tag",
 /// "nodes"}] (tags without a schema, not validated), "warnings": [..], "errors": [..],
-/// "opened", "sound"}`.
+/// "unchecked": [..] (schema checks that could not be made: a pattern that does not
+/// compile...; the file is not sound then), "opened", "sound"}`.
 ///
 /// # Errors
 /// Only errors writing to `out`.
@@ -303,7 +313,10 @@ fn check(file: &AsdfFile, r: &mut Report, schemas: &Schemas, out: &mut impl Writ
     // given), as `asdftool validate` checks it (the reference refuses to write such a tree).
     let invalid = rasdf::schema::validate_with(file.tree(), Some(file.header().standard()), schemas);
     for e in &invalid {
-        r.error(out, &format!("schema: {e}"))?;
+        match e.kind {
+            rasdf::schema::SchemaErrorKind::CannotCheck => r.unchecked(out, &format!("schema: {e}"))?,
+            _ => r.error(out, &format!("schema: {e}"))?,
+        }
     }
     // What validation could not check: tags without a schema here (an extension's).
     let unchecked = rasdf::schema::tags_without_schema_with(file.tree(), Some(file.header().standard()), schemas);
@@ -343,13 +356,24 @@ fn check(file: &AsdfFile, r: &mut Report, schemas: &Schemas, out: &mut impl Writ
         IndexStatus::Invalid(_) => "invalid",
     };
     r.set("block_index", index.into());
-    let (errors, warnings) = (r.errors, r.warnings);
-    let verdict = if errors > 0 { "damaged" } else { "sound" };
+    let (errors, warnings, unchecked) = (r.errors, r.warnings, r.unchecked);
+    // Not sound either when a check could not be made.
+    let verdict = match (errors, unchecked) {
+        (0, 0) => "sound",
+        (0, _) => "cannot check",
+        _ => "damaged",
+    };
+    let unchecked_count =
+        if unchecked > 0 { format!(", {unchecked} check{} not made", plural(unchecked)) } else { String::new() };
     r.text(
         out,
-        format_args!("{name}: {verdict} ({errors} error{}, {warnings} warning{})", plural(errors), plural(warnings)),
+        format_args!(
+            "{name}: {verdict} ({errors} error{}, {warnings} warning{}{unchecked_count})",
+            plural(errors),
+            plural(warnings)
+        ),
     )?;
-    Ok(if errors > 0 { Outcome::Failed } else { Outcome::Ok })
+    Ok(if errors > 0 || unchecked > 0 { Outcome::Failed } else { Outcome::Ok })
 }
 
 /// The HDUs of the FITS file holding the ASDF file (ASDF-in-FITS), one line each; a

@@ -328,3 +328,295 @@ fn hostile_schemas_cost_bounded_work() {
     assert!(!e.is_empty(), "{e:?}");
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// `f` on a thread of its own, given up on after 30 s: a regression that waits on a
+/// FIFO or reads a device without end fails the test instead of hanging it.
+fn within_30s<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("{what}: still running after 30 s"))
+}
+
+/// `rasdf ARGS` as a process with 4 GiB of address space, killed after 30 s: its exit
+/// code and standard error. (A regression reading `/dev/zero` without end fails, and
+/// does not take the machine's memory.)
+fn rasdf_process(args: &[&str]) -> (Option<i32>, String) {
+    let (code, _, stderr) = rasdf_bounded(args, 4 << 30);
+    (code, stderr)
+}
+
+/// `rasdf ARGS` as a process with `bytes` of address space, killed after 30 s: its exit
+/// code, standard output and standard error.
+fn rasdf_bounded(args: &[&str], bytes: u64) -> (Option<i32>, String, String) {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rasdf"));
+    command.args(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe, and touches nothing of the parent's.
+    unsafe {
+        command.pre_exec(move || {
+            let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    // Read as it comes, so that a long report does not fill the pipe and stop the child.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("rasdf {args:?}: still running after 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (status.code(), stdout.join().unwrap(), stderr.join().unwrap())
+}
+
+/// A folder of schemas is read only as far as it is a folder of schema files: its
+/// regular files, inside it, of bounded size. A FIFO, a device, a link out of the folder
+/// (to a file, to `/dev/zero`, to `/`), a file or a folder too large, folders nested too
+/// deep: each an error naming the path (exit code 2 on the command line), at once. Links
+/// inside the folder are followed, a folder met again through one read once.
+#[test]
+fn schema_folders_read_only_their_own_regular_files() {
+    let tmp = common::temp_dir("things-files");
+    let example = common::testdata("example.asdf");
+    let outside = tmp.join("outside.yaml");
+    std::fs::write(&outside, COMMON.replace("common-1.0.0", "outside-1.0.0")).unwrap();
+    let fifo = |p: &Path| {
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+    };
+    let sparse = |p: &Path, len: u64| std::fs::File::create(p).unwrap().set_len(len).unwrap();
+    let link = |target: &Path, p: &Path| std::os::unix::fs::symlink(target, p).unwrap();
+    type Make = Box<dyn Fn(&Path)>;
+    // Each case: a folder of schemas with one thing more; the path the error must name,
+    // and why.
+    let cases: Vec<(&str, Make, &str, &str)> = vec![
+        ("fifo", Box::new(move |d| fifo(&d.join("schemas/x.yaml"))), "x.yaml", "not a regular file but a FIFO"),
+        (
+            "zero",
+            Box::new(move |d| link(Path::new("/dev/zero"), &d.join("schemas/zero.yaml"))),
+            "zero.yaml",
+            "a symbolic link to /dev/zero, outside the folder",
+        ),
+        (
+            "root",
+            Box::new(move |d| link(Path::new("/"), &d.join("schemas/all"))),
+            "all",
+            "a symbolic link to /, outside",
+        ),
+        (
+            "outside",
+            Box::new({
+                let outside = outside.clone();
+                move |d| link(&outside, &d.join("schemas/out.yaml"))
+            }),
+            "out.yaml",
+            "outside the folder",
+        ),
+        (
+            "outside_folder",
+            Box::new({
+                let tmp = tmp.clone();
+                move |d| link(&tmp, &d.join("schemas/up"))
+            }),
+            "up",
+            "outside the folder",
+        ),
+        (
+            "dangling",
+            Box::new(move |d| link(&d.join("nowhere.yaml"), &d.join("schemas/lost.yaml"))),
+            "lost.yaml",
+            "No such file",
+        ),
+        (
+            "large",
+            Box::new(move |d| sparse(&d.join("schemas/big.yaml"), (16 << 20) + 1)),
+            "big.yaml",
+            "over the 16 MiB a schema document may have",
+        ),
+        (
+            "large_folder",
+            Box::new(move |d| {
+                for i in 0..17 {
+                    sparse(&d.join(format!("schemas/part{i:02}.yaml")), 16 << 20);
+                }
+            }),
+            "resources",
+            "more than the 256 MiB a folder's may have together",
+        ),
+        (
+            "deep",
+            Box::new(move |d| {
+                let deep: PathBuf = (0..70).map(|i| format!("d{i}")).collect();
+                std::fs::create_dir_all(d.join("schemas").join(deep)).unwrap();
+            }),
+            "d63",
+            "nested more than 64 deep",
+        ),
+    ];
+    for (name, make, path, why) in cases {
+        let d = things(&tmp.join(name));
+        make(&d);
+        let dir = d.clone();
+        // `/dev/zero` in a process of its own only (`rasdf_process`): a regression is bounded there.
+        if name != "zero" {
+            let e = within_30s(name, move || Schemas::from_dirs([&dir]).map(|_| ()).map_err(|e| e.to_string()))
+                .expect_err(name);
+            assert!(e.contains(path) && e.contains(why), "{name}: {e}");
+        }
+        let (code, stderr) = rasdf_process(&["validate", example.to_str().unwrap(), "--schemas", d.to_str().unwrap()]);
+        assert_eq!(code, Some(2), "{name}: {stderr}");
+        assert!(stderr.contains(path) && stderr.contains(why), "{name}: {stderr}");
+    }
+    // The folder given itself a FIFO: refused, not waited on.
+    let pipe = tmp.join("pipe.yaml");
+    fifo(&pipe);
+    let e = within_30s("pipe", move || Schemas::from_dirs([&pipe]).map(|_| ()).map_err(|e| e.to_string()));
+    assert!(e.unwrap_err().contains("not a regular file but a FIFO"));
+    // Links that stay inside are followed: to a file, to a folder above (a cycle, read
+    // once); a link out of the folder to a file not named as a schema is not read.
+    let d = things(&tmp.join("inside"));
+    link(&d.join("schemas/common-1.0.0.yaml"), &d.join("manifests/same.yaml"));
+    link(&d, &d.join("schemas/sub/loop"));
+    link(&outside, &d.join("schemas/notes.txt"));
+    link(Path::new("/dev/zero"), &d.join("schemas/zero.bin"));
+    let schemas = Schemas::from_dirs([&d]).unwrap();
+    assert_eq!((schemas.documents(), schemas.extensions()), (4, 1));
+    assert!(errors(&schemas, "1.6.0", "{size: -1}")[0].contains("minimum"));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// A folder whose manifest defines tag `asdf://p/tags/t` (for every standard) with the
+/// schema `asdf://p/s` whose keywords are `body`; the file `file.asdf` beside it has the
+/// tagged node `t: !<asdf://p/tags/t> value`.
+fn pattern_folder(dir: &Path, body: &str, value: &str) -> (PathBuf, PathBuf) {
+    let d = dir.join("resources");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("manifest.yaml"),
+        "id: asdf://p/m\nextension_uri: asdf://p/e\ntags:\n- {tag_uri: 'asdf://p/tags/t', schema_uri: 'asdf://p/s'}\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("s.yaml"), format!("id: asdf://p/s\n{body}")).unwrap();
+    let file = dir.join("file.asdf");
+    std::fs::write(
+        &file,
+        format!("#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n---\nt: !<asdf://p/tags/t> {value}\n...\n"),
+    )
+    .unwrap();
+    (d, file)
+}
+
+/// A pattern rasdf cannot search as Python's `re` does (look-ahead, look-behind, a
+/// backreference; Python compiles them) makes the check "cannot check", naming the
+/// pattern and the schema: never a pass, nor a silent one. Under `anyOf`, `oneOf` and
+/// `not` it is unknown only where the verdict hangs on it. On the command line the file
+/// is not sound: an `unchecked:` line, the verdict `cannot check`, exit code 1.
+#[test]
+fn patterns_that_cannot_be_searched_cannot_check_the_node() {
+    use rasdf::schema::SchemaErrorKind::{CannotCheck, Invalid};
+    let tmp = common::temp_dir("patterns-unchecked");
+    let body = "type: object\nproperties:\n  ahead: {pattern: '^(?=a)ab$'}\n  plain: {pattern: '^[a-z]+$'}\n  \
+                either: {anyOf: [{pattern: '(?<=x)y'}, {type: integer}]}\n  \
+                one: {oneOf: [{pattern: '(?<=x)y'}, {type: integer}, {type: string, maxLength: 1}]}\n  \
+                none: {not: {pattern: '(a)\\1'}}\n  keys: {patternProperties: {'^x(?!y)': {type: integer}}}\n";
+    let (d, _) = pattern_folder(&tmp, body, "{}");
+    let schemas = Schemas::from_dirs([&d]).unwrap();
+    let check = |value: &str| -> Vec<(rasdf::schema::SchemaErrorKind, String)> {
+        let text = format!("t: !<asdf://p/tags/t> {value}\n");
+        let t = rasdf::tree::Tree::parse(&text, &rasdf::Limits::default()).unwrap();
+        validate_with(&t, Some("1.6.0"), &schemas).iter().map(|e| (e.kind, e.to_string())).collect()
+    };
+    // Where no pattern that cannot be searched is met, the verdict is known.
+    assert_eq!(check("{plain: abc, either: 5, keys: {}}"), []);
+    let e = check("{ahead: ab}");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].0, CannotCheck);
+    assert!(e[0].1.starts_with("tree path /t/ahead: cannot check: the pattern '^(?=a)ab$': look-ahead"), "{e:?}");
+    assert!(e[0].1.ends_with("(schema asdf://p/s)"), "{e:?}");
+    // A failure elsewhere is still one.
+    let e = check("{ahead: ab, plain: ABC}");
+    assert_eq!(e.iter().map(|e| e.0).collect::<Vec<_>>(), [CannotCheck, Invalid], "{e:?}");
+    // Another branch met settles `anyOf`; none met leaves it unknown.
+    assert_eq!(check("{either: 5}"), []);
+    let e = check("{either: 'y'}");
+    assert!(e.len() == 1 && e[0].0 == CannotCheck && e[0].1.contains("(?<=x)y"), "{e:?}");
+    // `oneOf`: two branches met fail whatever the others (`pattern` passes what is no
+    // text); one met might be two.
+    let e = check("{one: 5}");
+    assert!(e.len() == 1 && e[0].0 == Invalid, "{e:?}");
+    let e = check("{one: 'y'}");
+    assert!(e.len() == 1 && e[0].0 == CannotCheck, "{e:?}");
+    let e = check("{none: aa}");
+    assert!(e.len() == 1 && e[0].0 == CannotCheck && e[0].1.contains(r"(a)\1"), "{e:?}");
+    // Whether a key matches `patternProperties` cannot be told: nor what applies to it.
+    let e = check("{keys: {xz: 1}}");
+    assert!(
+        e.len() == 1 && e[0].0 == CannotCheck && e[0].1.contains("/t/keys/xz") && e[0].1.contains("^x(?!y)"),
+        "{e:?}"
+    );
+    // The command line.
+    let (d, file) = pattern_folder(&tmp.join("cli"), body, "{ahead: ab}");
+    let (code, text) = rasdf(&["validate", file.to_str().unwrap(), "--schemas", d.to_str().unwrap()]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("unchecked: schema: tree path /t/ahead: cannot check: the pattern '^(?=a)ab$'"), "{text}");
+    assert!(text.contains(": cannot check (0 errors, 0 warnings, 1 check not made)"), "{text}");
+    let (code, text) = rasdf(&["validate", file.to_str().unwrap(), "--schemas", d.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 1, "{text}");
+    let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!((j["sound"].as_bool(), j["errors"].as_array().map(Vec::len)), (Some(false), Some(0)), "{j}");
+    assert!(j["unchecked"][0].as_str().unwrap().contains("^(?=a)ab$"), "{j}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// 300 patterns such as `^\w{200}N$` (Unicode's `\w` two hundred times, some 3.5 MB
+/// compiled each: over 3 GB together before) share one compile budget: the first are
+/// compiled and checked, the rest cannot be checked, each named; in bounded time, and in
+/// a process of 1 GiB of address space.
+#[test]
+fn costly_patterns_share_a_compile_budget() {
+    let tmp = common::temp_dir("patterns-costly");
+    let n = 300;
+    let mut body = String::from("type: object\nproperties:\n");
+    let mut value = String::from("{");
+    for i in 0..n {
+        body.push_str(&format!("  k{i}: {{pattern: '^\\w{{200}}N{i}$'}}\n"));
+        value.push_str(&format!("k{i}: {}N{i}, ", "a".repeat(200)));
+    }
+    value.push('}');
+    let (d, file) = pattern_folder(&tmp, &body, &value);
+    let schemas = Schemas::from_dirs([&d]).unwrap();
+    let f = AsdfFile::open(&file).unwrap();
+    let start = Instant::now();
+    let e = validate_with(f.tree(), Some("1.6.0"), &schemas);
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    // The ones compiled match; the others are named, the budget said.
+    assert!(e.iter().all(|e| e.kind == rasdf::schema::SchemaErrorKind::CannotCheck), "{e:?}");
+    assert!(e.len() > n - 20 && e.len() < n, "{} of {n} not checked", e.len());
+    assert!(e[0].message.contains(r"'^\w{200}N") && e[0].message.contains("32 MiB"), "{e:?}");
+    let (code, out, err) =
+        rasdf_bounded(&["validate", file.to_str().unwrap(), "--schemas", d.to_str().unwrap()], 1 << 30);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(out.contains(": cannot check (0 errors, 0 warnings, "), "{out}");
+    assert_eq!(out.matches("unchecked: schema: ").count(), e.len(), "{out}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

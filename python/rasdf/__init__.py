@@ -544,6 +544,9 @@ def validate(path: PathLike, *, schemas: Any = None) -> None:
     node whose tag the file's ASDF Standard lists, or an extension defines, against the
     tag's schemas. Raises :class:`AsdfError` listing what failed (its ``path`` the first
     failure's), as :meth:`AsdfFile.validate` does; returns ``None`` when the tree is valid.
+    A check that cannot be made raises it too, naming the pattern and the schema: a
+    ``pattern`` rasdf cannot search as Python's ``re`` does (look-around,
+    backreferences), or over the compile budget of a validation (32 MiB).
 
     ``schemas``: ``None`` takes the extensions asdf has installed (its
     ``get_config().extensions`` and the schemas of its ``resource_manager``, read once)

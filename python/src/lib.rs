@@ -498,7 +498,15 @@ impl File {
             let Some(first) = errors.first() else { return Ok(()) };
             let shown: Vec<String> = errors.iter().take(20).map(ToString::to_string).collect();
             let more = if errors.len() > 20 { format!("\n... and {} more", errors.len() - 20) } else { String::new() };
-            let message = format!("{} schema error(s):\n{}{more}", errors.len(), shown.join("\n"));
+            // A check that cannot be made (a pattern that does not compile...) is no pass.
+            let unchecked = errors.iter().filter(|e| e.kind == rasdf::schema::SchemaErrorKind::CannotCheck).count();
+            let invalid = errors.len() - unchecked;
+            let head = match (invalid, unchecked) {
+                (_, 0) => format!("{invalid} schema error(s)"),
+                (0, _) => format!("{unchecked} schema check(s) that cannot be made: the tree is not known to be valid"),
+                _ => format!("{invalid} schema error(s) and {unchecked} check(s) that cannot be made"),
+            };
+            let message = format!("{head}:\n{}{more}", shown.join("\n"));
             let path = if first.path.is_empty() { "/".to_string() } else { first.path.clone() };
             let location = rasdf::Location { path: Some(path), ..rasdf::Location::default() };
             Err(to_pyerr(py, located(rasdf::Error::new(ErrorKind::Usage(message), location), &file)))

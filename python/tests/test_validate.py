@@ -173,3 +173,66 @@ def _mutated(tmp_path):
     import extension_schemas
 
     return [path for _, path, _ in extension_schemas.write_mutations(str(tmp_path / "mutated"))]
+
+
+def _within_30s(call):
+    """``call()`` on a thread of its own, given up on after 30 s (a FIFO waited on fails
+    the test instead of hanging it): its result, or the exception it raised."""
+    import threading
+
+    result = {}
+
+    def run():
+        try:
+            result["value"] = call()
+        except BaseException as e:  # noqa: BLE001 - handed back to the test
+            result["error"] = e
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(30)
+    assert not t.is_alive(), "still running after 30 s"
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")
+
+
+def test_a_schema_folder_is_read_only_as_far_as_its_own_regular_files(folder, tmp_path):
+    good = thing_file(tmp_path / "good.asdf")
+    # A FIFO named as a schema: refused at once, naming it.
+    fifo = folder / "schemas" / "x.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(rasdf.AsdfError, match="x.yaml.*not a regular file but a FIFO"):
+        _within_30s(lambda: rasdf.validate(good, schemas=folder))
+    fifo.unlink()
+    # Links out of the folder: to /dev/zero, to a file beside it, to /.
+    outside = tmp_path / "outside.yaml"
+    outside.write_text(COMMON)
+    for name, target in [("zero.yaml", "/dev/zero"), ("out.yaml", outside), ("all", "/")]:
+        link = folder / "schemas" / name
+        link.symlink_to(target)
+        with pytest.raises(rasdf.AsdfError, match=f"{name}.*outside the folder"):
+            _within_30s(lambda: rasdf.validate(good, schemas=folder))
+        link.unlink()
+    # Too large a document (sparse: nothing written).
+    big = folder / "schemas" / "big.yaml"
+    with open(big, "wb") as f:
+        f.truncate((16 << 20) + 1)
+    with pytest.raises(rasdf.AsdfError, match="big.yaml.*16 MiB"):
+        rasdf.validate(good, schemas=folder)
+    big.unlink()
+    # A link inside the folder is followed.
+    (folder / "schemas" / "again.yaml").symlink_to(folder / "schemas" / "common-1.0.0.yaml")
+    assert rasdf.validate(good, schemas=folder) is None
+
+
+def test_a_pattern_that_cannot_be_searched_is_no_pass(folder, tmp_path):
+    # Look-ahead: Python's re compiles it, rasdf cannot search it as Python does.
+    schema = SCHEMA.replace("required: [size]", "required: [size]\npatternProperties:\n  '^s(?=i)': {type: integer}")
+    (folder / "schemas" / "thing-1.0.0.yaml").write_text(schema)
+    with pytest.raises(rasdf.AsdfError, match=r"cannot check: the pattern '\^s\(\?=i\)'") as e:
+        rasdf.validate(thing_file(tmp_path / "x.asdf"), schemas=folder)
+    assert "cannot be made" in str(e.value)
+    assert "thing-1.0.0" in str(e.value)
+    with rasdf.open(tmp_path / "x.asdf") as af, pytest.raises(rasdf.AsdfError, match="cannot check"):
+        af.validate(schemas=folder)

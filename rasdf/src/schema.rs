@@ -18,12 +18,23 @@
 
 mod datatype;
 mod extensions;
+mod pattern;
 mod validate;
 
 pub use extensions::Schemas;
 #[doc(hidden)]
 pub use validate::catalog_is_complete;
-pub use validate::{SchemaError, tags_without_schema, tags_without_schema_with, validate, validate_with};
+pub use validate::{
+    SchemaError, SchemaErrorKind, tags_without_schema, tags_without_schema_with, validate, validate_with,
+};
+
+/// Whether Python's `re.search(pattern, text)` finds a match in each of `texts`, as
+/// validation searches (for the tests); `Err` says why the pattern cannot be checked.
+#[doc(hidden)]
+pub fn search_as_python(pattern: &str, texts: &[&str]) -> Result<Vec<bool>, String> {
+    let mut p = pattern::Patterns::default();
+    texts.iter().map(|t| p.search(pattern, t)).collect()
+}
 
 use std::collections::HashSet;
 

@@ -154,3 +154,348 @@ fn verdicts_are_the_reference_validators() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// xorshift64*: a small, fixed generator, so a seed names the same cases everywhere.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[usize::try_from(self.next() % from.len() as u64).unwrap_or(0)]
+    }
+}
+
+/// Every `pattern` and `patternProperties` key of the bundled schemas.
+fn bundled_patterns() -> Vec<String> {
+    fn collect(node: rasdf::tree::NodeRef<'_>, out: &mut Vec<String>) {
+        if let Some(pairs) = node.pairs() {
+            for (k, v) in pairs {
+                match (k.as_str(), v.as_str()) {
+                    (Some("pattern"), Some(p)) => out.push(p.to_string()),
+                    (Some("patternProperties"), None) => {
+                        out.extend(v.pairs().into_iter().flatten().filter_map(|(p, _)| p.as_str().map(str::to_string)));
+                    }
+                    _ => {}
+                }
+                collect(v, out);
+            }
+        } else if let Some(items) = node.items() {
+            for item in items {
+                collect(item, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut dirs = vec![common::root().join("rasdf/schemas")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "yaml") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let Ok(tree) = rasdf::tree::Tree::parse(&text, &rasdf::Limits::default()) else { continue };
+                if let Some(root) = tree.root() {
+                    collect(root, &mut out);
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `pattern` and `patternProperties` search as the reference's validator searches them,
+/// with Python's `re`: the patterns of the bundled schemas and 3 000 seeded random ones
+/// (anchors, flags, classes, escapes and repetitions as Python reads them, and much that
+/// Python refuses), each on texts with newlines, digits of other scripts, separators.
+/// Where Python compiles a pattern, rasdf finds what Python finds or says it cannot check
+/// it (look-around, backreferences...); where Python refuses one, rasdf cannot check it.
+#[test]
+fn patterns_search_as_pythons_re() {
+    let bundled = bundled_patterns();
+    assert!(bundled.len() >= 10, "{bundled:?}");
+    const PIECES: &[&str] = &[
+        "a",
+        "b",
+        "A",
+        "é",
+        ".",
+        "^",
+        "$",
+        r"\Z",
+        r"\A",
+        r"\b",
+        r"\B",
+        r"\d",
+        r"\D",
+        r"\w",
+        r"\W",
+        r"\s",
+        r"\S",
+        "*",
+        "+",
+        "?",
+        "*?",
+        "+?",
+        "{2}",
+        "{1,}",
+        "{,2}",
+        "{",
+        "}",
+        "{1,2",
+        "{,}",
+        "(",
+        ")",
+        "(?:",
+        "(?i)",
+        "(?m)",
+        "(?s)",
+        "(?x)",
+        "(?a)",
+        "(?i:",
+        "(?-i:",
+        "(?s:",
+        "|",
+        "[ab]",
+        "[^a]",
+        "[a-c]",
+        "[]a]",
+        "[&&]",
+        "[--a]",
+        r"[\d]",
+        r"[\s]",
+        r"[\w-]",
+        "[",
+        "]",
+        r"\n",
+        r"\x41",
+        r"\u00e9",
+        r"\101",
+        r"\0",
+        r"\1",
+        r"\<",
+        r"\-",
+        " ",
+        "#",
+        "\n",
+        "(?=a)",
+        "(?#c)",
+        r"\\",
+        "-",
+        ",",
+        "(?P<n>",
+        "٣",
+        "[[:digit:]]",
+        r"[\b]",
+        r"\t",
+        "a{0}",
+    ];
+    const TEXT: &[&str] =
+        &["a", "b", "A", "é", "\n", " ", "-", "{", "}", "1", "_", "٣", "\u{1c}", ",", "[", "]", "&", "<", "#"];
+    // `RASDF_PATTERN_SEED` and `RASDF_PATTERN_CASES` for other and more cases.
+    let seed: u64 = std::env::var("RASDF_PATTERN_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let count: usize = std::env::var("RASDF_PATTERN_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(3_000);
+    let mut rng = Rng(0x5eed_2024_0000_0001 ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut texts = || -> Vec<String> {
+        let mut out = vec![String::new()];
+        for _ in 0..5 {
+            let n = 1 + rng.next() % 6;
+            out.push((0..n).map(|_| rng.pick(TEXT)).collect());
+        }
+        out
+    };
+    let mut cases: Vec<(String, Vec<String>)> = bundled.iter().map(|p| (p.clone(), texts())).collect();
+    let mut shapes = Rng(0x5eed_2024_0000_0002 ^ seed.wrapping_mul(0xC2B2_AE3D_27D4_EB4F));
+    for _ in 0..count {
+        let n = 1 + shapes.next() % 7;
+        let pattern: String = (0..n).map(|_| shapes.pick(PIECES)).collect();
+        cases.push((pattern, texts()));
+    }
+    let ours: Vec<Result<Vec<bool>, String>> = cases
+        .iter()
+        .map(|(p, t)| rasdf::schema::search_as_python(p, &t.iter().map(String::as_str).collect::<Vec<_>>()))
+        .collect();
+    // The standard's own patterns are all checked.
+    for ((p, _), r) in cases.iter().zip(&ours).take(bundled.len()) {
+        assert!(r.is_ok(), "{p:?}: {r:?}");
+    }
+    let dir = common::temp_dir("patterns");
+    let file = dir.join("cases.json");
+    std::fs::write(&file, serde_json::to_string(&cases).unwrap()).unwrap();
+    let Some(json) = common::run_python("re_search.py", &[&file]) else { return };
+    let theirs: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+    let mut differences = Vec::new();
+    let (mut compared, mut refused, mut unsupported) = (0, 0, 0);
+    for (((pattern, texts), ours), theirs) in cases.iter().zip(&ours).zip(&theirs) {
+        match (ours, theirs.get("error")) {
+            (Err(_), Some(_)) => refused += 1,
+            (Ok(_), Some(e)) => differences.push(format!("{pattern:?}: Python refuses it ({e}), rasdf searches")),
+            (Err(why), None) if why.contains("Python refuses") => {
+                differences.push(format!("{pattern:?}: Python compiles it, rasdf says {why}"));
+            }
+            (Err(_), None) => unsupported += 1,
+            (Ok(found), None) => {
+                compared += 1;
+                let want: Vec<bool> = serde_json::from_value(theirs.clone()).unwrap();
+                if *found != want {
+                    differences.push(format!("{pattern:?} on {texts:?}: Python {want:?}, rasdf {found:?}"));
+                }
+            }
+        }
+    }
+    println!("{compared} patterns compared, {refused} refused by both, {unsupported} Python's only");
+    assert!(compared > 500 && refused > 200, "{compared} {refused}");
+    assert!(differences.is_empty(), "{} differences:\n{}", differences.len(), differences.join("\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Schemas with one extension: tag `asdf://u/t` checked against `{uniqueItems: true}`.
+fn unique_items_schemas() -> rasdf::schema::Schemas {
+    let mut s = rasdf::schema::Schemas::new();
+    s.add_document("asdf://u/s", "id: asdf://u/s\nuniqueItems: true\n").unwrap();
+    s.add_extension(None, vec![("asdf://u/t".into(), vec!["asdf://u/s".into()])]).unwrap();
+    s
+}
+
+/// rasdf's verdict on `uniqueItems` for the YAML list `list`: whether it is unique.
+fn unique_verdict(schemas: &rasdf::schema::Schemas, list: &str) -> bool {
+    let t = rasdf::tree::Tree::parse(&format!("a: !<asdf://u/t> {list}\n"), &rasdf::Limits::default()).unwrap();
+    let errors = rasdf::schema::validate_with(&t, Some("1.6.0"), schemas);
+    assert!(errors.iter().all(|e| e.message.contains("non-unique")), "{list}: {errors:?}");
+    errors.is_empty()
+}
+
+/// `uniqueItems` gives the reference's verdicts (numbers by value and exactly, `true`
+/// not `1`, lists and mappings by their items, a NaN equal to nothing): on hand-made
+/// lists, and on 2 000 seeded random ones checked against the reference live.
+#[test]
+fn unique_items_are_judged_as_the_reference_judges_them() {
+    let schemas = unique_items_schemas();
+    let cases: &[(&str, bool)] = &[
+        ("[1, 2, 3]", true),
+        ("[1, 1.0]", false),
+        ("[1, true]", true),
+        ("[0, false, -0.0]", false),
+        ("[[1], [1.0]]", false),
+        ("[[1], [true]]", true),
+        ("[{a: 1, b: 2}, {b: 2, a: 1.0}]", false),
+        ("[{1: a}, {true: a}]", false),
+        ("[{a: 1}, {a: 1, b: 2}]", true),
+        ("[.nan, .nan]", true),
+        ("[9007199254740993, 9007199254740992.0]", true),
+        ("[10000000000000000, 1.0e+16]", false),
+        ("[100000000000000000000, 1.0e+20]", false),
+        ("[100000000000000000001, 1.0e+20]", true),
+        ("[!!binary YQ==, !!binary YQ==]", false),
+        ("[a, 'a']", false),
+        ("['1', 1]", true),
+        ("[[], {}]", true),
+        ("[null, null]", false),
+        ("[&x [1, 2], *x]", false),
+        // A list that holds itself is equal to nothing (the reference fails on it).
+        ("[&y [1, *y], &z [1, *z]]", true),
+    ];
+    for &(list, unique) in cases {
+        assert_eq!(unique_verdict(&schemas, list), unique, "{list}");
+    }
+    // Lists nested deeper than equality looks (where the reference's recursion fails)
+    // equal nothing; 100 levels less, they are equal.
+    for (depth, unique) in [(600, true), (500, false)] {
+        let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        assert_eq!(unique_verdict(&schemas, &format!("[{deep}, {deep}]")), unique, "{depth}");
+    }
+    const VALUES: &[&str] = &[
+        "1",
+        "1.0",
+        "true",
+        "false",
+        "0",
+        "0.0",
+        "-0.0",
+        "'1'",
+        "null",
+        "[1]",
+        "[1.0]",
+        "{a: 1}",
+        "{a: 1.0}",
+        "{b: 1}",
+        "{1: a}",
+        "{1.0: a}",
+        "{true: a}",
+        "9007199254740993",
+        "9007199254740992.0",
+        "1.0e+16",
+        "10000000000000000",
+        "[]",
+        "{}",
+        "a",
+        "!!binary YQ==",
+        "{a: [1, {b: 2}]}",
+        "{a: [1.0, {b: 2.0}]}",
+        "[[]]",
+        "2",
+        "[1, a]",
+        "[a, 1]",
+        "{a: b, c: d}",
+        "{c: d, a: b}",
+    ];
+    let mut rng = Rng(0x5eed_2024_0000_0003);
+    let mut lists: Vec<String> = cases.iter().map(|(l, _)| (*l).to_string()).collect();
+    for _ in 0..2_000 {
+        let n = 2 + rng.next() % 3;
+        lists.push(format!("[{}]", (0..n).map(|_| rng.pick(VALUES)).collect::<Vec<_>>().join(", ")));
+    }
+    let ours: Vec<bool> = lists.iter().map(|l| unique_verdict(&schemas, l)).collect();
+    let dir = common::temp_dir("unique-items");
+    let file = dir.join("lists.json");
+    std::fs::write(&file, serde_json::to_string(&lists).unwrap()).unwrap();
+    let Some(json) = common::run_python("unique_items.py", &[&file]) else { return };
+    let theirs: Vec<String> = serde_json::from_str(&json).unwrap();
+    let mut differences = Vec::new();
+    for ((list, ours), theirs) in lists.iter().zip(&ours).zip(&theirs) {
+        let theirs = match theirs.as_str() {
+            "valid" => true,
+            "invalid" => false,
+            _ => continue,
+        };
+        if *ours != theirs {
+            differences.push(format!("{list}: the reference says unique {theirs}, rasdf {ours}"));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `uniqueItems` on 100 000 items takes n log n, not n^2 (5 10^9 comparisons): numbers,
+/// texts, lists and mappings, all different, then with one list twice (once with a
+/// float for its integer).
+#[test]
+fn unique_items_of_100_000_are_checked_fast() {
+    let schemas = unique_items_schemas();
+    let n = 100_000;
+    let item = |i: usize| match i % 4 {
+        0 => i.to_string(),
+        1 => format!("t{i}"),
+        2 => format!("[{i}, x]"),
+        _ => format!("{{k: {i}, v: [1, 2]}}"),
+    };
+    let items: Vec<String> = (0..n).map(item).collect();
+    let distinct = format!("[{}]", items.join(", "));
+    // The list `[50002, x]` again, its number a float.
+    let twice = format!("[{}, [{}.0, x]]", items.join(", "), n / 2 + 2);
+    for (list, unique) in [(distinct, true), (twice, false)] {
+        let start = std::time::Instant::now();
+        assert_eq!(unique_verdict(&schemas, &list), unique);
+        let took = start.elapsed();
+        println!("{n} items, unique {unique}: {took:?}");
+        assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    }
+}

@@ -138,11 +138,19 @@ enum Found {
     Parsed(Tree),
 }
 
-/// Reads a file: `Found`, or an error naming it.
-fn read(file: &Path) -> Result<Found, Error> {
-    let at = || Location::default().with_file(file);
-    let bytes = std::fs::read(file).map_err(|e| Error::new(e, at()))?;
-    let text = String::from_utf8(bytes).map_err(|e| usage_at(file, format!("not UTF-8: {e}")))?;
+/// Reads a file of a folder: `Found`, or an error naming it. Only a regular file is
+/// read (opened without blocking, so that a FIFO does not hang), and no more than the
+/// bytes it had when the folder was listed.
+fn read(file: &Listed) -> Result<Found, Error> {
+    use std::io::Read;
+    let at = || Location::default().with_file(&file.shown);
+    let (opened, _) = crate::file::open_regular(&file.real).map_err(|e| Error::new(e, at()))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(file.len).unwrap_or(0));
+    opened.take(file.len.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| Error::new(e, at()))?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > file.len {
+        return Err(usage_at(&file.shown, format!("it grew past its {} bytes while the folder was read", file.len)));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| usage_at(&file.shown, format!("not UTF-8: {e}")))?;
     examine(text).map_err(|(e, line)| {
         let mut location = at();
         location.line = line;
@@ -233,24 +241,46 @@ impl Schemas {
     /// sub-folders, or a single file): each document with an `id` under that URI, each
     /// manifest's tags as an extension's. Returns how many documents it added.
     ///
+    /// Only what is inside `dir` is read: a symbolic link is followed when its target
+    /// (its real path) is inside the folder's real path, a folder met again through a
+    /// link is read once. Only regular files are read, each of at most
+    /// [`Schemas::MAX_DOCUMENT_BYTES`], a folder's together at most
+    /// [`Schemas::MAX_FOLDER_BYTES`], in at most [`Schemas::MAX_ENTRIES`] files and
+    /// folders, [`Schemas::MAX_DEPTH`] deep.
+    ///
     /// # Errors
     /// A folder or file that cannot be read, a file that is not UTF-8, a manifest (or a
     /// document whose `id` is not on a line of its own) that is not YAML: the error names
     /// the file, and the line where the YAML fails. (Other documents are parsed when
-    /// first needed: [`Schemas::parse_all`].)
+    /// first needed: [`Schemas::parse_all`].) Also, naming the path: a `.yaml` or `.yml`
+    /// that is no regular file (a FIFO, a device, a socket), or larger than its bound;
+    /// a symbolic link out of the folder that is named so or leads to a folder (a link
+    /// to a file of another name is not read, and not looked at); a folder over its
+    /// bounds.
     pub fn add_dir(&mut self, dir: impl AsRef<Path>) -> Result<usize, Error> {
         let dir = dir.as_ref();
-        let mut files = Vec::new();
-        let meta = std::fs::metadata(dir).map_err(|e| Error::new(e, Location::default().with_file(dir)))?;
+        let io = |e: std::io::Error| Error::new(e, Location::default().with_file(dir));
+        let root = std::fs::canonicalize(dir).map_err(io)?;
+        let meta = std::fs::metadata(&root).map_err(io)?;
+        let mut walk = Walk {
+            given: dir.to_path_buf(),
+            root: root.clone(),
+            folders: HashSet::new(),
+            seen: HashSet::new(),
+            entries: 0,
+            bytes: 0,
+            files: Vec::new(),
+        };
         if meta.is_dir() {
-            let mut seen = HashSet::new();
-            list_yaml(dir, &mut files, &mut seen, 0)?;
+            walk.folder(dir, &root, 0)?;
         } else {
-            files.push(dir.to_path_buf());
+            walk.file(dir, root, &meta)?;
         }
-        let found: Vec<Result<Found, Error>> = files.par_iter().map(|f| read(f)).collect();
+        let files = walk.files;
+        let found: Vec<Result<Found, Error>> = files.par_iter().map(read).collect();
         let mut added = 0;
         for (file, found) in files.iter().zip(found) {
+            let file = &file.shown;
             let origin = file.display().to_string();
             match found? {
                 Found::Lazy { id, text } => added += usize::from(self.insert(Doc::lazy(id, origin, text))),
@@ -394,28 +424,161 @@ impl Schemas {
     }
 }
 
-/// The `.yaml` and `.yml` files under `dir`, in path order; folders already listed
-/// (through a symbolic link) are not listed again.
-fn list_yaml(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>, depth: usize) -> Result<(), Error> {
-    let io = |e: std::io::Error, p: &Path| Error::new(e, Location::default().with_file(p));
-    if depth > 64 || !seen.insert(std::fs::canonicalize(dir).map_err(|e| io(e, dir))?) {
-        return Ok(());
+impl Schemas {
+    /// The most bytes a document of a folder may have.
+    pub const MAX_DOCUMENT_BYTES: u64 = 16 << 20;
+    /// The most bytes the documents of one folder ([`Schemas::add_dir`]) may have together.
+    pub const MAX_FOLDER_BYTES: u64 = 256 << 20;
+    /// The most files and folders a folder's walk visits.
+    pub const MAX_ENTRIES: usize = 100_000;
+    /// How deep a folder's walk goes.
+    pub const MAX_DEPTH: usize = 64;
+}
+
+/// A file of a folder to read.
+struct Listed {
+    /// Its path as found below the folder given (for errors and origins).
+    shown: PathBuf,
+    /// Its real path (links resolved), inside the folder's.
+    real: PathBuf,
+    /// Its size when listed: no more is read.
+    len: u64,
+}
+
+/// The walk of a folder ([`Schemas::add_dir`]): what it found, and its bounds.
+struct Walk {
+    /// The folder as given, and its real path.
+    given: PathBuf,
+    root: PathBuf,
+    /// The real paths of the folders and files met, each taken once.
+    folders: HashSet<PathBuf>,
+    seen: HashSet<PathBuf>,
+    entries: usize,
+    bytes: u64,
+    /// The `.yaml` and `.yml` files, in path order.
+    files: Vec<Listed>,
+}
+
+impl Walk {
+    /// Lists folder `real` (shown as `shown`), its sub-folders too, in path order.
+    fn folder(&mut self, shown: &Path, real: &Path, depth: usize) -> Result<(), Error> {
+        let io = |e: std::io::Error, p: &Path| Error::new(e, Location::default().with_file(p));
+        if depth > Schemas::MAX_DEPTH {
+            return Err(usage_at(shown, format!("folders nested more than {} deep: not read", Schemas::MAX_DEPTH)));
+        }
+        if !self.folders.insert(real.to_path_buf()) {
+            // A folder met again through a link: already listed.
+            return Ok(());
+        }
+        let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(real)
+            .map_err(|e| io(e, shown))?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| io(e, shown))?;
+        names.sort();
+        for name in names {
+            self.entries += 1;
+            if self.entries > Schemas::MAX_ENTRIES {
+                return Err(usage_at(
+                    &self.given,
+                    format!(
+                        "more than {} files and folders below it: not read (name the folder of one package's \
+                         schemas)",
+                        Schemas::MAX_ENTRIES
+                    ),
+                ));
+            }
+            let (shown, real) = (shown.join(&name), real.join(&name));
+            let yaml = Path::new(&name).extension().is_some_and(|e| e == "yaml" || e == "yml");
+            let own = std::fs::symlink_metadata(&real).map_err(|e| io(e, &shown))?;
+            let (target, meta) = if own.file_type().is_symlink() {
+                let target = match std::fs::canonicalize(&real) {
+                    Ok(t) => t,
+                    // A link to nothing: an error if it would be read.
+                    Err(e) if yaml => return Err(io(e, &shown)),
+                    Err(_) => continue,
+                };
+                let meta = std::fs::metadata(&target).map_err(|e| io(e, &shown))?;
+                if !target.starts_with(&self.root) {
+                    if yaml || meta.is_dir() {
+                        return Err(usage_at(
+                            &shown,
+                            format!(
+                                "a symbolic link to {}, outside the folder {}: not followed",
+                                target.display(),
+                                self.root.display()
+                            ),
+                        ));
+                    }
+                    // A file of another name out of the folder: never read.
+                    continue;
+                }
+                (target, meta)
+            } else {
+                (real, own)
+            };
+            if meta.is_dir() {
+                self.folder(&shown, &target, depth + 1)?;
+            } else if yaml {
+                self.file(&shown, target, &meta)?;
+            }
+        }
+        Ok(())
     }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| io(e, dir))?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| io(e, dir))?;
-    entries.sort();
-    for path in entries {
-        let Ok(meta) = std::fs::metadata(&path) else { continue };
-        if meta.is_dir() {
-            list_yaml(&path, out, seen, depth + 1)?;
-        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-            out.push(path);
+
+    /// Lists file `real` (shown as `shown`, its metadata `meta`): a regular file within
+    /// the bounds, once.
+    fn file(&mut self, shown: &Path, real: PathBuf, meta: &std::fs::Metadata) -> Result<(), Error> {
+        if !meta.is_file() {
+            let what = file_kind(meta);
+            return Err(usage_at(shown, format!("not a regular file but {what}: not read")));
+        }
+        if meta.len() > Schemas::MAX_DOCUMENT_BYTES {
+            return Err(usage_at(
+                shown,
+                format!(
+                    "{} bytes, over the {} MiB a schema document may have: not read",
+                    meta.len(),
+                    Schemas::MAX_DOCUMENT_BYTES >> 20
+                ),
+            ));
+        }
+        if !self.seen.insert(real.clone()) {
+            // The same file through a link: read once.
+            return Ok(());
+        }
+        self.bytes = self.bytes.saturating_add(meta.len());
+        if self.bytes > Schemas::MAX_FOLDER_BYTES {
+            return Err(usage_at(
+                &self.given,
+                format!(
+                    "its schema documents have more than the {} MiB a folder's may have together: not read",
+                    Schemas::MAX_FOLDER_BYTES >> 20
+                ),
+            ));
+        }
+        self.files.push(Listed { shown: shown.to_path_buf(), real, len: meta.len() });
+        Ok(())
+    }
+}
+
+/// What a path that is no regular file is, for errors.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return "a folder";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if kind.is_socket() {
+            return "a socket";
         }
     }
-    Ok(())
+    "a device"
 }
 
 fn usage_at(file: &Path, message: String) -> Error {

@@ -26,10 +26,11 @@ use std::sync::OnceLock;
 
 use super::datatype;
 use super::extensions::{Schemas, TagMap};
+use super::pattern::Patterns;
 use crate::limits::Limits;
 use crate::tree::{NodeId, NodeRef, SET_TAG, Tree, Value};
 
-/// A node that does not meet its tag's schema.
+/// A node that does not meet its tag's schema, or whose check could not be made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaError {
     /// The tree path of the node that failed (JSON Pointer escapes, as elsewhere).
@@ -38,12 +39,31 @@ pub struct SchemaError {
     pub message: String,
     /// The schema whose check failed (`core/ndarray-1.1.0`).
     pub schema: String,
+    /// Whether the node fails, or whether it meets the schema could not be told.
+    pub kind: SchemaErrorKind,
+}
+
+/// What a [`SchemaError`] says of its node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaErrorKind {
+    /// The node does not meet the schema.
+    Invalid,
+    /// Whether the node meets the schema cannot be told: a `pattern` that cannot be
+    /// compiled (Python syntax the regex engine has not, such as look-around, or over the
+    /// compile budget of a validation), or the validation ran out of its budget. Never a
+    /// pass: the tree is not known to be valid.
+    CannotCheck,
 }
 
 impl std::fmt::Display for SchemaError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let path = if self.path.is_empty() { "/" } else { &self.path };
-        write!(f, "tree path {path}: {} (schema {})", self.message, self.schema)
+        let cannot = if self.kind == SchemaErrorKind::CannotCheck { "cannot check: " } else { "" };
+        write!(f, "tree path {path}: {cannot}{}", self.message)?;
+        if !self.schema.is_empty() {
+            write!(f, " (schema {})", self.schema)?;
+        }
+        Ok(())
     }
 }
 
@@ -395,10 +415,12 @@ pub fn validate_with(tree: &Tree, standard: Option<&str>, schemas: &Schemas) -> 
         seen: HashSet::default(),
         quiet: 0,
         journal: Vec::new(),
-        regexes: HashMap::new(),
+        patterns: Patterns::default(),
         verdicts: HashMap::default(),
+        reasons: Vec::new(),
         refs: HashMap::new(),
         broken_told: HashSet::new(),
+        unchecked_told: HashSet::new(),
         errors: Vec::new(),
         checks: 0,
         budget: MAX_CHECKS.max(tree.len().saturating_mul(CHECKS_PER_NODE)),
@@ -429,6 +451,7 @@ pub fn validate_with(tree: &Tree, standard: Option<&str>, schemas: &Schemas) -> 
             path: String::new(),
             message: format!("validation stopped after {} checks: the schemas ask for too much work", v.budget),
             schema: String::new(),
+            kind: SchemaErrorKind::CannotCheck,
         });
     }
     v.errors
@@ -561,17 +584,32 @@ struct Validator<'c> {
     /// The pairs of `seen` in the order they were added, so that a branch tried and
     /// dropped (`anyOf`) takes its own back.
     journal: Vec<Pair>,
-    regexes: HashMap<String, Option<regex::Regex>>,
+    /// The `pattern`s and `patternProperties` met, compiled within a shared budget.
+    patterns: Patterns,
     /// The verdicts of the pairs tried for their verdict alone ([`Validator::meets`]).
-    verdicts: HashMap<Pair, bool, std::hash::BuildHasherDefault<PairHasher>>,
+    verdicts: HashMap<Pair, Verdict, std::hash::BuildHasherDefault<PairHasher>>,
+    /// Why the verdicts [`Verdict::Unknown`] name are not known.
+    reasons: Vec<SchemaError>,
     /// Each `$ref` met (by document and node), resolved.
     refs: HashMap<(u32, NodeId), Target>,
     /// The documents that do not parse already told of.
     broken_told: HashSet<u32>,
+    /// The checks that cannot be made already told of (by schema and message).
+    unchecked_told: HashSet<(String, String)>,
     errors: Vec<SchemaError>,
     /// Checks made, and how many may be: past the budget nothing more is checked.
     checks: usize,
     budget: usize,
+}
+
+/// Whether a node meets a schema part, tried alone ([`Validator::meets`]).
+#[derive(Clone, Copy)]
+enum Verdict {
+    Met,
+    Failed,
+    /// Not known: a check it needs cannot be made, for the reason of that index of
+    /// [`Validator::reasons`].
+    Unknown(usize),
 }
 
 /// How deep the checks nest (`$ref`s, combinators and the instance's own levels, a few
@@ -694,16 +732,46 @@ fn instance_tag(node: NodeRef<'_>) -> Option<&str> {
 
 impl<'c> Validator<'c> {
     fn fail(&mut self, path: &str, at: At<'_>, message: impl FnOnce() -> String) {
+        let kind = SchemaErrorKind::Invalid;
         let error = match self.quiet {
-            0 => SchemaError { path: path.to_string(), message: message(), schema: self.docs.name(at.doc).into() },
-            _ => SchemaError { path: String::new(), message: String::new(), schema: String::new() },
+            0 => {
+                SchemaError { path: path.to_string(), message: message(), schema: self.docs.name(at.doc).into(), kind }
+            }
+            _ => SchemaError { path: String::new(), message: String::new(), schema: String::new(), kind },
         };
         self.errors.push(error);
     }
 
+    /// A check of `path` that cannot be made: `pattern` of schema `at` cannot be
+    /// searched with, for `why`. Told once per schema and pattern (and in every branch
+    /// tried, whose verdict it makes unknown).
+    fn cannot_check(&mut self, path: &str, at: At<'_>, pattern: &str, why: &str) {
+        let shown = if pattern.chars().count() > 200 {
+            format!("{}...", pattern.chars().take(197).collect::<String>())
+        } else {
+            pattern.to_string()
+        };
+        let error = SchemaError {
+            path: path.to_string(),
+            message: format!("the pattern '{shown}': {why}"),
+            schema: self.docs.name(at.doc).into(),
+            kind: SchemaErrorKind::CannotCheck,
+        };
+        self.unknown(error);
+    }
+
+    /// Tells `error` (a check that cannot be made), once per schema and message outside
+    /// branches tried.
+    fn unknown(&mut self, error: SchemaError) {
+        if self.quiet > 0 || self.unchecked_told.insert((error.schema.clone(), error.message.clone())) {
+            self.errors.push(error);
+        }
+    }
+
     /// Whether `node` meets `at` (errors discarded); each pair's verdict found once, so
-    /// that alternatives nested in alternatives cost their sum, not their product.
-    fn meets(&mut self, node: NodeRef<'_>, at: At<'c>, path: &str, depth: usize) -> bool {
+    /// that alternatives nested in alternatives cost their sum, not their product. A
+    /// branch with no failure but a check that cannot be made is [`Verdict::Unknown`].
+    fn meets(&mut self, node: NodeRef<'_>, at: At<'c>, path: &str, depth: usize) -> Verdict {
         let pair = pair(node, at);
         if let Some(&known) = self.verdicts.get(&pair) {
             return known;
@@ -712,7 +780,15 @@ impl<'c> Validator<'c> {
         self.quiet += 1;
         self.check(node, at, path, depth);
         self.quiet -= 1;
-        let ok = self.errors.len() == errors;
+        let found = &self.errors[errors..];
+        let ok = if found.iter().any(|e| e.kind == SchemaErrorKind::Invalid) {
+            Verdict::Failed
+        } else if let Some(e) = found.first() {
+            self.reasons.push(e.clone());
+            Verdict::Unknown(self.reasons.len() - 1)
+        } else {
+            Verdict::Met
+        };
         self.errors.truncate(errors);
         // A pair checked inside the branch, its errors dropped, is checked anew elsewhere.
         for pair in self.journal.drain(journal..) {
@@ -792,22 +868,53 @@ impl<'c> Validator<'c> {
         }
         if let Some(branches) = list(k.any_of) {
             // The reference stops at the first branch met.
-            if !branches.iter().any(|b| self.meets(node, At { schema: *b, ..at }, path, depth + 1)) {
-                self.fail(path, at, || format!("{} is not valid under any of the given schemas", show(node)));
+            let mut unknown = None;
+            let mut met = false;
+            for b in branches {
+                match self.meets(node, At { schema: b, ..at }, path, depth + 1) {
+                    Verdict::Met => {
+                        met = true;
+                        break;
+                    }
+                    Verdict::Unknown(why) => unknown = unknown.or(Some(why)),
+                    Verdict::Failed => {}
+                }
+            }
+            match (met, unknown) {
+                (true, _) => {}
+                (false, Some(why)) => self.unknown(self.reasons[why].clone()),
+                (false, None) => {
+                    self.fail(path, at, || format!("{} is not valid under any of the given schemas", show(node)));
+                }
             }
         }
         if let Some(branches) = list(k.one_of) {
-            let met = branches.iter().filter(|b| self.meets(node, At { schema: **b, ..at }, path, depth + 1)).count();
-            if met != 1 {
-                self.fail(path, at, || {
+            let mut met = 0;
+            let mut unknown = None;
+            for b in branches {
+                match self.meets(node, At { schema: b, ..at }, path, depth + 1) {
+                    Verdict::Met => met += 1,
+                    Verdict::Unknown(why) => unknown = unknown.or(Some(why)),
+                    Verdict::Failed => {}
+                }
+            }
+            match unknown {
+                // Two met fail whatever the others; else an unknown one could make it one, or two.
+                Some(why) if met <= 1 => self.unknown(self.reasons[why].clone()),
+                _ if met != 1 => self.fail(path, at, || {
                     format!("{} is valid under {met} of the given schemas, not exactly one", show(node))
-                });
+                }),
+                _ => {}
             }
         }
-        if let Some(not) = k.not
-            && self.meets(node, At { schema: not, ..at }, path, depth + 1)
-        {
-            self.fail(path, at, || format!("{} must not be valid under the given schema", show(node)));
+        if let Some(not) = k.not {
+            match self.meets(node, At { schema: not, ..at }, path, depth + 1) {
+                Verdict::Met => {
+                    self.fail(path, at, || format!("{} must not be valid under the given schema", show(node)));
+                }
+                Verdict::Unknown(why) => self.unknown(self.reasons[why].clone()),
+                Verdict::Failed => {}
+            }
         }
     }
 
@@ -833,6 +940,7 @@ impl<'c> Validator<'c> {
                 path: path.to_string(),
                 message: format!("the schema does not parse: {why}"),
                 schema: name,
+                kind: SchemaErrorKind::Invalid,
             };
             self.errors.push(error);
         }
@@ -911,10 +1019,10 @@ impl<'c> Validator<'c> {
             self.fail(path, at, || format!("{} is too long", show(node)));
         }
         if let Some(pattern) = k.pattern.and_then(|p| p.as_str()) {
-            let re = self.regexes.entry(pattern.to_string()).or_insert_with(|| regex::Regex::new(pattern).ok());
-            // A pattern the regex engine cannot take is not checked.
-            if re.as_ref().is_some_and(|re| !re.is_match(text)) {
-                self.fail(path, at, || format!("{} does not match '{pattern}'", show(node)));
+            match self.patterns.search(pattern, text) {
+                Ok(true) => {}
+                Ok(false) => self.fail(path, at, || format!("{} does not match '{pattern}'", show(node))),
+                Err(why) => self.cannot_check(path, at, pattern, &why),
             }
         }
     }
@@ -977,14 +1085,23 @@ impl<'c> Validator<'c> {
                 matched = true;
                 self.check(*value, At { schema: sub, ..at }, &child(), depth + 1);
             }
+            // Whether a pattern matches the key cannot be told: nor whether the rest applies.
+            let mut unknown = false;
             for (pattern, sub) in &patterns {
-                let re = self.regexes.entry(pattern.clone()).or_insert_with(|| regex::Regex::new(pattern).ok());
-                if key.as_deref().is_some_and(|key| re.as_ref().is_some_and(|re| re.is_match(key))) {
-                    matched = true;
-                    self.check(*value, At { schema: *sub, ..at }, &child(), depth + 1);
+                let Some(key) = key.as_deref() else { continue };
+                match self.patterns.search(pattern, key) {
+                    Ok(true) => {
+                        matched = true;
+                        self.check(*value, At { schema: *sub, ..at }, &child(), depth + 1);
+                    }
+                    Ok(false) => {}
+                    Err(why) => {
+                        self.cannot_check(&child(), at, pattern, &why);
+                        unknown = true;
+                    }
                 }
             }
-            if matched {
+            if matched || unknown {
                 continue;
             }
             match additional {
@@ -1010,11 +1127,8 @@ impl<'c> Validator<'c> {
         {
             self.fail(path, at, || format!("{} is too long (at most {max} items)", show(node)));
         }
-        if k.unique_items.and_then(|u| u.as_bool()) == Some(true) {
-            let twice = items.iter().enumerate().any(|(i, a)| items[i + 1..].iter().any(|b| equal(*a, *b)));
-            if twice {
-                self.fail(path, at, || format!("{} has non-unique elements", show(node)));
-            }
+        if k.unique_items.and_then(|u| u.as_bool()) == Some(true) && !unique(&items) {
+            self.fail(path, at, || format!("{} has non-unique elements", show(node)));
         }
         let Some(schema) = k.items else { return };
         match schema.items() {
@@ -1096,25 +1210,208 @@ fn number(node: NodeRef<'_>) -> Option<f64> {
     }
 }
 
-/// Equality as `enum` and `uniqueItems` take it: numbers by value, `true` not `1`.
+/// Equality as `enum` and `uniqueItems` take it (the reference's validator's `equal`):
+/// numbers by value (exactly, as Python compares an `int` and a `float`), `true` not
+/// `1`, mappings with the same keys (as Python's keys: `1`, `1.0` and `true` are one)
+/// and equal values. A NaN equals nothing, nor (unlike Python's) does a timestamp, nor
+/// anything nested deeper than [`EQUAL_DEPTH`] (a cycle of aliases among them, where
+/// the reference fails).
 pub(super) fn equal(a: NodeRef<'_>, b: NodeRef<'_>) -> bool {
+    equal_within(a, b, 0)
+}
+
+/// How deep [`equal`] looks into lists and mappings.
+const EQUAL_DEPTH: usize = 512;
+
+fn equal_within(a: NodeRef<'_>, b: NodeRef<'_>, depth: usize) -> bool {
+    if depth > EQUAL_DEPTH {
+        return false;
+    }
+    let (ta, tb) = (a.tree(), b.tree());
     match (a.value(), b.value()) {
         (Value::Seq(x), Value::Seq(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal(a.tree().node(*p), b.tree().node(*q)))
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal_within(ta.node(*p), tb.node(*q), depth + 1))
         }
-        (Value::Map(x), Value::Map(y)) => {
-            x.len() == y.len()
-                && x.iter().all(|(k, v)| {
-                    let (k, v) = (a.tree().node(*k), a.tree().node(*v));
-                    y.iter().any(|(k2, v2)| equal(k, b.tree().node(*k2)) && equal(v, b.tree().node(*v2)))
+        (Value::Map(x), Value::Map(y)) if x.len() == y.len() => {
+            fn text(t: &Tree, k: NodeId) -> Option<&str> {
+                match t.node(k).value() {
+                    Value::Str(s) => Some(s.as_str()),
+                    _ => None,
+                }
+            }
+            // Text keys (the usual case) are all different in a mapping: looked up.
+            if x.iter().all(|&(k, _)| text(ta, k).is_some()) && y.iter().all(|&(k, _)| text(tb, k).is_some()) {
+                let by_key: HashMap<&str, NodeId> = y.iter().filter_map(|&(k, v)| Some((text(tb, k)?, v))).collect();
+                return x.iter().all(|&(k, v)| {
+                    text(ta, k)
+                        .and_then(|k| by_key.get(k))
+                        .is_some_and(|&w| equal_within(ta.node(v), tb.node(w), depth + 1))
+                });
+            }
+            // Else every pair of each has a pair of the same key and an equal value in
+            // the other (both ways: keys Python takes as one may be two here).
+            let within = |from: &[(NodeId, NodeId)], tf: &Tree, to: &[(NodeId, NodeId)], tt: &Tree| {
+                from.iter().all(|&(k, v)| {
+                    to.iter().any(|&(k2, v2)| {
+                        same_key(tf.node(k), tt.node(k2), depth) && equal_within(tf.node(v), tt.node(v2), depth + 1)
+                    })
                 })
+            };
+            within(x, ta, y, tb) && within(y, tb, x, ta)
         }
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Null, Value::Null) => true,
-        (Value::BigInt(x), Value::BigInt(y)) => x == y,
-        _ => number(a).zip(number(b)).is_some_and(|(x, y)| x == y),
+        (Value::Binary(x), Value::Binary(y)) => x == y,
+        (x, y) => same_number(x, y),
     }
+}
+
+/// Whether two mapping keys are one key to Python: as [`equal`], but a bool is the
+/// number it is to Python (`true` is `1`).
+fn same_key(a: NodeRef<'_>, b: NodeRef<'_>, depth: usize) -> bool {
+    match (a.value(), b.value()) {
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Bool(x), other) | (other, Value::Bool(x)) => same_number(&Value::Int(i64::from(*x)), other),
+        _ => equal_within(a, b, depth + 1),
+    }
+}
+
+/// Whether two numbers are equal as Python compares them: exactly (`2**53 + 1` is not
+/// `2.0**53`).
+fn same_number(x: &Value, y: &Value) -> bool {
+    // An `int` and a `float`: the float integral and the same integer.
+    let int_float = |i: &Value, f: f64| -> bool {
+        if !f.is_finite() || f.fract() != 0.0 {
+            return false;
+        }
+        match i {
+            // Within the i64 range, the float converts exactly.
+            #[allow(clippy::cast_possible_truncation)]
+            Value::Int(i) => (-(2f64.powi(63))..2f64.powi(63)).contains(&f) && f as i64 == *i,
+            Value::BigInt(b) => format!("{f:.0}") == b.to_string(),
+            _ => false,
+        }
+    };
+    match (x, y) {
+        (Value::Int(a), Value::Int(b)) => a == b,
+        (Value::BigInt(a), Value::BigInt(b)) => a == b,
+        (Value::Float(a), Value::Float(b)) => a == b,
+        (i @ (Value::Int(_) | Value::BigInt(_)), Value::Float(f))
+        | (Value::Float(f), i @ (Value::Int(_) | Value::BigInt(_))) => int_float(i, *f),
+        _ => false,
+    }
+}
+
+/// Whether no two of `items` (nodes of one tree) are [`equal`], in n log n: each item
+/// hashed on what equality looks at (equal items hash alike), the hashes sorted, and
+/// only items of one hash compared.
+fn unique(items: &[NodeRef<'_>]) -> bool {
+    let Some(first) = items.first() else { return true };
+    let hashes = equality_hashes(first.tree(), items.iter().map(|i| i.id()));
+    // Items equal to nothing have no hash: each is unique.
+    let mut hashed: Vec<(u64, usize)> = hashes.into_iter().enumerate().filter_map(|(i, h)| Some((h?, i))).collect();
+    hashed.sort_unstable();
+    for run in hashed.chunk_by(|a, b| a.0 == b.0) {
+        // Items of one hash are nearly always equal, so the first comparison tells;
+        // items that only share a hash are each compared with one of each kind met.
+        let mut kinds: Vec<usize> = Vec::new();
+        for &(_, i) in run {
+            if kinds.iter().any(|&k| equal(items[k], items[i])) {
+                return false;
+            }
+            kinds.push(i);
+        }
+    }
+    true
+}
+
+/// For each of `roots`, a hash of what [`equal`] looks at (equal nodes hash alike), or
+/// `None` for a node equal to nothing, itself neither: one holding a NaN, a timestamp,
+/// `!!binary` or a cycle of aliases, or nested deeper than [`EQUAL_DEPTH`]. Each node
+/// is hashed once (a walk with its own stack, after its children), however often
+/// aliases reach it.
+fn equality_hashes(tree: &Tree, roots: impl Iterator<Item = NodeId>) -> Vec<Option<u64>> {
+    use std::hash::{Hash, Hasher};
+    /// A node's hash and height; `None` while its children are being hashed (met
+    /// again then, it is on a cycle).
+    type Done = Option<Option<(u64, usize)>>;
+    fn hash_of(value: impl Hash) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        value.hash(&mut h);
+        h.finish()
+    }
+    // Equal numbers are one float; -0.0 is 0.0.
+    let number_hash = |x: f64| hash_of((3u8, if x == 0.0 { 0 } else { x.to_bits() }));
+    let mut done: HashMap<NodeId, Done> = HashMap::new();
+    let mut out = Vec::new();
+    for root in roots {
+        let mut stack: Vec<(NodeId, bool)> = vec![(root, false)];
+        while let Some((id, children_done)) = stack.pop() {
+            let node = tree.node(id);
+            if !children_done {
+                if done.contains_key(&id) {
+                    continue;
+                }
+                let leaf = match node.value() {
+                    Value::Null => Some(hash_of(0u8)),
+                    Value::Bool(b) => Some(hash_of((1u8, b))),
+                    Value::Str(s) => Some(hash_of((2u8, s.as_str()))),
+                    // NaN equals nothing.
+                    Value::Int(_) | Value::BigInt(_) | Value::Float(_) => {
+                        number(node).filter(|x| !x.is_nan()).map(number_hash)
+                    }
+                    Value::Binary(b) => Some(hash_of((6u8, b))),
+                    Value::Timestamp(_) => None,
+                    Value::Seq(items) => {
+                        done.insert(id, None);
+                        stack.push((id, true));
+                        stack.extend(items.iter().map(|&c| (c, false)));
+                        continue;
+                    }
+                    Value::Map(pairs) => {
+                        done.insert(id, None);
+                        stack.push((id, true));
+                        stack.extend(pairs.iter().flat_map(|&(k, v)| [(k, false), (v, false)]));
+                        continue;
+                    }
+                };
+                done.insert(id, Some(leaf.map(|h| (h, 0))));
+                continue;
+            }
+            // The children are done: the list's or mapping's own hash.
+            let child = |c: NodeId| done.get(&c).copied().flatten().flatten();
+            let hashed = match node.value() {
+                Value::Seq(items) => items.iter().map(|&c| child(c)).collect::<Option<Vec<_>>>().map(|parts| {
+                    let height = parts.iter().map(|p| p.1 + 1).max().unwrap_or(0);
+                    (hash_of((4u8, parts.iter().map(|p| p.0).collect::<Vec<_>>())), height)
+                }),
+                Value::Map(pairs) => pairs
+                    .iter()
+                    .map(|&(k, v)| {
+                        // A bool key is its number to Python.
+                        let key = match tree.node(k).value() {
+                            Value::Bool(b) => Some((number_hash(f64::from(u8::from(*b))), 0)),
+                            _ => child(k),
+                        };
+                        key.zip(child(v))
+                    })
+                    .collect::<Option<Vec<_>>>()
+                    .map(|parts| {
+                        let height = parts.iter().map(|(k, v)| k.1.max(v.1) + 1).max().unwrap_or(0);
+                        // In any order, each kind of pair once.
+                        let mut pairs: Vec<u64> = parts.iter().map(|(k, v)| hash_of((k.0, v.0))).collect();
+                        pairs.sort_unstable();
+                        pairs.dedup();
+                        (hash_of((5u8, parts.len(), pairs)), height)
+                    }),
+                _ => None,
+            };
+            done.insert(id, Some(hashed));
+        }
+        out.push(done.get(&root).copied().flatten().flatten().filter(|&(_, h)| h <= EQUAL_DEPTH).map(|(h, _)| h));
+    }
+    out
 }
 
 /// Whether `uri` matches `pattern` as the reference's `uri_match` tells: `*` matches any
