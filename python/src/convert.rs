@@ -346,6 +346,7 @@ pub(crate) struct Writer<'py, 'k> {
     /// part empty).
     user_dict: Bound<'py, PyAny>,
     user_list: Bound<'py, PyAny>,
+    ordered_dict: Bound<'py, PyAny>,
     ndarray_type: Bound<'py, PyAny>,
     masked_type: Bound<'py, PyAny>,
     memmap_type: Bound<'py, PyAny>,
@@ -379,6 +380,7 @@ impl<'py, 'k> Writer<'py, 'k> {
             array_paths: std::collections::HashSet::new(),
             user_dict: collections.getattr("UserDict")?,
             user_list: collections.getattr("UserList")?,
+            ordered_dict: collections.getattr("OrderedDict")?,
             ndarray_type: numpy.getattr("ndarray")?,
             masked_type: numpy.getattr("ma")?.getattr("MaskedArray")?,
             memmap_type: numpy.getattr("memmap")?,
@@ -515,11 +517,12 @@ impl<'py, 'k> Writer<'py, 'k> {
             || obj.is_exact_instance_of::<PyTuple>()
             || obj.get_type().is(&self.ndarray_type)
             || obj.get_type().is(&self.masked_type);
-        // An object of another type (not a tagged one): what asdf's converters make of
-        // it, when one converts it.
+        // An object of another type (not one of rasdf's or asdf's tagged types, which
+        // no converter takes): what asdf's converters make of it, when one converts it
+        // (a data model node too, tag and all).
         if !exact
             && let Some(convert) = self.convert.clone()
-            && self.tag_of(obj)?.is_none()
+            && !is_plain_tagged(obj)
             && !obj.hasattr(intern!(py, "__asdf_lazy_array__"))?
         {
             let made = convert.call1((obj,)).map_err(|e| self.converter_error(e, obj, path))?;
@@ -550,7 +553,14 @@ impl<'py, 'k> Writer<'py, 'k> {
             return Ok(id);
         }
         if let Ok(d) = obj.cast::<PyDict>() {
-            let tag = if obj.is_exact_instance_of::<PyDict>() { None } else { self.tag_of(obj)? };
+            let tag = if obj.is_exact_instance_of::<PyDict>() {
+                None
+            } else if obj.get_type().is(&self.ordered_dict) {
+                // As asdf's dumper writes an `OrderedDict`: `!!omap`.
+                Some(OMAP_TAG.to_string())
+            } else {
+                self.tag_of(obj)?
+            };
             let id = self.push(tag, Value::Map(Vec::new()));
             self.memo.insert(key, (id, false));
             let mut pairs = Vec::with_capacity(d.len());
@@ -656,8 +666,11 @@ impl<'py, 'k> Writer<'py, 'k> {
             }
             return Ok(id);
         }
-        let hint =
-            if self.convert.is_none() { " (asdf, whose extensions may convert it, is not importable)" } else { "" };
+        let importable = match &self.convert {
+            Some(c) => c.getattr(intern!(py, "available")).and_then(|a| a.is_truthy()).unwrap_or(true),
+            None => false,
+        };
+        let hint = if importable { "" } else { " (asdf, whose extensions may convert it, is not importable)" };
         Err(self.err(path, format!("rasdf cannot write an object of type {}{hint}", type_name(obj))))
     }
 
@@ -771,6 +784,12 @@ impl Iterator for Snapshots {
 /// another version of num-bigint, and integers this large are rare in trees).
 fn big_int<'py>(py: Python<'py>, v: &num_bigint::BigInt) -> PyResult<Bound<'py, PyAny>> {
     py.get_type::<PyInt>().call1((v.to_string(),))
+}
+
+/// Whether `obj` is one of rasdf's or asdf's tagged types (`rasdf.TaggedDict`,
+/// `asdf.tagged.TaggedDict`...).
+fn is_plain_tagged(obj: &Bound<'_, PyAny>) -> bool {
+    obj.get_type().module().is_ok_and(|m| matches!(m.to_cow().as_deref(), Ok("rasdf" | "asdf.tagged")))
 }
 
 /// The qualified name of `obj`'s type (`astropy.units.quantity.Quantity`), or its name.

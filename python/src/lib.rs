@@ -687,8 +687,12 @@ fn write(
                 w.set_root_key("history", &history)?;
             }
         }
-        // The standard whose manifests (and enabled extensions) list the tags written.
-        let chosen = {
+        // The source file's standard (its tags, and the objects converted for it, are
+        // read there as they were), else the one whose manifests (and enabled
+        // extensions) list the tags written.
+        let chosen = if let Some(s) = standard.as_deref().filter(|s| rasdf::header::KNOWN_STANDARDS.contains(s)) {
+            s
+        } else {
             let tree = w.doc_mut().tree();
             let core = rasdf::schema::Schemas::new();
             // Only for a tag no standard lists (an extension's), the extensions' tags.
@@ -708,7 +712,7 @@ fn write(
                 }
                 _ => None,
             };
-            rasdf::schema::standard_for_tree(tree, standard.as_deref(), extensions.as_deref().unwrap_or(&core))
+            rasdf::schema::standard_for_tree(tree, None, extensions.as_deref().unwrap_or(&core))
         };
         w.doc_mut().set_standard(chosen).map_err(|e| to_pyerr(py, e))?;
         let doc = w.finish();

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TESTDATA = ROOT / "testdata"
 
 # Folders of files other programs wrote (the hand-made YAML fixtures are left out).
-REAL_FOLDERS = ("reference_files", "oldasdf", "astro", "pyasdf")
+REAL_FOLDERS = ("reference_files", "oldasdf", "oldastro", "astro", "pyasdf")
 
 
 def real_files() -> List[Path]:
