@@ -61,6 +61,8 @@ echo "== ASDF-in-FITS files read by rasdf.open against stdatamodels"
 (cd python && RASDF_FITS_REFERENCE=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_fits.py)
 echo "== rasdf.validate with the extensions asdf has installed (astropy, gwcs, Roman)"
 (cd python && RASDF_VALIDATE_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_validate.py)
+echo "== copies and trees of real files, and writes of astropy, gwcs and Roman objects, judged by asdf with those extensions"
+(cd python && RASDF_COPIES_ASTRO=1 RASDF_WRITE_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_copies.py tests/test_astro_writes.py)
 echo "== the asdf.open hook under asdf with astropy, gwcs and Roman, and under asdf $hook_asdf_versions"
 (cd python && RASDF_HOOK_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_asdf_hook.py)
 root="$PWD"

@@ -311,7 +311,15 @@ fn check(file: &AsdfFile, r: &mut Report, schemas: &Schemas, out: &mut impl Writ
     r.set("arrays", json!({"declared": paths.len(), "readable": paths.len() - bad_arrays}));
     // The tree against the schemas of the tags its standard lists (and the extensions'
     // given), as `asdftool validate` checks it (the reference refuses to write such a tree).
-    let invalid = rasdf::schema::validate_with(file.tree(), Some(file.header().standard()), schemas);
+    // With extensions' schemas, the tree with their defaults filled in, as the reference
+    // fills them before it validates (standards up to 1.5.0).
+    let standard = file.header().standard();
+    let filled = (!schemas.is_empty() && standard != "1.6.0").then(|| {
+        let mut tree = file.tree().clone();
+        rasdf::schema::fill_defaults_with(&mut tree, standard, schemas);
+        tree
+    });
+    let invalid = rasdf::schema::validate_with(filled.as_ref().unwrap_or(file.tree()), Some(standard), schemas);
     for e in &invalid {
         match e.kind {
             rasdf::schema::SchemaErrorKind::CannotCheck => r.unchecked(out, &format!("schema: {e}"))?,

@@ -46,7 +46,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 class TaggedDict(dict):
     """A mapping with a YAML tag (``.tag``, the full tag URI)."""
 
-    __slots__ = ("tag",)
+    __slots__ = ("tag", "__weakref__")
 
     def __init__(self, *args: Any, tag: Optional[str] = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -363,6 +363,7 @@ class AsdfFile:
         objects)."""
         if self._tree is None:
             self._tree = self._file.tree(_CLASSES)
+            _note_source(self._tree, self._file.standard)
         return self._tree
 
     def __getitem__(self, path: str) -> Any:
@@ -490,6 +491,15 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
         max_inline_bytes,
         timeout,
     )
+    if f.may_fill_defaults:
+        # A file of standard 1.5.0 or older with tags of extensions: the defaults of
+        # their schemas too, as asdf fills them with its installed extensions.
+        try:
+            schemas = _asdf_schemas()
+        except Exception:  # noqa: BLE001 - an asdf that does not load: the standard's alone
+            schemas = None
+        if schemas is not None:
+            f.fill_defaults(schemas)
     af = AsdfFile(f)
     if validate:
         try:
@@ -623,12 +633,26 @@ def _packed(dt: np.dtype) -> np.dtype:
     return np.dtype(fields)
 
 
-def _prepare_array(obj: Any) -> tuple:
+def _lazy_codec(obj: Any) -> Optional[str]:
+    """The codec of the block a lazy array (rasdf's :class:`NDArray`) was read from."""
+    try:
+        return obj._file.array_storage(obj._id)[1]
+    except Exception:  # noqa: BLE001 - inline, external, or no longer open: none
+        return None
+
+
+def _prepare_array(obj: Any, codecs: Optional[Dict[int, Optional[str]]] = None) -> tuple:
     """An array to write: ``(C-contiguous numpy array, dtype description, mask bytes or
-    None)``."""
+    None, the codec of the block it was read from or None)``."""
     mask = None
+    codec = None
     if isinstance(obj, NDArray):
+        codec = _lazy_codec(obj)
         obj = obj.read()
+    elif codecs is not None and id(obj) in codecs:
+        codec = codecs[id(obj)]
+    if not isinstance(obj, np.ndarray) and hasattr(obj, "_make_array"):
+        obj = obj._make_array()  # asdf's lazy NDArrayType
     if isinstance(obj, np.ma.MaskedArray):
         mask = np.ascontiguousarray(np.ma.getmaskarray(obj), dtype=np.uint8).tobytes()
         obj = obj.data
@@ -638,7 +662,150 @@ def _prepare_array(obj: Any) -> tuple:
         arr = arr.astype(packed)
     if not arr.flags.c_contiguous:
         arr = arr.copy(order="C")
-    return arr, _dtype_spec(arr.dtype), mask
+    return arr, _dtype_spec(arr.dtype), mask, codec
+
+
+# The ASDF Standard of the file each tree built by `AsdfFile.tree` came from, by the
+# tree's id: (a weak reference to the tree, the standard).
+_TREE_SOURCES: Dict[int, tuple] = {}
+
+
+def _note_source(tree: Any, standard: str) -> None:
+    import weakref
+
+    key = id(tree)
+    try:
+        ref = weakref.ref(tree, lambda _, key=key: _TREE_SOURCES.pop(key, None))
+    except TypeError:  # a plain dict (no tagged root): not noted
+        return
+    _TREE_SOURCES[key] = (ref, standard)
+
+
+def _source_standard(tree: Any) -> Optional[str]:
+    entry = _TREE_SOURCES.get(id(tree))
+    if entry is not None and entry[0]() is tree:
+        return entry[1]
+    return None
+
+
+class _AsdfConverters:
+    """asdf's converters, for the objects of a tree that are not plain data: each
+    object of a type an installed extension converts becomes the tagged node the
+    converter makes of it (``asdf.yamlutil.custom_tree_to_tagged_tree``'s step, one
+    object at a time: the arrays and objects inside are written by rasdf in turn, so
+    arrays go to blocks). Made on first need; asdf not importable: no converters."""
+
+    def __init__(self, standard: Optional[str], asdf_file: Any = None) -> None:
+        self._standard = standard
+        self._asdf_file = asdf_file
+        self._ctx: Any = None
+        self._by_type: Dict[type, Any] = {}
+        self.ready = False
+        self.available = True
+
+    def _start(self) -> None:
+        self.ready = True
+        try:
+            import asdf
+            from asdf.extension import _serialization_context as sc
+            from asdf.tags.core.ndarray import NDArrayType
+        except ImportError:
+            self.available = False
+            return
+        af = self._asdf_file
+        if af is None:
+            version = self._standard
+            try:
+                af = asdf.AsdfFile(version=version) if version else asdf.AsdfFile()
+            except (ValueError, KeyError):
+                af = asdf.AsdfFile()
+        self._af = af
+        self._ctx = af._create_serialization_context(sc.BlockAccess.WRITE)
+        self._lazy = NDArrayType
+
+        def no_blocks(*args: Any, **kwargs: Any) -> Any:
+            raise TypeError("the converter writes data to blocks of its own, which rasdf cannot write")
+
+        # A converter that reserves blocks of asdf's own would lose that data here.
+        self._ctx.find_available_block_index = no_blocks
+        self._ctx.get_block_data_callback = no_blocks
+
+    def __call__(self, obj: Any) -> Any:
+        if not self.ready:
+            self._start()
+        if not self.available:
+            return None
+        typ = type(obj)
+        if typ is self._lazy:
+            return ("array", obj)
+        manager = self._ctx.extension_manager
+        converter = self._by_type.get(typ, _MISSING)
+        if converter is _MISSING:
+            converter = manager.get_converter_for_type(typ) if manager.handles_type(typ) else None
+            self._by_type[typ] = converter
+        if converter is None:
+            return None
+        return self._convert(obj, converter)
+
+    def _convert(self, obj: Any, converter: Any) -> Any:
+        from types import GeneratorType
+
+        from asdf import tagged
+
+        ctx = self._ctx
+        manager = ctx.extension_manager
+        tag = converter.select_tag(obj, ctx)
+        used = set()
+        # A converter that selects no tag hands the object on to another (asdf's loop).
+        while tag is None:
+            used.add(converter)
+            obj = converter.to_yaml_tree(obj, tag, ctx)
+            try:
+                converter = manager.get_converter_for_type(type(obj))
+            except KeyError:
+                return obj  # no converter takes it on: written as it is
+            if converter in used:
+                raise TypeError("Conversion cycle detected")
+            tag = converter.select_tag(obj, ctx)
+        ctx.assign_object(obj)
+        node = converter.to_yaml_tree(obj, tag, ctx)
+        ctx.assign_blocks()
+        if isinstance(node, GeneratorType):
+            generator = node
+            node = next(generator)
+            for _ in generator:  # the rest fills the node in
+                pass
+        if isinstance(node, dict):
+            made: Any = tagged.TaggedDict(node, tag)
+        elif isinstance(node, list):
+            made = tagged.TaggedList(node, tag)
+        elif isinstance(node, str):
+            made = tagged.TaggedString(node)
+            made._tag = tag
+        else:
+            raise TypeError(f"the converter returned a {type(node).__name__}, not a mapping, list or str")
+        ctx._mark_extension_used(converter.extension)
+        return made
+
+    def history(self, tree: Any) -> Any:
+        """The root's ``history`` with the extensions whose converters were used
+        recorded, as asdf records them (``AsdfFile._update_extension_history``), or
+        ``None`` when none were (or the standard predates that record)."""
+        if self._ctx is None or not self._ctx._extensions_used:
+            return None
+        holder: Dict[str, Any] = {}
+        history = tree.get("history") if isinstance(tree, Mapping) else None
+        if isinstance(history, Mapping):
+            history = {k: (list(v) if k == "extensions" and isinstance(v, list) else v) for k, v in history.items()}
+        elif isinstance(history, list):
+            history = list(history)
+        if history is not None:
+            holder["history"] = history
+        self._af._update_extension_history(holder, self._ctx)
+        return holder.get("history")
+
+
+_MISSING = object()
 
 
 def write(
@@ -650,23 +817,64 @@ def write(
     include_index: bool = True,
     checksums: bool = True,
 ) -> None:
-    """Writes ``tree`` (a dict, or an :class:`AsdfFile`) to ``path``, atomically: the old
-    file, if any, stays until the new one is complete.
+    """Writes ``tree`` (a mapping, an :class:`AsdfFile`, or asdf's ``AsdfFile``) to
+    ``path``, atomically: the old file, if any, stays until the new one is complete.
 
-    The tree holds dicts, lists, tuples, strings, numbers (``int`` of any size,
-    ``complex``), ``bool``, ``None``, ``bytes``, ``datetime``/``date``, sets, the tagged
-    types, and numpy arrays of any dtype (structured, bytes, unicode, complex,
-    big-endian, views; ``numpy.ma`` arrays with their masks), each written to a block.
+    It keeps everything it is given, or refuses with a ``TypeError`` naming the type
+    and the tree path of what it cannot write:
 
-    ``compression``: ``None``, ``"zlib"``, ``"bzp2"``, ``"lz4"``, ``"zstd"`` or ``"blsc"``
-    for every array, or a mapping of tree paths (``"sci/data"``) to codecs for some.
+    - dicts and any other mapping (asdf's ``AsdfObject`` and tagged types too), lists,
+      tuples, strings, numbers (``int`` of any size, ``complex``, numpy scalars),
+      ``bool``, ``None``, ``bytes``, ``datetime``/``date``, sets, the tagged types;
+    - numpy arrays of any dtype (structured, bytes, unicode, complex, big-endian, views;
+      ``numpy.ma`` arrays with their masks; memory maps), each to a block; lazy arrays
+      (rasdf's and asdf's) keep the codec of the block they were read from;
+    - other objects (astropy's quantities, times, tables, coordinates, units, models,
+      gwcs WCS, data model nodes...), when ``asdf`` is importable, as the converters of
+      its installed extensions write them, so that asdf reads back the same objects. A
+      subclass of ``numpy.ndarray`` (``Quantity``, ``Column``...) is never written as a
+      bare array.
+
+    The file is labelled with the ASDF Standard its tags need (``#ASDF_STANDARD``): that
+    of the file the tree was read from when its tags fit it, else the newest standard
+    whose manifests (and asdf's installed extensions) list every tag written. The root's
+    ``asdf_library`` names rasdf; its ``history`` is kept, with the extensions whose
+    converters were used recorded as asdf records them.
+
+    ``compression``: ``None`` keeps each array's own codec (none for new arrays);
+    ``"none"``, ``"zlib"``, ``"bzp2"``, ``"lz4"``, ``"zstd"`` or ``"blsc"`` for every
+    array; or a mapping of tree paths (``"sci/data"``) to codecs (``None``: stored as
+    is) for some, each path naming an array written (else a ``ValueError``).
     ``"zstd"`` (one Zstandard frame) and ``"blsc"`` (one c-blosc buffer, shuffled by the
     item size) are the asdf-compression plugin's codecs: the reference library reads
     them only with that plugin installed. ``compression_level`` (1-9) sets the level of
     zlib, bzp2 and zstd (also blsc's).
     """
+    standard = None
+    asdf_file = None
+    codecs: Optional[Dict[int, Optional[str]]] = None
     if isinstance(tree, AsdfFile):
+        standard = tree.version
         tree = tree.tree
+    elif type(tree).__module__.split(".")[0] == "asdf" and hasattr(tree, "version_string") and hasattr(tree, "tree"):
+        # asdf's own: its standard, and the codec of each array read from its blocks.
+        asdf_file = tree
+        standard = tree.version_string
+        tree = tree.tree
+        codecs = {}
+    else:
+        standard = _source_standard(tree)
+    converters = _AsdfConverters(standard, asdf_file)
+
+    def prepare(obj: Any) -> tuple:
+        if codecs is not None and id(obj) not in codecs and not isinstance(obj, NDArray):
+            try:
+                codec = asdf_file.get_array_compression(obj)
+            except Exception:  # noqa: BLE001 - not an array of that file
+                codec = None
+            codecs[id(obj)] = codec if codec not in ("input", "") else None
+        return _prepare_array(obj, codecs)
+
     default = None
     cmap = None
     if isinstance(compression, Mapping):
@@ -676,11 +884,14 @@ def write(
     _rasdf.write(
         os.fspath(path),
         tree,
-        _prepare_array,
+        prepare,
+        converters,
+        lambda: converters.history(tree),
+        standard,
+        _asdf_schemas,
         default,
         cmap,
         compression_level,
         include_index,
         checksums,
     )
-

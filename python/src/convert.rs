@@ -24,8 +24,9 @@ use crate::errors::at_path;
 /// read) or a YAML text alone.
 #[derive(Clone, Copy)]
 pub(crate) enum Source<'f> {
-    /// An open file, and the Python object (`File`) its lazy arrays refer to.
-    File(&'f AsdfFile),
+    /// An open file, and the tree built from (the file's own, or its copy with the
+    /// defaults of extensions' schemas filled in: the same nodes, and more).
+    File(&'f AsdfFile, &'f Tree),
     /// A tree parsed from a text, and the depth it was allowed.
     Text(&'f Tree, usize),
 }
@@ -33,14 +34,14 @@ pub(crate) enum Source<'f> {
 impl<'f> Source<'f> {
     fn tree(self) -> &'f Tree {
         match self {
-            Source::File(f) => f.tree(),
+            Source::File(_, t) => t,
             Source::Text(t, _) => t,
         }
     }
 
     fn max_depth(self) -> usize {
         match self {
-            Source::File(f) => f.limits().max_depth,
+            Source::File(f, _) => f.limits().max_depth,
             Source::Text(_, d) => d,
         }
     }
@@ -48,7 +49,7 @@ impl<'f> Source<'f> {
     /// Line and column of `node` (in the file, or in the text).
     fn line_of(self, node: NodeRef<'_>) -> (usize, usize) {
         match self {
-            Source::File(f) => f.line_of(node),
+            Source::File(f, _) => f.line_of(node),
             Source::Text(..) => (node.node().line as usize, node.node().col as usize),
         }
     }
@@ -142,7 +143,7 @@ impl<'py, 'f> Builder<'py, 'f> {
         let tag = node.tag();
         if self.convert
             && tag.is_some()
-            && let Source::File(file) = self.source
+            && let Source::File(file, _) = self.source
         {
             if node.is_asdf_tag("core/ndarray") {
                 if let Some(cls) = self.array_cls.clone() {
@@ -310,15 +311,45 @@ pub(crate) fn compression(name: Option<&str>) -> PyResult<Compression> {
     })
 }
 
+/// The compression of a block label or name (`lz4`, `lz4f`...): the codec rasdf
+/// writes for it (`Compression::rewritten_as`), `None` for one it does not.
+pub(crate) fn own_codec(name: &str) -> Option<Compression> {
+    let mut label = [0u8; 4];
+    let bytes = name.as_bytes();
+    if bytes.len() > 4 {
+        return None;
+    }
+    label[..bytes.len()].copy_from_slice(bytes);
+    let c = Compression::from_label(label).rewritten_as();
+    c.writable().then_some(c)
+}
+
 /// Makes a document of Python objects.
 pub(crate) struct Writer<'py, 'k> {
     py: Python<'py>,
     /// `rasdf._prepare_array`: a numpy array (or masked array, or lazy array) in, `(C
-    /// contiguous array, dtype description, mask or None)` out.
+    /// contiguous array, dtype description, mask or None, the array's own codec or
+    /// None)` out.
     prepare: Bound<'py, PyAny>,
+    /// `convert(obj)`: an object of a type asdf's extensions convert, as the tagged
+    /// node they make of it (`None`: no converter; `("array", a)`: write `a` as an
+    /// array); `None` when asdf is not to be asked.
+    convert: Option<Bound<'py, PyAny>>,
     doc: Document<'static>,
-    default: Compression,
+    /// The codec of every array (`None`: each array's own, none for new ones).
+    default: Option<Compression>,
     per_path: HashMap<String, Compression>,
+    /// The tree paths of the arrays written (every place a shared one is met).
+    array_paths: std::collections::HashSet<String>,
+    /// `collections.UserDict` and `collections.UserList` (asdf's `AsdfObject`,
+    /// `TaggedDict` and `TaggedList` keep their items in `.data`, their `dict` or `list`
+    /// part empty).
+    user_dict: Bound<'py, PyAny>,
+    user_list: Bound<'py, PyAny>,
+    ordered_dict: Bound<'py, PyAny>,
+    ndarray_type: Bound<'py, PyAny>,
+    masked_type: Bound<'py, PyAny>,
+    memmap_type: Bound<'py, PyAny>,
     /// Containers and arrays made so far, by object identity (shared objects become
     /// one node, written with an anchor), and whether each is finished (one that is
     /// not is being filled: the tree holds itself).
@@ -332,20 +363,51 @@ impl<'py, 'k> Writer<'py, 'k> {
     pub(crate) fn new(
         py: Python<'py>,
         prepare: &Bound<'py, PyAny>,
-        default: Compression,
+        convert: Option<&Bound<'py, PyAny>>,
+        default: Option<Compression>,
         per_path: HashMap<String, Compression>,
         keep: &'k mut Vec<Bound<'py, PyAny>>,
-    ) -> Self {
-        Writer {
+    ) -> PyResult<Self> {
+        let collections = py.import("collections")?;
+        let numpy = py.import("numpy")?;
+        Ok(Writer {
             py,
             prepare: prepare.clone(),
+            convert: convert.filter(|c| !c.is_none()).cloned(),
             doc: Document::new(),
             default,
             per_path,
+            array_paths: std::collections::HashSet::new(),
+            user_dict: collections.getattr("UserDict")?,
+            user_list: collections.getattr("UserList")?,
+            ordered_dict: collections.getattr("OrderedDict")?,
+            ndarray_type: numpy.getattr("ndarray")?,
+            masked_type: numpy.getattr("ma")?.getattr("MaskedArray")?,
+            memmap_type: numpy.getattr("memmap")?,
             memo: HashMap::new(),
             keep,
             tag_attrs: [PyString::new(py, "tag"), PyString::new(py, "_tag")],
-        }
+        })
+    }
+
+    /// The paths of `compression={path: codec}` that name no array written.
+    pub(crate) fn unused_compression_paths(&self) -> Vec<String> {
+        let mut unused: Vec<String> =
+            self.per_path.keys().filter(|p| !self.array_paths.contains(p.as_str())).cloned().collect();
+        unused.sort();
+        unused
+    }
+
+    /// Sets the root's `key` to the node of `obj` (a key already there keeps its place).
+    pub(crate) fn set_root_key(&mut self, key: &str, obj: &Bound<'py, PyAny>) -> PyResult<()> {
+        let mut path = format!("/{key}");
+        let id = self.node(obj, &mut path, 1)?;
+        self.doc.set_node(&rasdf::tree::escape_step(key), id).map_err(|e| crate::errors::to_pyerr(self.py, e))
+    }
+
+    /// The document being built.
+    pub(crate) fn doc_mut(&mut self) -> &mut Document<'static> {
+        &mut self.doc
     }
 
     /// Fills the document's root from `tree`, a mapping.
@@ -445,10 +507,60 @@ impl<'py, 'k> Writer<'py, 'k> {
             if !done {
                 return Err(self.err(path, "the tree holds itself (a container inside itself)".into()));
             }
+            if self.doc.tree().node(id).is_asdf_tag("core/ndarray") {
+                self.array_paths.insert(path.trim_matches('/').to_string());
+            }
+            return Ok(id);
+        }
+        let exact = obj.is_exact_instance_of::<PyDict>()
+            || obj.is_exact_instance_of::<PyList>()
+            || obj.is_exact_instance_of::<PyTuple>()
+            || obj.get_type().is(&self.ndarray_type)
+            || obj.get_type().is(&self.masked_type);
+        // An object of another type (not one of rasdf's or asdf's tagged types, which
+        // no converter takes): what asdf's converters make of it, when one converts it
+        // (a data model node too, tag and all).
+        if !exact
+            && let Some(convert) = self.convert.clone()
+            && !is_plain_tagged(obj)
+            && !obj.hasattr(intern!(py, "__asdf_lazy_array__"))?
+        {
+            let made = convert.call1((obj,)).map_err(|e| self.converter_error(e, obj, path))?;
+            if !made.is_none() {
+                // Kept alive until the write ends: the memo knows objects by address.
+                self.keep.push(made.clone());
+                let id = match made.cast::<PyTuple>() {
+                    Ok(t) if t.len() == 2 && t.get_item(0)?.extract::<String>().is_ok_and(|k| k == "array") => {
+                        self.array(obj, path)?
+                    }
+                    _ => self.node(&made, path, depth + 1)?,
+                };
+                self.memo.insert(key, (id, true));
+                return Ok(id);
+            }
+        }
+        // asdf's `AsdfObject` and `TaggedDict` (`UserDict`s), `TaggedList` (a `UserList`):
+        // their items are in `.data`.
+        if obj.is_instance(&self.user_dict)? || obj.is_instance(&self.user_list)? {
+            let data = obj.getattr(intern!(py, "data"))?;
+            let tag = self.tag_of(obj)?;
+            self.keep.push(data.clone());
+            let id = self.node(&data, path, depth + 1)?;
+            if tag.is_some() {
+                self.doc.tree_mut().set_tag(id, tag);
+            }
+            self.memo.insert(key, (id, true));
             return Ok(id);
         }
         if let Ok(d) = obj.cast::<PyDict>() {
-            let tag = if obj.is_exact_instance_of::<PyDict>() { None } else { self.tag_of(obj)? };
+            let tag = if obj.is_exact_instance_of::<PyDict>() {
+                None
+            } else if obj.get_type().is(&self.ordered_dict) {
+                // As asdf's dumper writes an `OrderedDict`: `!!omap`.
+                Some(OMAP_TAG.to_string())
+            } else {
+                self.tag_of(obj)?
+            };
             let id = self.push(tag, Value::Map(Vec::new()));
             self.memo.insert(key, (id, false));
             let mut pairs = Vec::with_capacity(d.len());
@@ -498,8 +610,24 @@ impl<'py, 'k> Writer<'py, 'k> {
             let text: String = obj.call_method0("isoformat")?.extract()?;
             return Ok(self.push(None, Value::Timestamp(text.into())));
         }
-        let is_array = obj.is_instance_of::<PyUntypedArray>() || obj.hasattr("__asdf_lazy_array__")?;
-        if is_array {
+        // numpy arrays, masked arrays and memory maps (the values they hold); rasdf's
+        // lazy arrays. Another subclass of `numpy.ndarray` (astropy's `Quantity`,
+        // `Column`, `numpy.matrix`...) means more than its values: written by asdf's
+        // converter above, else refused, never as a bare array.
+        if obj.is_instance_of::<PyUntypedArray>() {
+            let t = obj.get_type();
+            if !(t.is(&self.ndarray_type) || t.is(&self.masked_type) || t.is(&self.memmap_type)) {
+                return Err(self.err(
+                    path,
+                    format!(
+                        "rasdf cannot write a {} (a numpy.ndarray subclass: its values alone would lose what \
+                         it adds) without a converter of asdf's installed extensions",
+                        type_name(obj)
+                    ),
+                ));
+            }
+        }
+        if obj.is_instance_of::<PyUntypedArray>() || obj.hasattr(intern!(py, "__asdf_lazy_array__"))? {
             let id = self.array(obj, path)?;
             self.memo.insert(key, (id, true));
             return Ok(id);
@@ -538,7 +666,25 @@ impl<'py, 'k> Writer<'py, 'k> {
             }
             return Ok(id);
         }
-        Err(self.err(path, format!("rasdf cannot write an object of type {}", obj.get_type().name()?)))
+        let importable = match &self.convert {
+            Some(c) => c.getattr(intern!(py, "available")).and_then(|a| a.is_truthy()).unwrap_or(true),
+            None => false,
+        };
+        let hint = if importable { "" } else { " (asdf, whose extensions may convert it, is not importable)" };
+        Err(self.err(path, format!("rasdf cannot write an object of type {}{hint}", type_name(obj))))
+    }
+
+    /// A converter's failure, naming the object's type and the tree path.
+    fn converter_error(&self, e: PyErr, obj: &Bound<'py, PyAny>, path: &str) -> PyErr {
+        let at = if path.is_empty() { "/" } else { path };
+        let inner = e.value(self.py).str().map(|s| s.to_string()).unwrap_or_default();
+        let err = PyTypeError::new_err(format!(
+            "asdf's converter could not convert a {} (at {at}): {}: {inner}",
+            type_name(obj),
+            e.get_type(self.py).name().map(|n| n.to_string()).unwrap_or_default()
+        ));
+        err.set_cause(self.py, Some(e));
+        err
     }
 
     /// A mapping key's node: a scalar (PyYAML writes others as complex keys, which
@@ -564,6 +710,7 @@ impl<'py, 'k> Writer<'py, 'k> {
         let arr = prepared.get_item(0)?;
         let spec = prepared.get_item(1)?;
         let mask = prepared.get_item(2)?;
+        let own: Option<String> = prepared.get_item(3)?.extract()?;
         let (datatype, byteorder) = crate::datatype_of(&spec)?;
         let a = arr.cast::<PyUntypedArray>()?;
         if !a.is_c_contiguous() {
@@ -576,7 +723,14 @@ impl<'py, 'k> Writer<'py, 'k> {
         let start = unsafe { (*a.as_array_ptr()).fields.data } as usize;
         // Kept alive (and so its buffer) until the document is written.
         self.keep.push(arr.clone());
-        let compression = self.per_path.get(path.trim_matches('/')).copied().unwrap_or(self.default);
+        let at = path.trim_matches('/').to_string();
+        // Asked for this path, else for every array, else the array's own (a block it
+        // was read from keeps its codec), else none.
+        let compression = match (self.per_path.get(&at), self.default) {
+            (Some(&c), _) | (None, Some(c)) => c,
+            (None, None) => own.as_deref().and_then(own_codec).unwrap_or(Compression::None),
+        };
+        self.array_paths.insert(at);
         let id = self
             .doc
             .chunked_array_node(datatype, byteorder, &shape, compression, Snapshots { start, len, at: 0 })
@@ -630,6 +784,22 @@ impl Iterator for Snapshots {
 /// another version of num-bigint, and integers this large are rare in trees).
 fn big_int<'py>(py: Python<'py>, v: &num_bigint::BigInt) -> PyResult<Bound<'py, PyAny>> {
     py.get_type::<PyInt>().call1((v.to_string(),))
+}
+
+/// Whether `obj` is one of rasdf's or asdf's tagged types (`rasdf.TaggedDict`,
+/// `asdf.tagged.TaggedDict`...).
+fn is_plain_tagged(obj: &Bound<'_, PyAny>) -> bool {
+    obj.get_type().module().is_ok_and(|m| matches!(m.to_cow().as_deref(), Ok("rasdf" | "asdf.tagged")))
+}
+
+/// The qualified name of `obj`'s type (`astropy.units.quantity.Quantity`), or its name.
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    let t = obj.get_type();
+    let name = t.qualname().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
+    match t.module().map(|m| m.to_string()) {
+        Ok(m) if m != "builtins" => format!("{m}.{name}"),
+        _ => name,
+    }
 }
 
 /// The path step of a mapping key: its text, with JSON-pointer escapes.

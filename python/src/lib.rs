@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use rasdf::ndarray::{ByteOrder, Datatype, Field, ScalarType};
-use rasdf::tree::{NodeId, NodeRef};
+use rasdf::tree::{NodeId, NodeRef, Tree};
 use rasdf::{AsdfFile, ErrorKind, Limits, OpenOptions};
 
 mod convert;
@@ -41,6 +41,9 @@ struct File {
     /// and put back after it (a build runs Python code, so another thread may call in
     /// meanwhile: it then builds objects of its own, and the first build's are kept).
     memo: Mutex<Vec<Option<Py<PyAny>>>>,
+    /// The tree with the defaults of extensions' schemas filled in (see
+    /// `fill_defaults`), when they added any: what the Python tree is built from.
+    filled: Mutex<Option<Arc<Tree>>>,
 }
 
 impl File {
@@ -49,17 +52,25 @@ impl File {
         &self,
         slf: &Bound<'py, Self>,
         file: &'f AsdfFile,
+        tree: &'f Tree,
         classes: &Bound<'py, PyTuple>,
         f: impl FnOnce(&mut convert::Builder<'py, 'f>) -> PyResult<R>,
     ) -> PyResult<R> {
         let memo = std::mem::take(&mut *self.memo.lock().unwrap_or_else(PoisonError::into_inner));
-        let mut b = convert::Builder::new(slf.py(), convert::Source::File(file), slf.as_any(), classes, memo)?;
+        let mut b = convert::Builder::new(slf.py(), convert::Source::File(file, tree), slf.as_any(), classes, memo)?;
         let out = f(&mut b);
         let mut slot = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
         if slot.is_empty() {
             *slot = std::mem::take(&mut b.memo);
         }
         out
+    }
+
+    /// The file, and its tree with extensions' defaults when there is one.
+    fn view(&self) -> PyResult<(Arc<AsdfFile>, Option<Arc<Tree>>)> {
+        let (file, _) = self.get()?;
+        let filled = self.filled.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        Ok((file, filled))
     }
 
     fn get(&self) -> PyResult<(Arc<AsdfFile>, Py<Keep>)> {
@@ -233,7 +244,7 @@ impl File {
             let file = py.detach(|| rasdf_cli::remote::open(&path, &options)).map_err(|e| to_pyerr(py, e))?;
             let file = Arc::new(file);
             let keep = Py::new(py, Keep { _file: Arc::clone(&file) })?;
-            Ok(File { inner: Mutex::new(Some((file, keep))), memo: Mutex::new(Vec::new()) })
+            Ok(File { inner: Mutex::new(Some((file, keep))), memo: Mutex::new(Vec::new()), filled: Mutex::new(None) })
         })
     }
 
@@ -242,6 +253,7 @@ impl File {
     fn close(&self) {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner).take();
         self.memo.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        self.filled.lock().unwrap_or_else(PoisonError::into_inner).take();
     }
 
     /// Whether `close()` was called.
@@ -266,6 +278,36 @@ impl File {
         Ok(self.get()?.0.header().standard().to_string())
     }
 
+    /// Whether the defaults of extensions' schemas may add to the tree: a file of
+    /// standard 1.5.0 or older holding a tag its standard does not list.
+    #[getter]
+    fn may_fill_defaults(&self) -> PyResult<bool> {
+        let (file, _) = self.get()?;
+        let standard = file.header().standard();
+        Ok(standard != "1.6.0"
+            && rasdf::header::KNOWN_STANDARDS.contains(&standard)
+            && !rasdf::schema::tags_without_schema(file.tree(), Some(standard)).is_empty())
+    }
+
+    /// Fills into (a copy of) the tree the defaults of the schemas of `schemas`' tags,
+    /// as the reference fills them with those extensions installed; the Python tree is
+    /// built from it. Called before any part of the tree is built. Returns how many
+    /// values were added.
+    fn fill_defaults(&self, py: Python<'_>, schemas: &Bound<'_, Schemas>) -> PyResult<usize> {
+        let (file, _) = self.get()?;
+        let schemas = Arc::clone(&schemas.get().0);
+        let (tree, added) = py.detach(|| {
+            let mut tree = file.tree().clone();
+            let added = rasdf::schema::fill_defaults_with(&mut tree, file.header().standard(), &schemas);
+            (tree, added)
+        });
+        if added > 0 {
+            *self.filled.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(tree));
+            self.memo.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        }
+        Ok(added)
+    }
+
     /// The tree as Python objects.
     ///
     /// `classes` is `(dict, list, str, array, tag_attribute, convert, timestamp)`: the
@@ -278,9 +320,10 @@ impl File {
     fn tree<'py>(slf: &Bound<'py, Self>, classes: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
         crate::errors::guarded(slf.py(), || {
             let py = slf.py();
-            let (file, _) = slf.get().get()?;
-            match file.tree().root() {
-                Some(r) => slf.get().build(slf, &file, classes, |b| b.build(r, 0)),
+            let (file, filled) = slf.get().view()?;
+            let tree = filled.as_deref().unwrap_or(file.tree());
+            match tree.root() {
+                Some(r) => slf.get().build(slf, &file, tree, classes, |b| b.build(r, 0)),
                 // No tree: the reference's empty tree.
                 None => Ok(PyDict::new(py).into_any()),
             }
@@ -295,9 +338,10 @@ impl File {
         classes: &Bound<'py, PyTuple>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         crate::errors::guarded(slf.py(), || {
-            let (file, _) = slf.get().get()?;
-            match file.get(path) {
-                Some(n) => slf.get().build(slf, &file, classes, |b| b.build(n, 0)).map(Some),
+            let (file, filled) = slf.get().view()?;
+            let tree = filled.as_deref().unwrap_or(file.tree());
+            match tree.get(path) {
+                Some(n) => slf.get().build(slf, &file, tree, classes, |b| b.build(n, 0)).map(Some),
                 None => Ok(None),
             }
         })
@@ -310,10 +354,13 @@ impl File {
         classes: &Bound<'py, PyTuple>,
     ) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
         crate::errors::guarded(slf.py(), || {
-            let (file, _) = slf.get().get()?;
-            let nodes = file.ndarray_nodes();
-            slf.get()
-                .build(slf, &file, classes, |b| nodes.into_iter().map(|(path, n)| Ok((path, b.build(n, 0)?))).collect())
+            let (file, filled) = slf.get().view()?;
+            let tree = filled.as_deref().unwrap_or(file.tree());
+            // (The filled tree holds the file's nodes under the same numbers.)
+            let nodes: Vec<(String, NodeId)> = file.ndarray_nodes().into_iter().map(|(p, n)| (p, n.id())).collect();
+            slf.get().build(slf, &file, tree, classes, |b| {
+                nodes.into_iter().map(|(path, id)| Ok((path, b.build(tree.node(id), 0)?))).collect()
+            })
         })
     }
 
@@ -489,10 +536,16 @@ impl File {
             let (file, _) = self.get()?;
             let schemas = schemas.map(|s| Arc::clone(&s.get().0));
             let errors = py.detach(|| {
-                let standard = Some(file.header().standard());
+                let standard = file.header().standard();
                 match &schemas {
-                    Some(s) => rasdf::schema::validate_with(file.tree(), standard, s),
-                    None => rasdf::schema::validate(file.tree(), standard),
+                    // As the reference validates: the tree with the defaults of the
+                    // schemas it validates with filled in (standards up to 1.5.0).
+                    Some(s) => {
+                        let mut tree = file.tree().clone();
+                        rasdf::schema::fill_defaults_with(&mut tree, standard, s);
+                        rasdf::schema::validate_with(&tree, Some(standard), s)
+                    }
+                    None => rasdf::schema::validate(file.tree(), Some(standard)),
                 }
             });
             let Some(first) = errors.first() else { return Ok(()) };
@@ -602,14 +655,26 @@ impl Schemas {
 }
 
 /// Writes `tree` (see `rasdf.write`) to `path`, atomically.
+///
+/// `prepare(array)` gives an array's bytes (see `convert::Writer`); `convert(obj)` what
+/// asdf's converters make of an object (or `None`); `finish()` the root's `history` to
+/// write instead of the tree's (or `None`), once the tree is made; `standard` the ASDF
+/// Standard to prefer (the source file's); `schemas()` the extensions' tag definitions
+/// (`Schemas`, or `None`), asked for only when the tree holds a tag no standard lists,
+/// to choose the standard that fits the tags. `compression`: `None` keeps each array's
+/// own codec (none for new arrays); a name sets every array's.
 #[pyfunction]
-#[pyo3(signature = (path, tree, prepare, compression=None, compression_map=None, compression_level=None, include_index=true, checksums=true))]
+#[pyo3(signature = (path, tree, prepare, convert=None, finish=None, standard=None, schemas=None, compression=None, compression_map=None, compression_level=None, include_index=true, checksums=true))]
 #[allow(clippy::too_many_arguments)]
 fn write(
     py: Python<'_>,
     path: PathBuf,
     tree: &Bound<'_, PyAny>,
     prepare: &Bound<'_, PyAny>,
+    convert: Option<&Bound<'_, PyAny>>,
+    finish: Option<&Bound<'_, PyAny>>,
+    standard: Option<String>,
+    schemas: Option<&Bound<'_, PyAny>>,
     compression: Option<&str>,
     compression_map: Option<HashMap<String, Option<String>>>,
     compression_level: Option<u32>,
@@ -617,14 +682,56 @@ fn write(
     checksums: bool,
 ) -> PyResult<()> {
     crate::errors::guarded(py, || {
-        let default = convert::compression(compression)?;
+        let default = compression.map(|c| convert::compression(Some(c))).transpose()?;
         let mut per_path = HashMap::new();
         for (k, v) in compression_map.unwrap_or_default() {
             per_path.insert(k.trim_matches('/').to_string(), convert::compression(v.as_deref())?);
         }
         let mut keep = Vec::new();
-        let mut w = convert::Writer::new(py, prepare, default, per_path, &mut keep);
+        let mut w = convert::Writer::new(py, prepare, convert, default, per_path, &mut keep)?;
         w.fill(tree)?;
+        let unused = w.unused_compression_paths();
+        if !unused.is_empty() {
+            let listed: Vec<String> = unused.iter().map(|p| format!("/{p}")).collect();
+            return Err(PyValueError::new_err(format!(
+                "compression names {} where the tree holds no array",
+                listed.join(", ")
+            )));
+        }
+        if let Some(finish) = finish.filter(|f| !f.is_none()) {
+            let history = finish.call0()?;
+            if !history.is_none() {
+                w.set_root_key("history", &history)?;
+            }
+        }
+        // The source file's standard (its tags, and the objects converted for it, are
+        // read there as they were), else the one whose manifests (and enabled
+        // extensions) list the tags written.
+        let chosen = if let Some(s) = standard.as_deref().filter(|s| rasdf::header::KNOWN_STANDARDS.contains(s)) {
+            s
+        } else {
+            let tree = w.doc_mut().tree();
+            let core = rasdf::schema::Schemas::new();
+            // Only for a tag no standard lists (an extension's), the extensions' tags.
+            let mut unlisted: Option<std::collections::HashSet<String>> = None;
+            for standard in rasdf::header::KNOWN_STANDARDS {
+                let lacking = rasdf::schema::tags_without_schema(tree, Some(standard)).into_iter().map(|(t, _)| t);
+                unlisted = Some(match unlisted {
+                    None => lacking.collect(),
+                    Some(before) => lacking.filter(|t| before.contains(t)).collect(),
+                });
+            }
+            let needs_extensions = unlisted.is_some_and(|u| !u.is_empty());
+            let extensions = match schemas.filter(|s| !s.is_none()) {
+                Some(get) if needs_extensions => {
+                    let got = get.call0()?;
+                    if got.is_none() { None } else { Some(Arc::clone(&got.cast::<Schemas>()?.get().0)) }
+                }
+                _ => None,
+            };
+            rasdf::schema::standard_for_tree(tree, None, extensions.as_deref().unwrap_or(&core))
+        };
+        w.doc_mut().set_standard(chosen).map_err(|e| to_pyerr(py, e))?;
         let doc = w.finish();
         let options = rasdf::write::WriteOptions { compression_level, include_index, checksums, ..Default::default() };
         py.detach(|| doc.write_to_path(&path, &options)).map_err(|e| to_pyerr(py, e))?;

@@ -145,8 +145,6 @@ struct LazySchema {
     /// `None` if it did not parse: it is missing then, and the `$ref`s to it are taken
     /// as met (a test makes sure every one parses).
     tree: OnceLock<Option<Tree>>,
-    /// Whether a default the reference fills is in it (see [`super::reaches_default`]).
-    has_default: OnceLock<bool>,
 }
 
 impl Catalog {
@@ -174,7 +172,6 @@ fn catalog() -> &'static Catalog {
                 uri: format!("{SCHEMA_PREFIX}{name}"),
                 text,
                 tree: OnceLock::new(),
-                has_default: OnceLock::new(),
             })
             .collect();
         let by_name = SCHEMAS.iter().enumerate().map(|(i, (name, _))| (*name, i)).collect();
@@ -204,18 +201,6 @@ pub(super) fn core_tags(standard: &str) -> TagMap {
     let c = catalog();
     let Some(tags) = c.tags(standard) else { return TagMap::new() };
     tags.iter().map(|(tag, &doc)| (tag.clone(), vec![c.schemas[doc].uri.clone()])).collect()
-}
-
-/// The schema of `tag` in standard `standard`, when the standard lists the tag and the
-/// schema holds a default the reference fills (for [`super::fill_defaults`]); the
-/// schemas without the word are not parsed.
-pub(super) fn default_schema(standard: &str, tag: &str) -> Option<NodeRef<'static>> {
-    let c = catalog();
-    let &doc = c.tags(standard)?.get(tag)?;
-    let s = &c.schemas[doc];
-    let has =
-        *s.has_default.get_or_init(|| s.text.contains("default:") && c.root(doc).is_some_and(super::reaches_default));
-    if has { c.root(doc) } else { None }
 }
 
 /// Whether every bundled schema and manifest parses (for the tests).
@@ -292,7 +277,7 @@ impl<'c> Docs<'c> {
 
     /// The schema node `reference` names (`#/definitions/x`, `other-1.0.0#/x`, a full
     /// URI), relative to document `from` (`None`: a full URI): its document and node.
-    fn resolve(&self, from: Option<u32>, reference: &str) -> Result<(u32, NodeRef<'c>), Unresolved> {
+    pub(super) fn resolve(&self, from: Option<u32>, reference: &str) -> Result<(u32, NodeRef<'c>), Unresolved> {
         let (target, fragment) = reference.split_once('#').unwrap_or((reference, ""));
         let doc = match (target, from) {
             ("", Some(doc)) => Some(doc),
@@ -330,7 +315,7 @@ type Target = Result<(u32, NodeId), Unresolved>;
 
 /// Why a reference names no schema node.
 #[derive(Clone, Copy, Debug)]
-enum Unresolved {
+pub(super) enum Unresolved {
     /// No document of that URI, or no node at that fragment: taken as met.
     Missing,
     /// The document does not parse: an error.
@@ -392,7 +377,7 @@ fn join_uri(base: &str, reference: &str) -> String {
 }
 
 /// No documents added: the standard's schemas alone.
-fn no_schemas() -> &'static Schemas {
+pub(super) fn no_schemas() -> &'static Schemas {
     static NONE: OnceLock<Schemas> = OnceLock::new();
     NONE.get_or_init(Schemas::new)
 }

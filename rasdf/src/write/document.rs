@@ -238,6 +238,32 @@ impl<'f> Document<'f> {
         Ok(doc)
     }
 
+    /// The ASDF Standard the document is written for: `#ASDF_STANDARD`, and the version
+    /// of its root, ndarray and integer tags. 1.6.0 for a new document, the file's for
+    /// [`Document::from_file`] (1.6.0 when it states none).
+    pub fn standard(&self) -> &str {
+        &self.standard
+    }
+
+    /// Writes the document for ASDF Standard `standard` (1.0.0 to 1.6.0). Other tags are
+    /// written as they are: [`crate::schema::standard_for_tree`] chooses a standard
+    /// that fits them.
+    ///
+    /// # Errors
+    /// A standard rasdf does not know.
+    pub fn set_standard(&mut self, standard: &str) -> Result<()> {
+        match crate::header::KNOWN_STANDARDS.iter().find(|s| **s == standard) {
+            Some(s) => {
+                self.standard = (*s).to_string();
+                Ok(())
+            }
+            None => Err(usage(format!(
+                "ASDF Standard {standard:?}: rasdf writes {}",
+                crate::header::KNOWN_STANDARDS.join(", ")
+            ))),
+        }
+    }
+
     /// The tree being built. For a document from a file, until it is changed, the file's
     /// own tree: its ndarray nodes still hold the layout keys a write sets anew.
     pub fn tree(&self) -> &Tree {

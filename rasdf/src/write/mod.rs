@@ -200,6 +200,26 @@ fn usage(msg: impl Into<String>) -> Error {
 mod tests {
     use super::*;
 
+    /// A document written for another standard: its header and the versions of its
+    /// root and ndarray tags; unknown standards refused.
+    #[test]
+    fn documents_are_written_for_the_standard_set() {
+        let mut doc = Document::new();
+        assert_eq!(doc.standard(), "1.6.0");
+        doc.set_array("a", ndarray::Array1::from_vec(vec![1.5f64, 2.5]), Compression::None).unwrap();
+        doc.set_standard("1.3.0").unwrap();
+        assert!(doc.set_standard("1.7.0").is_err() && doc.set_standard("x").is_err());
+        assert_eq!(doc.standard(), "1.3.0");
+        let mut out = std::io::Cursor::new(Vec::new());
+        doc.write(&mut out, None, &WriteOptions::default()).unwrap();
+        let bytes = out.into_inner();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(text.starts_with("#ASDF 1.0.0\n#ASDF_STANDARD 1.3.0\n"), "{text}");
+        assert!(text.contains("--- !core/asdf-1.1.0") && text.contains("a: !core/ndarray-1.0.0"), "{text}");
+        let file = crate::OpenOptions::new().from_bytes(bytes).unwrap();
+        assert_eq!(file.array::<f64>("a").unwrap().iter().copied().collect::<Vec<_>>(), [1.5, 2.5]);
+    }
+
     /// A buffer larger than memory is an error that says how much was asked, not an
     /// abort; one that fits is empty with its room.
     #[test]
