@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv="${RASDF_VENV:-$PWD/.venv}"
-if ! "$venv/bin/python" -c "import asdf, numpy, lz4, gsd, blosc2, pytest, maturin, dask, distributed, asdf_compression, blosc, zstandard" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import asdf, numpy, lz4, gsd, blosc2, pytest, maturin, dask, distributed, asdf_compression, blosc, zstandard, mypy" 2>/dev/null; then
     echo "== making $venv with the pinned reference library"
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements.txt

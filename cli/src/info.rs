@@ -47,7 +47,7 @@ impl Default for InfoOptions {
 }
 
 /// "shape=(64, 64), dtype=float32, block 0 (zlib)".
-pub(crate) fn array_text(file: &AsdfFile, node: NodeRef<'_>) -> String {
+pub fn array_text(file: &AsdfFile, node: NodeRef<'_>) -> String {
     let meta = match ArrayMeta::parse(node) {
         Ok(m) => m,
         Err(e) => return format!("invalid: {e}"),

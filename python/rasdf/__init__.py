@@ -3,26 +3,34 @@
 >>> import rasdf
 >>> with rasdf.open("obs.asdf") as af:          # doctest: +SKIP
 ...     data = af["sci/data"][...]              # a numpy array
-...     print(af.info())
+...     af.info()                               # prints the tree
 
 ``rasdf.open`` gives the tree as the reference library (``asdf``) reads it with PyYAML:
 dicts, lists, strings, numbers, ``datetime``, ``bytes``; tagged mappings, sequences and
 strings keep their tag as ``.tag``; ``core/ndarray`` nodes are lazy :class:`NDArray`
 objects, read on first use (uncompressed blocks as read-only views on the mapped file,
-with no copy). ``rasdf.write`` writes a tree of the same kinds of objects and numpy
-arrays, atomically.
+with no copy) that act as the numpy arrays they hold. The :class:`AsdfFile` is used as
+the reference's: a mapping of the tree's top level, ``info()``, ``search()``,
+``write_to()``, ``update()``. ``rasdf.write`` writes a tree of the same kinds of
+objects and numpy arrays, atomically.
 """
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
+import functools
+import io
 import os
+import re
 import sys
-from typing import Any, Dict, Iterator, Mapping, Optional, Union
+import time
+from typing import Any, Callable, Dict, Iterator, Mapping, NamedTuple, Optional, Union
 
 import numpy as np
 
-from . import _rasdf
+from . import _display, _rasdf
+from ._display import AsdfSearchResult
 from ._rasdf import AsdfError
 
 __version__: str = _rasdf.__version__
@@ -30,6 +38,7 @@ __version__: str = _rasdf.__version__
 __all__ = [
     "AsdfError",
     "AsdfFile",
+    "AsdfSearchResult",
     "NDArray",
     "TaggedDict",
     "TaggedList",
@@ -41,6 +50,8 @@ __all__ = [
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
+# A codec name: None, "none", "zlib", "bzp2", "lz4", "zstd" or "blsc".
+Codec = Optional[str]
 
 
 class TaggedDict(dict):
@@ -110,24 +121,93 @@ def _apply_mask(array: np.ndarray, mask: Any) -> np.ndarray:
     return array
 
 
-class NDArray:
-    """A ``core/ndarray`` node, read on first use.
+class _Opened(NamedTuple):
+    """How the file of a lazy array was opened."""
 
-    ``.shape``, ``.dtype``, ``.ndim``, ``.size`` and ``len()`` come from the tree and the
-    block headers, with nothing decoded. ``arr[...]`` (or ``arr.read()``,
-    ``numpy.asarray(arr)``) gives the data as a numpy array, or a
-    ``numpy.ma.MaskedArray`` when the node is masked. Uncompressed data is a read-only
-    view on the mapped file (no copy); compressed blocks are decoded once, with the GIL
-    released, and shared by every array of the block. Arrays read stay valid after the
-    file is closed.
+    #: Arrays are read into writable copies.
+    copy_arrays: bool
+    #: What tells this version of the file from a later one (see ``_identity``), or
+    #: ``None`` when nothing does (a file read from bytes).
+    identity: Optional[tuple]
+
+
+_DEFAULT_OPENED = _Opened(False, None)
+
+
+def _loaded(obj: Any) -> Any:
+    """``obj`` with every lazy array in it (in lists, tuples and dicts too, as numpy
+    functions take them) replaced by its data."""
+    if isinstance(obj, NDArray):
+        return obj.read()
+    if type(obj) in (list, tuple):
+        return type(obj)(_loaded(o) for o in obj)
+    if type(obj) is dict:
+        return {k: _loaded(v) for k, v in obj.items()}
+    return obj
+
+
+def _delegate(name: str, arity: int) -> Any:
+    """A special method of :class:`NDArray` run by the loaded array: ``arity`` 1 for a
+    unary one (``-a``), 2 for a binary one (``a + b``)."""
+    if arity == 1:
+
+        def method(self: "NDArray") -> Any:
+            return getattr(self.read(), name)()
+
+    else:
+
+        def method(self: "NDArray", other: Any) -> Any:  # type: ignore[misc]
+            return getattr(self.read(), name)(_loaded(other))
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``numpy.ndarray.{name}`` of the data."
+    return method
+
+
+def _in_place(name: str) -> Any:
+    """An in-place operator of :class:`NDArray`: the loaded array changed (it must be
+    writable: see ``rasdf.open(copy_arrays=True)``), the node kept."""
+
+    def method(self: "NDArray", other: Any) -> Any:
+        a = self.read()
+        out = getattr(a, name)(_loaded(other))
+        if out is NotImplemented:
+            return out
+        return self if out is a else out
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``numpy.ndarray.{name}`` of the data, in place."
+    return method
+
+
+class NDArray:
+    """A ``core/ndarray`` node, read on first use, that acts as the numpy array it holds.
+
+    ``.shape``, ``.dtype``, ``.ndim``, ``.size``, ``.nbytes``, ``.itemsize`` and
+    ``len()`` come from the tree and the block headers, with nothing decoded.
+    ``arr[...]`` (or ``arr.read()``) gives the data as a numpy array, or a
+    ``numpy.ma.MaskedArray`` when the node is masked. Everything else a numpy array
+    does, the node does with its data: operators (``arr == 0``, ``arr + 1``), ufuncs
+    and numpy functions (``np.mean(arr)``: on a masked node, the masked array's mean),
+    truth value, iteration, and every other attribute and method (``.T``,
+    ``.astype``, ``.mean()``...). ``numpy.asarray(arr)`` is the data without its mask
+    (as the reference gives it). An lz4 array's or a remote array's rows (``arr[a:b]``)
+    are read alone before the whole array is.
+
+    Uncompressed data is a read-only view on the mapped file (no copy); compressed
+    blocks are decoded once, with the GIL released, and shared by every array of the
+    block; with ``rasdf.open(..., copy_arrays=True)`` the data is a writable copy.
+    Arrays read stay valid after the file is closed.
     """
 
-    __slots__ = ("_file", "_id", "_shape", "_spec", "_dtype", "tag", "_mask", "_array", "__weakref__")
+    __slots__ = ("_file", "_id", "_shape", "_spec", "_dtype", "tag", "_mask", "_array", "_opened", "__weakref__")
 
     #: Marks lazy arrays for ``rasdf.write``.
     __asdf_lazy_array__ = True
+    #: It defines ``==``: no hash, as numpy arrays.
+    __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, file, node_id, shape, dtype, tag, mask):
+    def __init__(self, file, node_id, shape, dtype, tag, mask, opened=None):
         self._file = file
         self._id = node_id
         self._shape = shape
@@ -136,6 +216,7 @@ class NDArray:
         self.tag: Optional[str] = tag
         self._mask = mask
         self._array = None
+        self._opened: _Opened = opened or _DEFAULT_OPENED
 
     def _meta(self) -> None:
         # A node whose shape could not be found without reading: read it, which says why.
@@ -146,12 +227,16 @@ class NDArray:
     @property
     def shape(self) -> tuple:
         """The array's shape (a streamed array's rows counted from its block)."""
+        if self._array is not None:
+            return self._array.shape
         self._meta()
         return self._shape
 
     @property
     def dtype(self) -> np.dtype:
         """The numpy dtype (byte order as in the file)."""
+        if self._array is not None:
+            return self._array.dtype
         if self._dtype is None:
             self._meta()
             self._dtype = np.dtype(self._spec)
@@ -169,6 +254,16 @@ class NDArray:
         return n
 
     @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the elements (as numpy counts them: the mask not included)."""
+        return self.size * self.dtype.itemsize
+
+    @property
     def masked(self) -> bool:
         """Whether the node has a ``mask`` (reading gives a ``numpy.ma.MaskedArray``)."""
         return self._mask is not None
@@ -182,6 +277,8 @@ class NDArray:
         """The data as a numpy array (cached: later calls give the same object)."""
         if self._array is None:
             array, inline_mask = self._file.read_array(self._id)
+            if self._opened.copy_arrays:
+                array = array.copy()
             if inline_mask is not None:
                 m = inline_mask.reshape(array.shape)
                 if m.any():
@@ -190,11 +287,15 @@ class NDArray:
         return self._array
 
     def __getitem__(self, key: Any) -> Any:
-        if self._array is None and self._mask is None:
+        if self._array is None and self._mask is None and not self._opened.copy_arrays:
             part = self._rows(key)
             if part is not None:
                 return part
-        return self.read()[key]
+        return self.read()[_loaded(key)]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Sets elements of the data (writable only with ``copy_arrays=True``)."""
+        self.read()[_loaded(key)] = _loaded(value)
 
     def _rows(self, key: Any) -> Any:
         """``self[key]`` from the rows it needs alone (an lz4 array's records that hold
@@ -203,12 +304,17 @@ class NDArray:
         first, rest = (key[0], key[1:]) if isinstance(key, tuple) and key else (key, ())
         if not self.shape:
             return None
-        if isinstance(first, (int, np.integer)) and not isinstance(first, bool):
+        if any(isinstance(k, NDArray) for k in rest):
+            return None
+        if isinstance(first, (int, np.integer)) and not isinstance(first, (bool, np.bool_)):
             i = int(first) + (self.shape[0] if first < 0 else 0)
             if not 0 <= i < self.shape[0]:
                 return None  # numpy's own IndexError, from the whole array
             start, stop, pick = i, i + 1, (0,)
         elif isinstance(first, slice) and first.step in (None, 1):
+            for bound in (first.start, first.stop):
+                if bound is not None and not isinstance(bound, (int, np.integer)):
+                    return None  # numpy's own error
             start, stop, _ = first.indices(self.shape[0])
             stop = max(start, stop)
             pick = (slice(None),)
@@ -224,9 +330,11 @@ class NDArray:
         return rows[pick + tuple(rest)]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        # As the reference's: a masked node's data without its mask (numpy functions and
+        # methods see the masked array: see __array_function__).
         a = self.read()
         if isinstance(a, np.ma.MaskedArray):
-            a = a.filled() if copy is not False else a.data
+            a = a.data
         if dtype is not None and np.dtype(dtype) != a.dtype:
             if copy is False:
                 raise ValueError("a dtype change needs a copy")
@@ -235,22 +343,75 @@ class NDArray:
             return a.copy()
         return a
 
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if "out" in kwargs:
+            kwargs["out"] = _loaded(kwargs["out"])
+        return getattr(ufunc, method)(*_loaded(inputs), **kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return func(*_loaded(args), **_loaded(kwargs))
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else an array has, from the data (read on first use); private and
+        # special names are not looked up there (numpy's protocols go through
+        # __array__, so that a masked node converts as the reference's does).
+        if name.startswith("_"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(self.read(), name)
+
+    def __dir__(self) -> Any:
+        kind = np.ma.MaskedArray if self._mask is not None else np.ndarray
+        return sorted(set(object.__dir__(self)) | {n for n in dir(kind) if not n.startswith("_")})
+
     def __iter__(self) -> Iterator[Any]:
         return iter(self.read())
 
+    def __contains__(self, value: Any) -> bool:
+        return _loaded(value) in self.read()
+
+    def __bool__(self) -> bool:
+        return bool(self.read())
+
+    def __round__(self, ndigits: Any = None) -> Any:
+        return self.read().__round__(ndigits)
+
+    def __delitem__(self, key: Any) -> None:
+        del self.read()[_loaded(key)]
+
+    def __copy__(self) -> Any:
+        return copy.copy(self.read())
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return copy.deepcopy(self.read(), memo)
+
+    def __reduce__(self) -> Any:
+        # Pickled as its data: the file stays in this process.
+        return (_unpickle_data, (self.read(),))
+
+    def __format__(self, spec: str) -> str:
+        return format(self.read(), spec) if spec else str(self)
+
+    def __str__(self) -> str:
+        return str(self._array) if self._array is not None else repr(self)
+
     def to_dask(self, chunks: Any = None) -> Any:
         """A ``dask.array.Array`` of this array, whose tasks open the file (by its path or
-        URL, once per process) and read their chunk: picklable, so it computes on threads
-        and on a distributed cluster of processes alike. ``chunks=None`` follows the
-        storage: an lz4 block the rows of about one of its 4 MiB records, a zlib or bzp2
-        block one chunk (it is decoded whole), an uncompressed array slabs of about 64 MiB
-        along its first axis. Other ``chunks`` as Dask takes
-        them."""
+        URL, once per process and version of the file) and read their chunk: picklable,
+        so it computes on threads and on a distributed cluster of processes alike. A task
+        that finds the file changed since the graph was made (another inode, size or
+        modification time; another length of a URL) fails rather than read it.
+        ``chunks=None`` follows the storage: an lz4 block the rows of about one of its 4
+        MiB records, a zlib or bzp2 block one chunk (it is decoded whole), an
+        uncompressed array slabs of about 64 MiB along its first axis. Other ``chunks``
+        as Dask takes them."""
         location = self._file.path
         path = self._file.node_path(self._id)
         if location is None or path is None:
             raise ValueError("this array cannot be read by path: its file has no path, or its node no tree path")
-        return _dask_array(str(location), path, self.shape, self.dtype, self.masked, self._chunks(chunks))
+        identity = self._opened.identity
+        if identity is None:
+            raise ValueError("this array's file cannot be told apart from a later version of it")
+        return _dask_array(str(location), path, self.shape, self.dtype, self.masked, self._chunks(chunks), identity)
 
     def _chunks(self, chunks: Any) -> Any:
         if chunks is not None:
@@ -273,68 +434,146 @@ class NDArray:
         return (min(rows, max(shape[0], 1)),) + tuple(shape[1:])
 
     def __repr__(self) -> str:
+        if self._array is not None:
+            return repr(self._array)
         kind = "masked array" if self._mask is not None else "array"
-        state = "loaded" if self._array is not None else "unloaded"
         try:
-            return f"<{kind} ({state}) shape: {list(self.shape)} dtype: {self.dtype}>"
+            return f"<{kind} (unloaded) shape: {list(self.shape)} dtype: {self.dtype}>"
         except AsdfError as e:
             return f"<{kind} (unreadable: {e})>"
+
+
+def _unpickle_data(data: Any) -> Any:
+    return data
+
+
+for _name in (
+    "__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__",
+    "__add__", "__sub__", "__mul__", "__matmul__", "__truediv__", "__floordiv__", "__mod__",
+    "__divmod__", "__pow__", "__lshift__", "__rshift__", "__and__", "__xor__", "__or__",
+    "__radd__", "__rsub__", "__rmul__", "__rmatmul__", "__rtruediv__", "__rfloordiv__",
+    "__rmod__", "__rdivmod__", "__rpow__", "__rlshift__", "__rrshift__", "__rand__",
+    "__rxor__", "__ror__",
+):  # fmt: skip
+    setattr(NDArray, _name, _delegate(_name, 2))
+for _name in ("__neg__", "__pos__", "__abs__", "__invert__", "__int__", "__float__", "__complex__", "__index__"):
+    setattr(NDArray, _name, _delegate(_name, 1))
+for _name in (
+    "__iadd__", "__isub__", "__imul__", "__imatmul__", "__itruediv__", "__ifloordiv__",
+    "__imod__", "__ipow__", "__ilshift__", "__irshift__", "__iand__", "__ixor__", "__ior__",
+):  # fmt: skip
+    setattr(NDArray, _name, _in_place(_name))
+del _name
 
 
 # Dask: the default size of an uncompressed array's chunks, and of an lz4 record.
 _DASK_CHUNK_BYTES = 64 << 20
 _LZ4_RECORD_BYTES = 4 << 20
-# Files opened by Dask tasks, by path or URL: each process opens a file once.
-_SHARED_FILES: Dict[str, "AsdfFile"] = {}
+# Files opened by Dask tasks, by path or URL and version (see `_identity`): each process
+# opens one version of a file once.
+_SHARED_FILES: Dict[tuple, "AsdfFile"] = {}
 _SHARED_LOCK = __import__("threading").Lock()
 
 
-def _shared_file(location: str) -> "AsdfFile":
+def _asdf_error(message: str, file: Optional[str] = None, path: Optional[str] = None) -> AsdfError:
+    """An :class:`AsdfError` made here, with its location attributes."""
+    e = AsdfError(message)
+    e.file, e.block, e.offset, e.path, e.line = file, None, None, path, None
+    return e
+
+
+def _local_identity(path: str) -> tuple:
+    """What tells this version of a local file from another: device, inode, size and
+    modification time (a rewrite in place changes the last two, a new file put in its
+    place the inode)."""
+    st = os.stat(path)
+    return ("file", st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _remote_identity(f: "_rasdf.File") -> tuple:
+    """What tells this version of a remote file from another: its length, and its
+    validators (ETag, Last-Modified) when the library gives them."""
+    return ("url", f.remote_length, getattr(f, "remote_validators", None))
+
+
+def _shared_file(location: str, identity: tuple) -> "AsdfFile":
+    """The file at ``location`` opened in this process, if it is still the version
+    ``identity`` names; else an :class:`AsdfError` (a graph made before the file
+    changed never reads the new one, nor a stale copy)."""
+    if identity[0] == "file":
+        try:
+            now = _local_identity(location)
+        except OSError:
+            now = None
+        if now != identity:
+            raise _asdf_error(
+                "the file changed since the Dask graph was made (it is another file now): make the graph again",
+                file=location,
+            )
+    key = (location, identity)
     with _SHARED_LOCK:
-        af = _SHARED_FILES.get(location)
-        if af is None or af.closed:
-            af = open(location)
-            _SHARED_FILES[location] = af
+        af = _SHARED_FILES.get(key)
+        if af is not None and not af.closed:
+            return af
+        af = open(location)
+        if af._identity != identity:
+            af.close()
+            raise _asdf_error(
+                "the file changed since the Dask graph was made (it is another file now): make the graph again",
+                file=location,
+            )
+        # Other versions of the file are read by no graph that can still run: let them go
+        # (tasks running with them keep them alive).
+        for old in [k for k in _SHARED_FILES if k[0] == location]:
+            del _SHARED_FILES[old]
+        _SHARED_FILES[key] = af
         return af
 
 
 class _DaskSource:
-    """What a Dask task reads: an array by its file's path (or URL) and its tree path.
-    Strings and numbers only, so it pickles small; the file is opened in the process that
-    reads (once: see ``_shared_file``). No ``copy`` method, so that
-    ``dask.array.from_array`` does not copy it."""
+    """What a Dask task reads: an array by its file's path (or URL), the version of the
+    file it was made from, and its tree path. Strings and numbers only, so it pickles
+    small; the file is opened in the process that reads (once: see ``_shared_file``).
+    No ``copy`` method, so that ``dask.array.from_array`` does not copy it."""
 
-    __slots__ = ("location", "path", "shape", "dtype", "ndim", "masked")
+    __slots__ = ("location", "path", "shape", "dtype", "ndim", "masked", "identity")
 
-    def __init__(self, location: str, path: str, shape: tuple, dtype: np.dtype, masked: bool) -> None:
+    def __init__(self, location: str, path: str, shape: tuple, dtype: np.dtype, masked: bool, identity: tuple) -> None:
         self.location, self.path, self.shape, self.dtype, self.masked = location, path, shape, dtype, masked
+        self.identity = identity
         self.ndim = len(shape)
 
     def __getitem__(self, key: Any) -> Any:
-        return _shared_file(self.location)[self.path][key]
+        return _shared_file(self.location, self.identity)[self.path][key]
 
     def __reduce__(self) -> Any:
-        return (_DaskSource, (self.location, self.path, self.shape, self.dtype, self.masked))
+        return (_DaskSource, (self.location, self.path, self.shape, self.dtype, self.masked, self.identity))
 
 
-def _dask_array(location: str, path: str, shape: tuple, dtype: np.dtype, masked: bool, chunks: Any) -> Any:
+def _dask_array(
+    location: str, path: str, shape: tuple, dtype: np.dtype, masked: bool, chunks: Any, identity: tuple
+) -> Any:
     import dask.array as da
     from dask.base import tokenize
 
-    source = _DaskSource(location, path, tuple(shape), dtype, masked)
+    source = _DaskSource(location, path, tuple(shape), dtype, masked, identity)
     meta = np.ma.masked_array(np.empty((0,) * len(shape), dtype)) if masked else np.empty((0,) * len(shape), dtype)
-    name = "rasdf-" + tokenize(location, path, tuple(shape), str(dtype), chunks)
+    # The version in the name: graphs of two versions of a file share no keys.
+    name = "rasdf-" + tokenize(location, path, tuple(shape), str(dtype), chunks, identity)
     return da.from_array(source, chunks=chunks, name=name, lock=False, asarray=False, meta=meta, fancy=False)
 
 
 def to_dask(files: Any, path: str, *, chunks: Any = None, axis: int = 0) -> Any:
     """One Dask array of the array at tree ``path`` of each of ``files`` (paths or
-    URLs), stacked along a new axis ``axis``: one task graph for many files. Each file is
-    opened here for its shape and dtype only; the tasks read the data."""
+    URLs), stacked along a new axis ``axis``: one task graph for many files. One path
+    (a ``str`` or ``os.PathLike``) gives that file's array, not stacked. Each file is
+    opened here for its shape, dtype and version only; the tasks read the data (see
+    :meth:`NDArray.to_dask`)."""
     import dask.array as da
 
+    single = isinstance(files, (str, bytes, os.PathLike))
     arrays = []
-    for f in files:
+    for f in [files] if single else files:
         with open(f) as af:
             node = af[path]
             if not isinstance(node, NDArray):
@@ -342,68 +581,453 @@ def to_dask(files: Any, path: str, *, chunks: Any = None, axis: int = 0) -> Any:
             arrays.append(node.to_dask(chunks))
     if not arrays:
         raise ValueError("no files")
+    if single:
+        return arrays[0]
     return da.stack(arrays, axis=axis)
 
 
+_MISSING = object()
+
+
+def _key_text(key: Any) -> str:
+    """A mapping key as a path step names it (as ``rasdf``'s paths write keys)."""
+    if isinstance(key, str):
+        return key
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, (bytes, bytearray)):
+        return "<binary>"
+    if isinstance(key, (tuple, list)):
+        return "<sequence>"
+    if isinstance(key, (frozenset, dict)):
+        return "<mapping>"
+    if isinstance(key, _dt.datetime):
+        return key.isoformat(" ")
+    return str(key)
+
+
+def _unescape(step: str) -> str:
+    return step.replace("~1", "/").replace("~0", "~")
+
+
+def _escape(step: str) -> str:
+    return step.replace("~", "~0").replace("/", "~1")
+
+
+def _child(node: Any, step: str) -> Any:
+    """The child of ``node`` a path step names (see ``AsdfFile.__getitem__``), or
+    ``_MISSING``."""
+    if isinstance(node, dict):
+        for s in (step, _unescape(step)) if "~" in step else (step,):
+            if s in node:
+                return node[s]
+            for k, v in node.items():
+                if not isinstance(k, str) and _key_text(k) == s:
+                    return v
+        return _MISSING
+    if isinstance(node, (list, tuple)):
+        digits = step[1:] if step.startswith("+") else step
+        if digits.isdigit() and digits.isascii() and int(digits) < len(node):
+            return node[int(digits)]
+    return _MISSING
+
+
+def _steps(path: str) -> list:
+    return [s for s in path.split("/") if s]
+
+
+def _walk(root: Any, path: Any) -> Any:
+    """The node at ``path`` from ``root``: a ``str`` path walked step by step; any other
+    key looked up in the root."""
+    if not isinstance(path, str):
+        try:
+            return root[path]
+        except (KeyError, IndexError, TypeError):
+            raise KeyError(path) from None
+    node = root
+    for step in _steps(path):
+        node = _child(node, step)
+        if node is _MISSING:
+            raise KeyError(path)
+    return node
+
+
+def _array_paths(root: Any) -> Dict[str, Any]:
+    """Every array of a Python tree (lazy or numpy) by path (``sci/data``, keys escaped),
+    depth first in tree order, each container and array once."""
+    found: Dict[str, Any] = {}
+    seen = set()
+    stack = [("", root)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, (NDArray, np.ndarray)):
+            if id(node) not in seen:
+                seen.add(id(node))
+                found[path] = node
+            continue
+        if isinstance(node, (dict, list, tuple)):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            prefix = path + "/" if path else ""
+            stack.extend(reversed([(prefix + _escape(_key_text(k)), v) for k, v in items]))
+    return found
+
+
+_ARRAY_STORAGES = (None, "internal")
+
+
 class AsdfFile:
-    """An open ASDF file: ``.tree``, ``af[path]``, ``.arrays()``, ``.info()``.
+    """An open ASDF file: ``.tree``, ``af[path]``, the mapping of the tree's top level
+    (``keys()``, ``len()``, iteration), ``.arrays()``, ``.info()``, ``.search()``,
+    ``.write_to()``, ``.update()``.
 
     Use it as a context manager, or call :meth:`close`. Arrays read stay valid after
     ``close()``; lazy arrays not yet read refuse to read then.
     """
 
-    def __init__(self, file: "_rasdf.File") -> None:
+    def __init__(
+        self,
+        file: "_rasdf.File",
+        *,
+        opened: Optional[_Opened] = None,
+        mode: str = "r",
+        update_path: Optional[str] = None,
+    ) -> None:
         self._file = file
         self._tree: Any = None
+        self._opened = opened or _DEFAULT_OPENED
+        self._mode = mode
+        # The path `update()` rewrites (a local file opened by path with mode "rw").
+        self._update_path = update_path
+        self._classes = _classes(self._opened)
+
+    @property
+    def _identity(self) -> Optional[tuple]:
+        return self._opened.identity
 
     @property
     def tree(self) -> Any:
         """The tree: dicts, lists, scalars, tagged objects and lazy :class:`NDArray` nodes
         (built on first use; parts got before by path or ``arrays()`` are the same
-        objects)."""
+        objects). Edits to it are seen by ``af[path]``, ``search()``, ``info()``,
+        ``write_to()`` and ``update()``."""
         if self._tree is None:
-            self._tree = self._file.tree(_CLASSES)
+            self._tree = self._file.tree(self._classes)
             _note_source(self._tree, self._file.standard)
         return self._tree
 
-    def __getitem__(self, path: str) -> Any:
+    @tree.setter
+    def tree(self, tree: Any) -> None:
+        self._tree = tree
+
+    def __getitem__(self, path: Any) -> Any:
         """The node at ``path``: keys and list indices joined by ``/`` (JSON-pointer
         escapes ``~1`` for ``/`` and ``~0`` for ``~`` in keys), found as ``rasdf``'s
-        command line and library find it. Only that node is built, and it is the object
-        ``.tree`` holds there (as read: changes made to ``.tree`` are not seen here)."""
-        node = self._file.node(str(path), _CLASSES)
-        if node is None:
-            raise KeyError(path)
-        return node
+        command line and library find them; a key that is not a ``str`` is looked up in
+        the top level. Before ``.tree`` is built only that node is built (the object
+        ``.tree`` will hold there); after, ``.tree`` is walked, edits included."""
+        if self._tree is None and isinstance(path, str):
+            node = self._file.node(path, self._classes)
+            if node is None:
+                raise KeyError(path)
+            return node
+        return _walk(self.tree, path)
 
-    def __contains__(self, path: str) -> bool:
+    def __setitem__(self, path: Any, value: Any) -> None:
+        """Sets the node at ``path`` (its parent must exist) in ``.tree``."""
+        parent, last = self._parent(path)
+        if isinstance(parent, list):
+            parent[_index(last, len(parent), path)] = value
+        else:
+            parent[last] = value
+
+    def __delitem__(self, path: Any) -> None:
+        """Removes the node at ``path`` from ``.tree``."""
+        parent, last = self._parent(path)
+        if isinstance(parent, list):
+            del parent[_index(last, len(parent), path)]
+            return
+        if last not in parent:
+            raise KeyError(path)
+        del parent[last]
+
+    def _parent(self, path: Any) -> tuple:
+        """``(parent container, key)`` of ``path`` in ``.tree``: the key as it is in the
+        parent when there (a step naming an existing key by its text or escapes), else
+        the step unescaped."""
+        if not isinstance(path, str):
+            return self.tree, path
+        steps = _steps(path)
+        if not steps:
+            raise KeyError(path)
+        parent = _walk(self.tree, "/".join(steps[:-1]))
+        last = steps[-1]
+        if isinstance(parent, dict):
+            if last not in parent:
+                for s in (last, _unescape(last)):
+                    keys = [k for k in parent if k == s or (not isinstance(k, str) and _key_text(k) == s)]
+                    if keys:
+                        return parent, keys[0]
+                last = _unescape(last)
+            return parent, last
+        if isinstance(parent, list):
+            return parent, last
+        raise KeyError(path)
+
+    def __contains__(self, path: Any) -> bool:
         try:
             self[path]
         except KeyError:
             return False
         return True
 
-    def arrays(self) -> Dict[str, NDArray]:
-        """Every ndarray node by its tree path (``"sci/data"``), in tree order; nothing is
-        decoded, and the rest of the tree is not built."""
-        return {path.lstrip("/"): a for path, a in self._file.arrays(_CLASSES)}
+    def keys(self) -> Any:
+        """The keys of the tree's top level (as the reference's ``AsdfFile.keys``)."""
+        tree = self.tree
+        return tree.keys() if isinstance(tree, Mapping) else {}.keys()
+
+    def values(self) -> Any:
+        tree = self.tree
+        return tree.values() if isinstance(tree, Mapping) else {}.values()
+
+    def items(self) -> Any:
+        tree = self.tree
+        return tree.items() if isinstance(tree, Mapping) else {}.items()
+
+    def get(self, path: Any, default: Any = None) -> Any:
+        """``af[path]``, or ``default`` when there is no such node."""
+        try:
+            return self[path]
+        except KeyError:
+            return default
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def _ipython_key_completions_(self) -> list:
+        return [k for k in self.keys() if isinstance(k, str)]
+
+    def arrays(self) -> Dict[str, Any]:
+        """Every array by its tree path (``"sci/data"``), in tree order; nothing is
+        decoded. Before ``.tree`` is built, the file's ndarray nodes (and the rest of the
+        tree is not built); after, the arrays ``.tree`` holds (numpy arrays put there
+        too)."""
+        if self._tree is not None:
+            return _array_paths(self._tree)
+        return {path.lstrip("/"): a for path, a in self._file.arrays(self._classes)}
 
     def info(
         self,
-        max_rows: Optional[int] = None,
-        max_cols: Optional[int] = None,
-        show_values: bool = True,
-        stats: bool = False,
+        max_rows: Any = _display.DEFAULT_MAX_ROWS,
+        max_cols: Optional[int] = _display.DEFAULT_MAX_COLS,
+        show_values: bool = _display.DEFAULT_SHOW_VALUES,
         show_blocks: bool = False,
+        stats: bool = False,
+    ) -> None:
+        """Prints the tree, as the reference's ``info()`` does (see :meth:`info_text`,
+        which gives the text)."""
+        print(self.info_text(max_rows, max_cols, show_values, show_blocks, stats), end="")
+
+    def info_text(
+        self,
+        max_rows: Any = _display.DEFAULT_MAX_ROWS,
+        max_cols: Optional[int] = _display.DEFAULT_MAX_COLS,
+        show_values: bool = _display.DEFAULT_SHOW_VALUES,
+        show_blocks: bool = False,
+        stats: bool = False,
     ) -> str:
-        """The text ``rasdf info`` prints (``stats``: with every array's statistics)."""
-        return self._file.info(max_rows, max_cols, show_values, stats, show_blocks)
+        """The text :meth:`info` prints: the tree as ``rasdf info`` (and the reference's
+        ``info``) draws it, at most ``max_rows`` lines (an int; a tuple, per level; or
+        ``None``: all) of ``max_cols`` characters (``None``: uncut), with values unless
+        ``show_values`` is false; arrays on one line with their storage. ``show_blocks``
+        adds each block's header, ``stats`` each array's statistics (every array read).
+        Before ``.tree`` is built the file's tree is drawn (by the Rust library, fast on
+        large trees), after it ``.tree`` with its edits."""
+        if self._tree is None and not isinstance(max_rows, tuple):
+            return self._file.info(max_rows, max_cols, show_values, stats, show_blocks)
+        lines = _display.render(
+            self.tree, max_rows=max_rows, max_cols=max_cols, show_values=show_values, file_root=True
+        )
+        text = "".join(line + "\n" for line in lines)
+        if show_blocks or stats:
+            # The file's block tables and statistics alone (its tree drawn in no rows,
+            # which leaves the one line "Some nodes not shown." first).
+            extra = self._file.info(0, max_cols, show_values, stats, show_blocks)
+            text += extra.split("\n", 1)[1] if "\n" in extra else ""
+        return text
+
+    def search(
+        self,
+        key: Any = _display.NOT_SET,
+        type_: Any = _display.NOT_SET,
+        value: Any = _display.NOT_SET,
+        filter_: Optional[Callable[..., bool]] = None,
+    ) -> "AsdfSearchResult":
+        """Searches ``.tree`` (edits included), as the reference's ``AsdfFile.search``:
+        see :class:`AsdfSearchResult` for ``key``, ``type_``, ``value`` and ``filter_``,
+        and what the result gives (``.paths``, ``.nodes``, ``.node``, ``.path``, its
+        drawing as ``repr()``)."""
+        result = _display.AsdfSearchResult(["root"], self.tree, file_root=True)
+        return result.search(key=key, type_=type_, value=value, filter_=filter_)
+
+    def _write_arguments(
+        self,
+        all_array_storage: Optional[str],
+        all_array_compression: Any,
+        compression_kwargs: Optional[Mapping[str, Any]],
+        pad_blocks: Any,
+        include_block_index: bool,
+        version: Optional[str],
+        write_checksums: bool,
+        compression: Any,
+        compression_level: Optional[int],
+    ) -> dict:
+        """``rasdf.write``'s arguments for the reference's ``write_to``/``update`` ones,
+        refusing what rasdf does not write."""
+        if all_array_storage not in _ARRAY_STORAGES:
+            raise ValueError(f"all_array_storage={all_array_storage!r}: rasdf writes every array to a block ('internal')")
+        if pad_blocks not in (False, None, 0):
+            raise ValueError("pad_blocks: rasdf writes blocks without padding (update() rewrites the whole file)")
+        if version is not None and str(version) != self.version:
+            raise ValueError(f"version={version!r}: rasdf writes the ASDF Standard version it writes, not another")
+        level = compression_level
+        for k, v in (compression_kwargs or {}).items():
+            if k != "level":
+                raise ValueError(f"compression_kwargs: rasdf takes only 'level', not {k!r}")
+            level = v
+        if compression is _display.NOT_SET:
+            if all_array_compression == "input":
+                # Each array of the file with the compression it has there.
+                compression = {}
+                for path, a in self.arrays().items():
+                    if isinstance(a, NDArray):
+                        try:
+                            compression[path] = a._file.array_storage(a._id)[1]
+                        except (AsdfError, OSError):
+                            pass
+            else:
+                # The reference's None (or ""): stored as is, whatever the array had.
+                compression = all_array_compression or "none"
+        return dict(
+            compression=compression,
+            compression_level=level,
+            include_index=include_block_index,
+            checksums=write_checksums,
+        )
+
+    def write_to(
+        self,
+        fd: Any,
+        all_array_storage: Optional[str] = None,
+        all_array_compression: Any = "input",
+        compression_kwargs: Optional[Mapping[str, Any]] = None,
+        pad_blocks: Any = False,
+        include_block_index: bool = True,
+        version: Optional[str] = None,
+        write_checksums: bool = True,
+        *,
+        compression: Any = _display.NOT_SET,
+        compression_level: Optional[int] = None,
+    ) -> None:
+        """Writes ``.tree`` (edits included) with its arrays to ``fd`` (a path, written
+        atomically as :func:`rasdf.write` writes; or a binary file object), as the
+        reference's ``write_to``; this file stays as it is and open.
+
+        ``all_array_compression``: ``"input"`` (the default) keeps each array of the
+        file compressed as it is there (arrays put in the tree are not compressed);
+        ``None``, ``"zlib"``, ``"bzp2"``, ``"lz4"``, ``"zstd"`` or ``"blsc"`` for every
+        array. ``compression`` (as :func:`rasdf.write`: a codec, or ``{path: codec}``)
+        overrides it. ``compression_kwargs={"level": n}`` or ``compression_level``: the
+        level. ``include_block_index`` and ``write_checksums`` as the reference's.
+        ``all_array_storage`` other than ``"internal"``, ``pad_blocks`` and another
+        ``version`` are refused (``ValueError``)."""
+        arguments = self._write_arguments(
+            all_array_storage,
+            all_array_compression,
+            compression_kwargs,
+            pad_blocks,
+            include_block_index,
+            version,
+            write_checksums,
+            compression,
+            compression_level,
+        )
+        write(fd, self.tree, **arguments)
+
+    def update(
+        self,
+        all_array_storage: Optional[str] = None,
+        all_array_compression: Any = "input",
+        compression_kwargs: Optional[Mapping[str, Any]] = None,
+        pad_blocks: Any = False,
+        include_block_index: bool = True,
+        version: Optional[str] = None,
+        write_checksums: bool = True,
+        *,
+        compression: Any = _display.NOT_SET,
+        compression_level: Optional[int] = None,
+    ) -> None:
+        """Writes ``.tree`` (edits included) back to the file it was opened from, as the
+        reference's ``update()`` (arguments as :meth:`write_to`), but atomically: the new
+        file is written beside the old one and put in its place, so an interrupted update
+        leaves the old file whole. The file must have been opened by path with
+        ``mode="rw"``. Afterwards this object reads the new file; arrays read before stay
+        valid (they keep the old file's data), and ``.tree`` is the same object."""
+        if self._update_path is None:
+            if self._mode != "rw":
+                raise OSError(
+                    "Can not update, since the file was opened read-only: open it with mode='rw' (rasdf.open(path, mode='rw'))"
+                )
+            raise ValueError("Can not update, since there is no associated file (it was opened from a URL or from bytes)")
+        arguments = self._write_arguments(
+            all_array_storage,
+            all_array_compression,
+            compression_kwargs,
+            pad_blocks,
+            include_block_index,
+            version,
+            write_checksums,
+            compression,
+            compression_level,
+        )
+        tree = self.tree
+        # Every array is read by the write (kept by its node), so the tree needs nothing
+        # more of the old file.
+        write(self._update_path, tree, **arguments)
+        reopened = open(
+            self._update_path,
+            mode=self._mode,
+            copy_arrays=self._opened.copy_arrays,
+            **self._open_limits,
+        )
+        old = self._file
+        self._file, self._opened = reopened._file, reopened._opened
+        self._classes = reopened._classes
+        # The tree's lazy arrays now stand for the new file's nodes (their data, read
+        # by the write, stays theirs): storage, rows and Dask graphs are the new file's.
+        fresh = {p.lstrip("/"): a for p, a in self._file.arrays(self._classes)}
+        for path, a in _array_paths(tree).items():
+            node = fresh.get(path)
+            if isinstance(a, NDArray) and node is not None:
+                a._file, a._id, a._opened = node._file, node._id, node._opened
+        old.close()
+
+    #: The limits `open` was given (for `update`, which opens the new file).
+    _open_limits: Dict[str, Any] = {}
 
     def validate(self, *, schemas: Any = None) -> None:
         """Checks the tree against the schemas of its tags, as asdf's ``validate()`` does
         with the extensions it has installed; raises :class:`AsdfError` listing what
         failed. ``schemas`` as for :func:`rasdf.validate` (``False``: the ASDF
-        Standard's schemas alone)."""
+        Standard's schemas alone). The tree checked is the file's (edits to ``.tree``
+        are checked once written)."""
         self._file.validate(_chosen_schemas(schemas))
 
     def verify_checksums(self) -> None:
@@ -424,6 +1048,11 @@ class AsdfFile:
     def path(self) -> Optional[str]:
         p = self._file.path
         return None if p is None else os.fspath(p)
+
+    @property
+    def mode(self) -> str:
+        """``"r"``, or ``"rw"`` (``update()`` allowed), as ``rasdf.open`` was given."""
+        return self._mode
 
     @property
     def version(self) -> str:
@@ -449,12 +1078,65 @@ class AsdfFile:
         return f"<rasdf.AsdfFile {self.path!r} ({state})>"
 
 
+def _index(step: Any, n: int, path: Any) -> int:
+    digits = step[1:] if isinstance(step, str) and step.startswith("+") else step
+    if isinstance(digits, str) and digits.isdigit() and digits.isascii() and int(digits) < n:
+        return int(digits)
+    raise KeyError(path)
+
+
 _CLASSES = (TaggedDict, TaggedList, TaggedString, NDArray, "tag", True, _timestamp)
 
 
+def _classes(opened: _Opened) -> tuple:
+    """The classes the Rust half builds a file's tree with: its arrays know how the
+    file was opened."""
+    if opened == _DEFAULT_OPENED:
+        return _CLASSES
+    return _CLASSES[:3] + (functools.partial(NDArray, opened=opened),) + _CLASSES[4:]
+
+
+def _local_file_path(obj: Any) -> Optional[str]:
+    """The path of a regular local file a file object reads from its start: its
+    ``name``, when that is the very file its descriptor has open (same device and
+    inode); else ``None``."""
+    try:
+        name = obj.name
+        fd = obj.fileno()
+        if not isinstance(name, (str, bytes, os.PathLike)) or obj.tell() != 0:
+            return None
+        st = os.fstat(fd)
+        named = os.stat(name)
+    except (AttributeError, OSError, ValueError, TypeError, io.UnsupportedOperation):
+        return None
+    import stat
+
+    if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (named.st_dev, named.st_ino):
+        return None
+    return os.fsdecode(name)
+
+
+def _read_all(obj: Any) -> bytes:
+    """Everything a binary file object gives from where it is."""
+    parts = []
+    while True:
+        part = obj.read(16 << 20)
+        if part is None:  # a non-blocking stream with nothing now: wait for more
+            time.sleep(0.01)
+            continue
+        if not isinstance(part, (bytes, bytearray, memoryview)):
+            raise TypeError(f"rasdf.open reads binary file objects; this one gave {type(part).__name__}")
+        if not part:
+            break
+        parts.append(bytes(part))
+    return b"".join(parts)
+
+
 def open(  # noqa: A001 - the name users expect, as asdf.open
-    path: PathLike,
+    path: Any,
     *,
+    mode: str = "r",
+    copy_arrays: bool = False,
     verify_checksums: bool = False,
     validate: bool = False,
     max_tree_bytes: Optional[int] = None,
@@ -464,16 +1146,22 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
     max_inline_bytes: Optional[int] = None,
     timeout: Optional[float] = None,
 ) -> AsdfFile:
-    """Opens an ASDF file (memory-mapped; arrays read on demand), or an ``http://``,
-    ``https://`` or ``s3://bucket/key`` URL (read by byte ranges).
+    """Opens an ASDF file (memory-mapped; arrays read on demand): a path, an
+    ``http(s)://`` or ``s3://`` URL (read by byte ranges), or a binary file object
+    (``open(p, "rb")``, ``io.BytesIO``, an fsspec file): one on a regular local file at
+    its start is opened by its path (mapped), another is read whole into memory.
 
-    ``verify_checksums``: check each block's MD5 when it is read. ``validate``: check the
-    tree against its tags' schemas now, as :meth:`AsdfFile.validate` does (the
-    extensions asdf has installed, when it is importable). The ``max_*`` limits bound what a
-    hostile file can make rasdf spend (``None``: rasdf's defaults). ``timeout``: for a
-    URL, the seconds a server may stay silent (connecting, or between bytes of an
-    answer) before the read fails with ``TimeoutError`` (``None``: 60; a timed-out read
-    is not retried); ignored for a local path.
+    ``mode``: ``"r"``, or ``"rw"`` to allow :meth:`AsdfFile.update` (a local file opened
+    by path). ``copy_arrays``: arrays are read into writable copies in memory, as the
+    reference's ``copy_arrays=True`` (asdf < 4; ``memmap=False`` since) gives them,
+    instead of read-only views on the file; edits to them are written by ``update()``
+    and ``write_to()``. ``verify_checksums``: check each block's MD5 when it is read.
+    ``validate``: check the tree against its tags' schemas now, as
+    :meth:`AsdfFile.validate` does (the extensions asdf has installed, when it is
+    importable). The ``max_*`` limits bound what a hostile file can make rasdf spend
+    (``None``: rasdf's defaults). ``timeout``: for a URL, the seconds a server may stay
+    silent (connecting, or between bytes of an answer) before the read fails with
+    ``TimeoutError`` (``None``: 60; a timed-out read is not retried); ignored otherwise.
 
     Raises ``FileNotFoundError`` (and the other ``OSError``\\ s) when the file cannot be
     opened, :class:`AsdfError` when it is not a sound ASDF file. A remote file that
@@ -481,8 +1169,16 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
     read"), then and on every later read. A password, token or signature in a URL is
     shown as ``***`` (in ``path``, ``repr`` and errors).
     """
-    f = _rasdf.File.open(
-        os.fspath(path),
+    if mode not in ("r", "rw"):
+        raise ValueError(f"mode must be 'r' or 'rw', not {mode!r}")
+    limits = dict(
+        max_tree_bytes=max_tree_bytes,
+        max_nodes=max_nodes,
+        max_block_bytes=max_block_bytes,
+        max_array_elements=max_array_elements,
+        max_inline_bytes=max_inline_bytes,
+    )
+    args = (
         verify_checksums,
         max_tree_bytes,
         max_nodes,
@@ -491,16 +1187,29 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
         max_inline_bytes,
         timeout,
     )
-    if f.may_fill_defaults:
-        # A file of standard 1.5.0 or older with tags of extensions: the defaults of
-        # their schemas too, as asdf fills them with its installed extensions.
-        try:
-            schemas = _asdf_schemas()
-        except Exception:  # noqa: BLE001 - an asdf that does not load: the standard's alone
-            schemas = None
-        if schemas is not None:
-            f.fill_defaults(schemas)
-    af = AsdfFile(f)
+    update_path = None
+    if isinstance(path, (str, bytes, os.PathLike)):
+        location = os.fspath(path)
+    elif hasattr(path, "read"):
+        location = _local_file_path(path)
+    else:
+        raise TypeError(f"rasdf.open takes a path, a URL or a binary file object, not {type(path).__name__}")
+    if location is None:
+        f = _rasdf.File.from_bytes(_read_all(path), *args[:-1])
+        identity = None
+    else:
+        f, identity = _open_identified(location, args)
+        if identity is not None and identity[0] == "file" and isinstance(path, (str, bytes, os.PathLike)):
+            update_path = os.fsdecode(location)
+    _fill_extension_defaults(f)
+    af = AsdfFile(
+        f,
+        opened=_Opened(copy_arrays, identity),
+        mode=mode,
+        update_path=update_path if mode == "rw" else None,
+    )
+    af._open_limits = {k: v for k, v in limits.items() if v is not None}
+    af._open_limits["verify_checksums"] = verify_checksums
     if validate:
         try:
             af.validate()
@@ -508,6 +1217,43 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
             af.close()
             raise
     return af
+
+
+def _fill_extension_defaults(f: "_rasdf.File") -> None:
+    """For a file of standard 1.5.0 or older with tags of extensions: the defaults of
+    their schemas too, as asdf fills them with its installed extensions."""
+    if not f.may_fill_defaults:
+        return
+    try:
+        schemas = _asdf_schemas()
+    except Exception:  # noqa: BLE001 - an asdf that does not load: the standard's alone
+        schemas = None
+    if schemas is not None:
+        f.fill_defaults(schemas)
+
+
+def _open_identified(location: Any, args: tuple) -> tuple:
+    """``(File, identity)`` of the file at ``location`` (see ``_local_identity``): the
+    identity read before and after the open, which must agree (else the file changed
+    meanwhile, and it is opened again); ``None`` when it never held still."""
+    is_url = isinstance(location, str) and re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", location) is not None
+    if is_url:
+        f = _rasdf.File.open(location, *args)
+        return f, (_remote_identity(f) if f.remote else None)
+    for _ in range(3):
+        try:
+            before = _local_identity(location)
+        except OSError:
+            before = None
+        f = _rasdf.File.open(location, *args)
+        try:
+            after = _local_identity(location)
+        except OSError:
+            after = None
+        if before is not None and before == after:
+            return f, after
+        f.close()
+    return _rasdf.File.open(location, *args), None
 
 
 # The extension schemas of the installed asdf, made once per configuration (its
@@ -809,7 +1555,7 @@ _MISSING = object()
 
 
 def write(
-    path: PathLike,
+    path: Any,
     tree: Any,
     *,
     compression: Union[None, str, Mapping[str, Optional[str]]] = None,
@@ -819,6 +1565,8 @@ def write(
 ) -> None:
     """Writes ``tree`` (a mapping, an :class:`AsdfFile`, or asdf's ``AsdfFile``) to
     ``path``, atomically: the old file, if any, stays until the new one is complete.
+    ``path`` may also be a binary file object (``open(p, "wb")``, ``io.BytesIO``, an
+    fsspec file): the file is made in memory and written to it from where it is.
 
     It keeps everything it is given, or refuses with a ``TypeError`` naming the type
     and the tree path of what it cannot write:
@@ -881,8 +1629,14 @@ def write(
         cmap = {str(k): v for k, v in compression.items()}
     else:
         default = compression
-    _rasdf.write(
-        os.fspath(path),
+    if isinstance(path, (str, bytes, os.PathLike)):
+        target = os.fspath(path)
+    elif hasattr(path, "write"):
+        target = None
+    else:
+        raise TypeError(f"rasdf.write takes a path or a binary file object, not {type(path).__name__}")
+    data = _rasdf.write(
+        target,
         tree,
         prepare,
         converters,
@@ -895,3 +1649,12 @@ def write(
         include_index,
         checksums,
     )
+    if target is None:
+        view = memoryview(data)
+        while view:
+            n = path.write(view)
+            # Raw (unbuffered) files may write part of it: the rest again.
+            view = view[len(view) if n is None else n :]
+        flush = getattr(path, "flush", None)
+        if flush is not None:
+            flush()

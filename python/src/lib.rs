@@ -73,6 +73,13 @@ impl File {
         Ok((file, filled))
     }
 
+    /// A `File` holding `file`.
+    fn new(py: Python<'_>, file: AsdfFile) -> PyResult<File> {
+        let file = Arc::new(file);
+        let keep = Py::new(py, Keep { _file: Arc::clone(&file) })?;
+        Ok(File { inner: Mutex::new(Some((file, keep))), memo: Mutex::new(Vec::new()), filled: Mutex::new(None) })
+    }
+
     fn get(&self) -> PyResult<(Arc<AsdfFile>, Py<Keep>)> {
         let guard = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         match &*guard {
@@ -80,6 +87,33 @@ impl File {
             None => Err(errors::closed()),
         }
     }
+}
+
+/// The default limits, with those given changed.
+fn limits_of(
+    max_tree_bytes: Option<u64>,
+    max_nodes: Option<usize>,
+    max_block_bytes: Option<u64>,
+    max_array_elements: Option<u64>,
+    max_inline_bytes: Option<u64>,
+) -> Limits {
+    let mut limits = Limits::default();
+    if let Some(v) = max_tree_bytes {
+        limits.max_tree_bytes = v;
+    }
+    if let Some(v) = max_nodes {
+        limits.max_nodes = v;
+    }
+    if let Some(v) = max_block_bytes {
+        limits.max_block_bytes = v;
+    }
+    if let Some(v) = max_array_elements {
+        limits.max_array_elements = v;
+    }
+    if let Some(v) = max_inline_bytes {
+        limits.max_inline_bytes = v;
+    }
+    limits
 }
 
 /// `e`, naming `file` when it names no file.
@@ -213,22 +247,7 @@ impl File {
         timeout: Option<f64>,
     ) -> PyResult<File> {
         crate::errors::guarded(py, || {
-            let mut limits = Limits::default();
-            if let Some(v) = max_tree_bytes {
-                limits.max_tree_bytes = v;
-            }
-            if let Some(v) = max_nodes {
-                limits.max_nodes = v;
-            }
-            if let Some(v) = max_block_bytes {
-                limits.max_block_bytes = v;
-            }
-            if let Some(v) = max_array_elements {
-                limits.max_array_elements = v;
-            }
-            if let Some(v) = max_inline_bytes {
-                limits.max_inline_bytes = v;
-            }
+            let limits = limits_of(max_tree_bytes, max_nodes, max_block_bytes, max_array_elements, max_inline_bytes);
             let mut remote = rasdf_cli::remote::options_from_env();
             if let Some(t) = timeout {
                 // Seconds above 0 (as Python's socket timeouts; 0 and None mean other
@@ -242,10 +261,38 @@ impl File {
             let options = OpenOptions::new().verify_checksums(verify_checksums).limits(limits).remote(remote);
             // A path, or an http(s):// or s3:// URL.
             let file = py.detach(|| rasdf_cli::remote::open(&path, &options)).map_err(|e| to_pyerr(py, e))?;
-            let file = Arc::new(file);
-            let keep = Py::new(py, Keep { _file: Arc::clone(&file) })?;
-            Ok(File { inner: Mutex::new(Some((file, keep))), memo: Mutex::new(Vec::new()), filled: Mutex::new(None) })
+            File::new(py, file)
         })
+    }
+
+    /// Reads a file from `data`, the bytes of a whole ASDF file (or of a FITS file holding
+    /// one); arguments as `open`. The file has no path: external blocks are not found.
+    #[staticmethod]
+    #[pyo3(signature = (data, verify_checksums=false, max_tree_bytes=None, max_nodes=None, max_block_bytes=None, max_array_elements=None, max_inline_bytes=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_bytes(
+        py: Python<'_>,
+        data: Vec<u8>,
+        verify_checksums: bool,
+        max_tree_bytes: Option<u64>,
+        max_nodes: Option<usize>,
+        max_block_bytes: Option<u64>,
+        max_array_elements: Option<u64>,
+        max_inline_bytes: Option<u64>,
+    ) -> PyResult<File> {
+        crate::errors::guarded(py, || {
+            let limits = limits_of(max_tree_bytes, max_nodes, max_block_bytes, max_array_elements, max_inline_bytes);
+            let options = OpenOptions::new().verify_checksums(verify_checksums).limits(limits);
+            let file = py.detach(|| options.from_bytes(data)).map_err(|e| to_pyerr(py, e))?;
+            File::new(py, file)
+        })
+    }
+
+    /// The length in bytes of a remote file (as its server gave it when it was opened),
+    /// `None` for a local file: part of what tells one version of a URL from another.
+    #[getter]
+    fn remote_length(&self) -> PyResult<Option<u64>> {
+        Ok(self.get()?.0.remote().map(rasdf::remote::Remote::len))
     }
 
     /// Lets the file go: arrays read already stay valid; lazy arrays not yet read, and
@@ -504,6 +551,14 @@ impl File {
         Ok(found)
     }
 
+    /// How `rasdf info` describes the array of node `id`: `shape=(64, 64), dtype=float32,
+    /// block 0 (zlib)` (or why it is invalid).
+    fn array_text(&self, id: u32) -> PyResult<String> {
+        let (file, _) = self.get()?;
+        let node = node_of(&file, id)?;
+        Ok(rasdf_cli::info::array_text(&file, node))
+    }
+
     /// The text `rasdf info` prints (with `stats`, `rasdf info --stats`).
     #[pyo3(signature = (max_rows=None, max_cols=None, show_values=true, stats=false, show_blocks=false))]
     fn info(
@@ -654,7 +709,8 @@ impl Schemas {
     }
 }
 
-/// Writes `tree` (see `rasdf.write`) to `path`, atomically.
+/// Writes `tree` (see `rasdf.write`) to `path`, atomically; with `path` `None`, gives the
+/// file's bytes instead.
 ///
 /// `prepare(array)` gives an array's bytes (see `convert::Writer`); `convert(obj)` what
 /// asdf's converters make of an object (or `None`); `finish()` the root's `history` to
@@ -668,7 +724,7 @@ impl Schemas {
 #[allow(clippy::too_many_arguments)]
 fn write(
     py: Python<'_>,
-    path: PathBuf,
+    path: Option<PathBuf>,
     tree: &Bound<'_, PyAny>,
     prepare: &Bound<'_, PyAny>,
     convert: Option<&Bound<'_, PyAny>>,
@@ -680,7 +736,7 @@ fn write(
     compression_level: Option<u32>,
     include_index: bool,
     checksums: bool,
-) -> PyResult<()> {
+) -> PyResult<Option<Py<PyBytes>>> {
     crate::errors::guarded(py, || {
         let default = compression.map(|c| convert::compression(Some(c))).transpose()?;
         let mut per_path = HashMap::new();
@@ -734,9 +790,24 @@ fn write(
         w.doc_mut().set_standard(chosen).map_err(|e| to_pyerr(py, e))?;
         let doc = w.finish();
         let options = rasdf::write::WriteOptions { compression_level, include_index, checksums, ..Default::default() };
-        py.detach(|| doc.write_to_path(&path, &options)).map_err(|e| to_pyerr(py, e))?;
+        let out = match path {
+            Some(path) => {
+                py.detach(|| doc.write_to_path(&path, &options)).map_err(|e| to_pyerr(py, e))?;
+                None
+            }
+            None => {
+                // As `write_to_path` refuses it (`WriteOptions::check` is the library's own).
+                if let Some(level) = compression_level.filter(|l| !(1..=9).contains(l)) {
+                    let message = format!("compression level {level}: zlib, bzp2, zstd and blsc take levels 1 to 9");
+                    return Err(to_pyerr(py, rasdf::Error::new(ErrorKind::Usage(message), rasdf::Location::default())));
+                }
+                let mut out = std::io::Cursor::new(Vec::new());
+                py.detach(|| doc.write(&mut out, None, &options)).map_err(|e| to_pyerr(py, e))?;
+                Some(PyBytes::new(py, out.get_ref()).unbind())
+            }
+        };
         drop(keep);
-        Ok(())
+        Ok(out)
     })
 }
 

@@ -2,6 +2,7 @@
 small (a path and a tree path, never a buffer) and compute the same on threads and on a
 cluster of processes; many files in one graph."""
 
+import os
 import pickle
 
 import numpy as np
@@ -85,3 +86,51 @@ def test_distributed_cluster_of_processes(files):
         assert float(total) == float(expected.sum())
         got = client.compute(cube).result(timeout=120)
         assert np.array_equal(got, np.stack([c for _, _, c, _ in files]))
+
+
+def test_one_path_gives_its_array(files):
+    p, image, _, _ = files[0]
+    for one in (str(p), p):
+        arr = rasdf.to_dask(one, "sci/image", chunks=(300, 40))
+        assert arr.shape == (600, 40) and np.array_equal(arr.compute(), image)
+
+
+def test_graphs_never_read_a_stale_file(tmp_path):
+    """The per-process cache of open files keys on the file's version (device, inode,
+    size, modification time): a graph made after a rewrite reads the new file (a new
+    shape and dtype too); a graph made before fails rather than read the new bytes as
+    the old array."""
+    p = tmp_path / "f.asdf"
+    rasdf.write(p, {"a": np.arange(100, dtype="f8")})
+    old = rasdf.to_dask(str(p), "a", chunks=30)
+    assert np.array_equal(old.compute(scheduler="sync"), np.arange(100.0))  # opened and cached here
+    rasdf.write(p, {"a": np.arange(50, dtype="i2") * 3})  # a new file in its place
+    new = rasdf.to_dask(str(p), "a", chunks=30)
+    assert new.dtype == np.dtype("i2") and new.shape == (50,)
+    assert np.array_equal(new.compute(scheduler="sync"), np.arange(50, dtype="i2") * 3)
+    assert old.name != new.name
+    with pytest.raises(rasdf.AsdfError, match="changed since the Dask graph was made"):
+        old.compute(scheduler="sync")
+    # Rewritten in place, the same size (the same inode): the modification time tells.
+    before = os.stat(p)
+    same_size = tmp_path / "g.asdf"
+    rasdf.write(same_size, {"a": np.arange(50, dtype="i2") * 5})
+    assert os.path.getsize(same_size) == before.st_size
+    graph = rasdf.to_dask(str(p), "a", chunks=30)
+    assert np.array_equal(graph.compute(scheduler="sync"), np.arange(50, dtype="i2") * 3)
+    with open(p, "r+b") as f:
+        f.write(same_size.read_bytes())
+    os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    assert os.stat(p).st_ino == before.st_ino
+    with pytest.raises(rasdf.AsdfError, match="changed"):
+        graph.compute(scheduler="sync")
+    assert np.array_equal(rasdf.to_dask(str(p), "a").compute(scheduler="sync"), np.arange(50, dtype="i2") * 5)
+
+
+def test_arrays_of_files_without_a_path_refuse(tmp_path):
+    import io
+
+    p = tmp_path / "f.asdf"
+    rasdf.write(p, {"a": np.arange(10)})
+    with rasdf.open(io.BytesIO(p.read_bytes())) as af, pytest.raises(ValueError):
+        af["a"].to_dask()

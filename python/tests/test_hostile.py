@@ -37,7 +37,7 @@ import numpy as np, rasdf
 caught = []
 af = rasdf.open(sys.argv[1])
 for step in (lambda: af.tree, lambda: af["a"].dtype, lambda: np.asarray(af["a"]), lambda: af["a"][...],
-             lambda: af.info(stats=True), lambda: repr(af["a"])):
+             lambda: af.info_text(stats=True), lambda: repr(af["a"])):
     try:
         step()
     except rasdf.AsdfError as e:

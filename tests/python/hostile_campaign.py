@@ -64,8 +64,8 @@ if af is not None:
         if data is not None:
             step(f"values {p}", lambda: data.tobytes()[:64])
         step(f"masked {p}", lambda: a[...])
-    step("info", af.info)
-    step("info stats", lambda: af.info(stats=True, show_blocks=True))
+    step("info", af.info_text)
+    step("info stats", lambda: af.info_text(stats=True, show_blocks=True))
     step("blocks", af.blocks)
     step("checksums", af.verify_checksums)
     step("validate", lambda: af.validate(schemas=False))
