@@ -87,10 +87,15 @@ fn layout(path: &Path, options: &OpenOptions) -> Result<(AsdfFile, Layout), Edit
     let h = file.header();
     let text_end = h.tree.as_ref().map_or(h.blocks_from, |t| t.end);
     let offsets: Vec<u64> = file.blocks().iter().map(|b| b.offset).collect();
-    let len = file.bytes().len() as u64;
+    let len = file.len();
     let index_at = match file.index_status() {
         IndexStatus::Missing => None,
-        _ => rasdf::index::find(file.bytes(), offsets.last().copied().unwrap_or(text_end), file.limits()),
+        _ => {
+            // After the last block (or the tree).
+            let after = file.blocks().last().map_or(text_end, rasdf::block::BlockHeader::end).min(len);
+            let tail = file.read_bytes(after..len).map_err(|e| EditError::File(e.to_string()))?;
+            rasdf::index::find(&tail, 0, file.limits()).map(|at| at + after)
+        }
     };
     let streamed = file.blocks().last().is_some_and(rasdf::block::BlockHeader::is_streamed);
     let index = index_at.is_some() && !streamed && !offsets.is_empty();
@@ -119,7 +124,8 @@ pub fn edit(
     mut again: impl FnMut(&EditError) -> bool,
 ) -> Result<Edited, EditError> {
     let (file, layout) = layout(path, options)?;
-    let original = file.bytes().get(..usize::try_from(layout.text_end).unwrap_or(usize::MAX)).unwrap_or_default();
+    let original = file.read_bytes(0..layout.text_end).map_err(|e| EditError::File(e.to_string()))?;
+    let original = &original[..];
     let scratch = Scratch::new(path, original)?;
     loop {
         run_editor(editor, &scratch.path)?;

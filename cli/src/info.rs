@@ -322,9 +322,9 @@ fn block_tables(file: &AsdfFile, out: &mut impl Write) -> io::Result<()> {
         // The sizes as the header gives them (for a streamed block rasdf takes the bytes
         // to the end of the file, but the reference shows the fields).
         let field = |at: usize, own: u64| {
-            let start = usize::try_from(b.offset).ok().and_then(|o| o.checked_add(at));
-            let bytes = start.and_then(|s| file.bytes().get(s..s.checked_add(8)?));
-            bytes.and_then(|f| f.try_into().ok()).map_or(own, u64::from_be_bytes)
+            let start = b.offset.saturating_add(at as u64);
+            let bytes = file.read_bytes(start..start.saturating_add(8)).ok();
+            bytes.and_then(|f| <[u8; 8]>::try_from(&f[..]).ok()).map_or(own, u64::from_be_bytes)
         };
         let rows = [
             ("flags", format!("{:#010x}", b.flags)),

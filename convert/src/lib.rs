@@ -250,10 +250,23 @@ pub fn convert_with_warnings(
     warn: &mut dyn FnMut(String),
 ) -> Result<()> {
     let to = output_format(output)?;
-    let (file, _) = rasdf::file::open_regular(input).map_err(|e| Error::from(e).in_file(input))?;
-    // Mapped and guarded, as the library maps ASDF files: an input cut short by another
-    // process while read gives an error (see `unchanged`), never a crash.
-    let map = rasdf::file::FileBytes::open(&file).map_err(|e| Error::from(e).in_file(input))?;
+    let (file, len) = rasdf::file::open_regular(input).map_err(|e| Error::from(e).in_file(input))?;
+    // The first bytes tell the format; an ASDF input is opened by the library (read by
+    // ranges), another read whole (positional reads: an input cut short by another
+    // process while read is an error, never a crash).
+    let head = rasdf::file::source::read_exact_at(&file, 0..len.min(64)).map_err(|e| Error::from(e).in_file(input))?;
+    if Format::sniff(&head) == Some(Format::Asdf) {
+        return match to {
+            Format::RawArray | Format::Gsd | Format::B2nd => {
+                let f = OpenOptions::new().limits(options.limits).open(input)?;
+                from_asdf_file(&f, input, to, output, options, warn)
+            }
+            Format::Asdf => {
+                Err(usage("ASDF to ASDF: convert reads or writes ASDF on one side, RawArray, GSD or b2nd on the other"))
+            }
+        };
+    }
+    let map = rasdf::file::FileBytes::read(&file).map_err(|e| Error::from(e).in_file(input))?;
     let bytes: &[u8] = &map;
     let from = Format::sniff(bytes).ok_or_else(|| {
         Error::Asdf(rasdf::Error::new(

@@ -1145,11 +1145,22 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
     max_array_elements: Optional[int] = None,
     max_inline_bytes: Optional[int] = None,
     timeout: Optional[float] = None,
+    memmap: bool = False,
 ) -> AsdfFile:
-    """Opens an ASDF file (memory-mapped; arrays read on demand): a path, an
-    ``http(s)://`` or ``s3://`` URL (read by byte ranges), or a binary file object
-    (``open(p, "rb")``, ``io.BytesIO``, an fsspec file): one on a regular local file at
-    its start is opened by its path (mapped), another is read whole into memory.
+    """Opens an ASDF file (arrays read on demand): a path, an ``http(s)://`` or
+    ``s3://`` URL (read by byte ranges), or a binary file object (``open(p, "rb")``,
+    ``io.BytesIO``, an fsspec file): one on a regular local file at its start is opened
+    by its path, another is read whole into memory.
+
+    ``memmap``: as asdf's (``False`` by default, as in asdf 6). Without a map, a file is
+    read by positional reads: an array once read keeps its values whatever later
+    happens to the file, and reading from a file cut short or rewritten since it was
+    opened raises :class:`AsdfError`. With ``memmap=True``, an uncompressed array is a
+    read-only numpy view of the mapped file (no copy: a 1 GiB array in milliseconds),
+    which shows the file's bytes as they are when read; a file cut short by another
+    process while mapped then kills the process with ``SIGBUS`` when a page it lost is
+    read, as with ``numpy.memmap`` and asdf's ``memmap=True``: that is the caller's
+    hazard.
 
     ``mode``: ``"r"``, or ``"rw"`` to allow :meth:`AsdfFile.update` (a local file opened
     by path). ``copy_arrays``: arrays are read into writable copies in memory, as the
@@ -1186,6 +1197,7 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
         max_array_elements,
         max_inline_bytes,
         timeout,
+        memmap,
     )
     update_path = None
     if isinstance(path, (str, bytes, os.PathLike)):
@@ -1195,7 +1207,7 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
     else:
         raise TypeError(f"rasdf.open takes a path, a URL or a binary file object, not {type(path).__name__}")
     if location is None:
-        f = _rasdf.File.from_bytes(_read_all(path), *args[:-1])
+        f = _rasdf.File.from_bytes(_read_all(path), *args[:-2])
         identity = None
     else:
         f, identity = _open_identified(location, args)
@@ -1210,6 +1222,7 @@ def open(  # noqa: A001 - the name users expect, as asdf.open
     )
     af._open_limits = {k: v for k, v in limits.items() if v is not None}
     af._open_limits["verify_checksums"] = verify_checksums
+    af._open_limits["memmap"] = memmap
     if validate:
         try:
             af.validate()

@@ -298,6 +298,7 @@ def open(
     max_array_elements: Optional[int] = None,
     max_inline_bytes: Optional[int] = None,
     timeout: Optional[float] = None,
+    memmap: bool = False,
 ) -> AsdfFile: ...
 def write(
     path: Union[PathLike, IO[bytes], Any],

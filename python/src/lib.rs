@@ -233,7 +233,7 @@ impl File {
     /// Opens `path`. Keyword arguments as `rasdf.open`; `None` keeps a limit's default
     /// (and the remote timeout's, 60 s).
     #[staticmethod]
-    #[pyo3(signature = (path, verify_checksums=false, max_tree_bytes=None, max_nodes=None, max_block_bytes=None, max_array_elements=None, max_inline_bytes=None, timeout=None))]
+    #[pyo3(signature = (path, verify_checksums=false, max_tree_bytes=None, max_nodes=None, max_block_bytes=None, max_array_elements=None, max_inline_bytes=None, timeout=None, memmap=false))]
     #[allow(clippy::too_many_arguments)]
     fn open(
         py: Python<'_>,
@@ -245,6 +245,7 @@ impl File {
         max_array_elements: Option<u64>,
         max_inline_bytes: Option<u64>,
         timeout: Option<f64>,
+        memmap: bool,
     ) -> PyResult<File> {
         crate::errors::guarded(py, || {
             let limits = limits_of(max_tree_bytes, max_nodes, max_block_bytes, max_array_elements, max_inline_bytes);
@@ -258,7 +259,8 @@ impl File {
                     .ok_or_else(|| PyValueError::new_err(format!("timeout={t}: a number of seconds above 0")))?;
                 remote = remote.timeout(t);
             }
-            let options = OpenOptions::new().verify_checksums(verify_checksums).limits(limits).remote(remote);
+            let options =
+                OpenOptions::new().verify_checksums(verify_checksums).limits(limits).remote(remote).memmap(memmap);
             // A path, or an http(s):// or s3:// URL.
             let file = py.detach(|| rasdf_cli::remote::open(&path, &options)).map_err(|e| to_pyerr(py, e))?;
             File::new(py, file)

@@ -414,13 +414,7 @@ impl std::fmt::Debug for Remote {
 }
 
 /// The first bytes and the last bytes of an object, fetched as it is opened.
-#[derive(Debug)]
-pub struct Ends {
-    /// The first bytes (all of a small object).
-    pub head: Vec<u8>,
-    /// The last bytes, and where they start.
-    pub tail: (u64, Vec<u8>),
-}
+pub use crate::file::Ends;
 
 /// Where the redirects of an object's requests may lead: its origin, and for an
 /// exploded file's block file the main file's folder (a path prefix, ending in `/`).

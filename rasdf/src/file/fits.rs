@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::path::PathBuf;
 
-use super::mapguard::{GuardedMap, OpenError};
+use super::source::RangeSource;
 use super::{AsdfFile, FileBytes, OpenOptions};
 use crate::error::{Error, Location, Result};
 use crate::fits::{Fits, FitsError, Hdu, HduArray};
@@ -18,46 +18,29 @@ pub(crate) struct Container {
     fits: Fits,
     /// The ASDF extension's HDU, and the bytes of the ASDF file in the FITS file.
     asdf: (usize, Range<u64>),
-    /// A remote FITS file (whose `bytes` hold the headers alone), and each HDU's data
-    /// fetched when first read.
-    #[cfg(feature = "remote")]
-    remote: Option<RemoteHdus>,
+    /// A FITS file read by ranges (whose `bytes` hold the headers alone), and each HDU's
+    /// data read when first used.
+    ranged: Option<RangedHdus>,
 }
 
-/// A remote FITS file's object, and each HDU's data once fetched.
-#[cfg(feature = "remote")]
-type RemoteHdus = (std::sync::Arc<crate::remote::Remote>, Vec<std::sync::OnceLock<Vec<u8>>>);
+/// A FITS file read by ranges, and each HDU's data once read.
+type RangedHdus = (std::sync::Arc<dyn RangeSource>, Vec<std::sync::OnceLock<Vec<u8>>>);
 
 impl AsdfFile {
     /// Opens the ASDF file inside the FITS file `whole`, whose HDUs are `fits` (see
-    /// [`crate::fits`]): its
-    /// bytes a map of the ASDF extension's part of `file` when `whole` is mapped (and
-    /// the part large enough to be worth a map), else a copy of them.
+    /// [`crate::fits`]): its bytes a map of the ASDF extension's part of the file when
+    /// `whole` is a map, else a copy of them.
     pub(super) fn from_fits(
         whole: FileBytes,
         fits: Fits,
-        file: Option<&std::fs::File>,
         path: Option<PathBuf>,
         options: OpenOptions,
     ) -> Result<AsdfFile> {
-        // Headers read from a map cut short are zeros: that, not the parse, is the fault.
-        whole.check().map_err(|c| Error::from(std::io::Error::from(c)))?;
         let (hdu, range) = fits.asdf_extension().map_err(|e| Error::new(e, Location::default()))?;
         let (index, range) = (hdu.index, range);
-        let len = range.end - range.start;
-        let window = match (&whole, file) {
-            (FileBytes::Mapped(_), Some(f)) if len >= super::mapguard::MIN_MAP_LEN => {
-                match GuardedMap::open_range(f, range.start, len) {
-                    Ok(map) => Some(FileBytes::Mapped(map)),
-                    Err(OpenError::Unavailable(_)) => None,
-                    Err(OpenError::Io(e)) => return Err(e.into()),
-                }
-            }
-            _ => None,
-        };
-        let window = match window {
-            Some(w) => w,
-            None => {
+        let window = match &whole {
+            FileBytes::Mapped(m) => FileBytes::Mapped(m.window(range.start, range.end - range.start)?),
+            _ => {
                 // `asdf_extension` checked the range against the file's length.
                 let part = usize::try_from(range.start)
                     .ok()
@@ -72,38 +55,29 @@ impl AsdfFile {
                     ))
                 })?;
                 copy.extend_from_slice(part);
-                whole.check().map_err(|c| Error::from(std::io::Error::from(c)))?;
                 FileBytes::Read(copy)
             }
         };
         let mut asdf = AsdfFile::from_parts(window, path, options)?;
-        asdf.fits = Some(Box::new(Container {
-            bytes: whole,
-            fits,
-            asdf: (index, range),
-            #[cfg(feature = "remote")]
-            remote: None,
-        }));
+        asdf.fits = Some(Box::new(Container { bytes: whole, fits, asdf: (index, range), ranged: None }));
         Ok(asdf)
     }
 
-    /// Makes this ASDF-in-FITS file read its `fits:` arrays' HDU data from `remote`
-    /// (the FITS file it was opened from holds the headers alone).
-    #[cfg(feature = "remote")]
-    pub(super) fn set_remote_fits(&mut self, remote: std::sync::Arc<crate::remote::Remote>) {
+    /// Makes this ASDF-in-FITS file read its `fits:` arrays' HDU data from `source`
+    /// (what it was opened from holds the headers alone).
+    pub(super) fn set_ranged_fits(&mut self, source: std::sync::Arc<dyn RangeSource>) {
         if let Some(c) = self.fits.as_mut() {
             let hdus = c.fits.hdus().len();
-            c.remote = Some((remote, (0..hdus).map(|_| std::sync::OnceLock::new()).collect()));
+            c.ranged = Some((source, (0..hdus).map(|_| std::sync::OnceLock::new()).collect()));
         }
     }
 
     /// The bytes to read HDU `hdu`'s data from, and the HDU as located in them: the
-    /// FITS file's own bytes, or, for a remote file, the HDU's data fetched alone (once)
-    /// and the HDU moved to offset 0.
+    /// FITS file's own bytes, or, for a file read by ranges, the HDU's data read alone
+    /// (once) and the HDU moved to offset 0.
     fn fits_data<'h>(&self, hdu: &'h Hdu) -> std::result::Result<(std::borrow::Cow<'h, Hdu>, &[u8]), Error> {
-        #[cfg(feature = "remote")]
         if let Some(c) = self.fits.as_ref()
-            && let Some((remote, fetched)) = &c.remote
+            && let Some((source, fetched)) = &c.ranged
             && let Some(slot) = fetched.get(hdu.index)
         {
             let data = match slot.get() {
@@ -111,10 +85,10 @@ impl AsdfFile {
                 None => {
                     crate::Limits::check("max_block_bytes", hdu.data_len, self.options.limits.max_block_bytes)
                         .map_err(|e| Error::new(e, Location { file: self.path.clone(), ..Location::default() }))?;
-                    let end = hdu.data_at.saturating_add(hdu.data_len).min(remote.len());
-                    let got = remote
-                        .fetch_one(hdu.data_at.min(end)..end)
-                        .map_err(|e| Error::from(std::io::Error::from(e)).in_file_opt(self.path()))?;
+                    let end = hdu.data_at.saturating_add(hdu.data_len).min(source.len());
+                    let got = source
+                        .read_range(hdu.data_at.min(end)..end)
+                        .map_err(|e| Error::from(e).in_file_opt(self.path()))?;
                     slot.get_or_init(|| got)
                 }
             };
@@ -144,20 +118,14 @@ impl AsdfFile {
         self.fits.as_ref().map(|c| c.asdf.clone())
     }
 
-    /// `Ok` unless the FITS file around this one is mapped and was cut short.
+    /// `Ok` unless the FITS file around this one changed since it was opened (read by
+    /// ranges), or was cut short (mapped).
     pub(super) fn fits_unchanged(&self) -> Result<()> {
-        match &self.fits {
-            Some(c) => {
-                #[cfg(feature = "remote")]
-                if let Some((remote, _)) = &c.remote
-                    && let Some(e) = remote.changed_error()
-                {
-                    return Err(Error::from(std::io::Error::from(e)).in_file_opt(self.path()));
-                }
-                c.bytes.check().map_err(|e| Error::from(std::io::Error::from(e)).in_file_opt(self.path()))
-            }
-            None => Ok(()),
+        let Some(c) = &self.fits else { return Ok(()) };
+        if let Some((source, _)) = &c.ranged {
+            source.check().map_err(|e| Error::from(e).in_file_opt(self.path()))?;
         }
+        c.bytes.check().map_err(|e| Error::from(e).in_file_opt(self.path()))
     }
 
     /// The HDU a `fits:` source names, and how its data reads.

@@ -1,8 +1,9 @@
-//! Opening files: lazily, memory-mapped, with the blocks found and checked.
+//! Opening files: lazily, with the blocks found and checked.
 //!
 //! Opening reads the header, the comments, the tree and the block headers. Block data is
-//! touched only when asked for: uncompressed blocks are borrowed straight from the
-//! memory map, compressed ones are decoded once and cached.
+//! read only when asked for, by positional reads of the file's ranges (a file of at most
+//! [`READ_WHOLE_BYTES`] is read whole at once), or from a memory map of the file when
+//! [`OpenOptions::memmap`] asks for one; compressed blocks are decoded once and cached.
 //!
 //! - Listing: [`AsdfFile::arrays`] lists every ndarray (path, [`Shape`], datatype,
 //!   byte order, [`StorageInfo`]) from the tree and the block headers, decoding nothing;
@@ -42,19 +43,26 @@ use ::ndarray::{CowArray, IxDyn};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+mod bytes;
 mod fits;
 mod listing;
-pub mod mapguard;
 mod mask;
+mod ranged;
 #[cfg(feature = "remote")]
 mod remote;
 mod rows;
+pub mod source;
 mod stream;
+pub use bytes::{FileBytes, Map, SparseBytes};
 pub use listing::{ArrayInfo, Shape, StorageInfo};
-pub use mapguard::{Changed, FileBytes};
-#[cfg(feature = "remote")]
-pub use remote::SparseBytes;
+pub use ranged::Ends;
 pub use stream::{ArrayStats, ReadOnce, STREAM_STATS_BYTES, STREAM_STATS_ZLIB_BYTES};
+
+use source::{LocalFile, RangeSource};
+
+/// Files of at most this many bytes are read whole when opened (one read); larger ones
+/// by ranges, block data when first used.
+pub const READ_WHOLE_BYTES: u64 = 256 << 10;
 
 /// How to open a file. The defaults: [`Limits::default`], checksums not verified on
 /// access (as the reference library; `rasdf check` verifies them all), schema defaults
@@ -80,6 +88,8 @@ pub struct OpenOptions {
     fill_defaults: bool,
     /// Overrides where [`AsdfFile::ndarray_stats_at`] starts streaming zlib blocks.
     stream_zlib_stats_from: Option<u64>,
+    /// Map the file rather than read it by ranges.
+    memmap: bool,
     /// How remote files are reached ([`OpenOptions::open_url`]).
     #[cfg(feature = "remote")]
     remote: crate::remote::RemoteOptions,
@@ -92,6 +102,7 @@ impl Default for OpenOptions {
             verify_checksums: false,
             fill_defaults: true,
             stream_zlib_stats_from: None,
+            memmap: false,
             #[cfg(feature = "remote")]
             remote: crate::remote::RemoteOptions::default(),
         }
@@ -127,6 +138,20 @@ impl OpenOptions {
         self
     }
 
+    /// Whether to read a local file through a memory map of it, rather than by positional
+    /// reads (the default). A map reads uncompressed blocks in place, with no copy (an
+    /// array view borrows the file's pages); but the bytes are the file's as it is when
+    /// they are read, and a file cut short by another process while mapped kills the
+    /// process with `SIGBUS` when a page it lost is touched, as any map of a file does
+    /// (numpy's `memmap`, the reference's `memmap=True`): that is the caller's hazard.
+    /// [`AsdfFile::check_unchanged`] tells a file cut short. Without a map, bytes that
+    /// are not there are an error, and a file rewritten since it was opened is an error
+    /// when read, never a mix of versions.
+    pub fn memmap(mut self, yes: bool) -> Self {
+        self.memmap = yes;
+        self
+    }
+
     /// Verifies each block's checksum the first time its data is read.
     pub fn verify_checksums(mut self, yes: bool) -> Self {
         self.verify_checksums = yes;
@@ -142,10 +167,11 @@ impl OpenOptions {
         self
     }
 
-    /// Opens the file at `path`, memory-mapped. A FITS file (its first bytes
-    /// `SIMPLE  =`, and a primary header that reads) is read as ASDF-in-FITS: the ASDF
-    /// file in its `ASDF` extension, with arrays from its other HDUs (see
-    /// [`crate::fits`]); anything else that is no ASDF file is a header error.
+    /// Opens the file at `path`: read whole when small ([`READ_WHOLE_BYTES`]), else by
+    /// ranges (block data when first used), or mapped ([`OpenOptions::memmap`]). A FITS
+    /// file (its first bytes `SIMPLE  =`, and a primary header that reads) is read as
+    /// ASDF-in-FITS: the ASDF file in its `ASDF` extension, with arrays from its other
+    /// HDUs (see [`crate::fits`]); anything else that is no ASDF file is a header error.
     ///
     /// # Errors
     /// I/O errors, and a malformed header or tree (see [`AsdfFile::open`]); for a FITS
@@ -153,16 +179,29 @@ impl OpenOptions {
     pub fn open(&self, path: impl AsRef<Path>) -> Result<AsdfFile> {
         let path = path.as_ref();
         let in_file = |e: Error| e.in_file(path);
-        let (f, _) = open_regular(path).map_err(|e| in_file(Error::from(e)))?;
-        // Mapped and guarded (a file cut short while mapped reads zeros and is reported
-        // by `check_unchanged`, never kills the process), or read when small.
-        let bytes = FileBytes::open(&f).map_err(|e| in_file(Error::from(e)))?;
-        if crate::fits::is_fits(&bytes)
-            && let Ok(fits) = crate::fits::Fits::parse(&bytes)
-        {
-            return AsdfFile::from_fits(bytes, fits, Some(&f), Some(path.to_path_buf()), self.clone()).map_err(in_file);
+        let (f, len) = open_regular(path).map_err(|e| in_file(Error::from(e)))?;
+        if self.memmap || len <= READ_WHOLE_BYTES {
+            let bytes = match self.memmap {
+                true => FileBytes::map(&f),
+                false => FileBytes::read(&f),
+            }
+            .map_err(|e| in_file(Error::from(e)))?;
+            if crate::fits::is_fits(&bytes)
+                && let Ok(fits) = crate::fits::Fits::parse(&bytes)
+            {
+                return AsdfFile::from_fits(bytes, fits, Some(path.to_path_buf()), self.clone()).map_err(in_file);
+            }
+            return AsdfFile::from_parts(bytes, Some(path.to_path_buf()), self.clone()).map_err(in_file);
         }
-        AsdfFile::from_parts(bytes, Some(path.to_path_buf()), self.clone()).map_err(in_file)
+        let source = LocalFile::new(f).map_err(|e| in_file(Error::from(e)))?;
+        let tail_at = len.saturating_sub(ranged::END_BYTES);
+        let mut got = source
+            .read_ranges(&[0..ranged::END_BYTES.min(len), tail_at..len])
+            .map_err(|e| in_file(Error::from(e)))?
+            .into_iter();
+        let (head, tail) = (got.next().unwrap_or_default(), got.next().unwrap_or_default());
+        let ends = Ends { head, tail: (tail_at, tail) };
+        self.open_ranged(Arc::new(source), ends, path.to_path_buf()).map_err(in_file)
     }
 
     /// Reads a file from bytes in memory (an ASDF file, or a FITS file holding one).
@@ -173,7 +212,7 @@ impl OpenOptions {
         if crate::fits::is_fits(&bytes)
             && let Ok(fits) = crate::fits::Fits::parse(&bytes)
         {
-            return AsdfFile::from_fits(FileBytes::Read(bytes), fits, None, None, self.clone());
+            return AsdfFile::from_fits(FileBytes::Read(bytes), fits, None, self.clone());
         }
         AsdfFile::from_parts(FileBytes::Read(bytes), None, self.clone())
     }
@@ -271,15 +310,18 @@ pub struct AsdfFile {
     externals: Mutex<HashMap<PathBuf, Arc<AsdfFile>>>,
     /// The FITS file holding this one (ASDF-in-FITS), whose HDUs `fits:` sources name.
     fits: Option<Box<fits::Container>>,
-    /// A remote file's object, and each block (header and stored data) fetched once.
+    /// Where block data is read from, for a file read by ranges (local or remote); `None`
+    /// when all of the file is in `bytes` (read whole, or mapped).
+    source: Option<Arc<dyn RangeSource>>,
+    /// A remote file's object (its URL, its folder on the server, its request counts).
     #[cfg(feature = "remote")]
     remote: Option<Arc<crate::remote::Remote>>,
-    #[cfg(feature = "remote")]
+    /// A file read by ranges: each block (header and stored data) read once, when it is
+    /// kept (see `block_source`).
     fetched: Vec<OnceLock<Vec<u8>>>,
-    /// A remote file's lz4 blocks: their records walked so far (see
-    /// `remote_lz4_records`).
-    #[cfg(feature = "remote")]
-    lz4_walk: Vec<Mutex<Vec<remote::Lz4Step>>>,
+    /// A file read by ranges: its lz4 blocks' records walked so far (see
+    /// `ranged_lz4_records`).
+    lz4_walk: Vec<Mutex<Vec<ranged::Lz4Step>>>,
     /// The lz4 records [`AsdfFile::rows_at`] decoded last (see `rows::Recent`).
     recent_records: Mutex<Option<rows::Recent>>,
 }
@@ -371,11 +413,10 @@ impl AsdfFile {
             tree_first_line,
             externals: Mutex::new(HashMap::new()),
             fits: None,
+            source: None,
             #[cfg(feature = "remote")]
             remote: None,
-            #[cfg(feature = "remote")]
             fetched: Vec::new(),
-            #[cfg(feature = "remote")]
             lz4_walk: Vec::new(),
             recent_records: Mutex::new(None),
         })
@@ -386,10 +427,44 @@ impl AsdfFile {
         self.path.as_deref()
     }
 
-    /// The whole file's bytes; for an ASDF file inside a FITS file, the ASDF file's
-    /// (see [`AsdfFile::fits_bytes`] for the FITS file's).
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
+    /// The file's length in bytes; for an ASDF file inside a FITS file, the ASDF file's.
+    pub fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    /// Whether the file is empty (never: an ASDF file has at least its header).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The bytes `range` of the file (for an ASDF file inside a FITS file, of the ASDF
+    /// file): from memory when the file is at hand whole (read, or mapped) or the range
+    /// was read at open (the header and tree, block headers, the block index), else read
+    /// now.
+    ///
+    /// # Errors
+    /// A range past the end of the file; the read's I/O errors.
+    pub fn read_bytes(&self, range: std::ops::Range<u64>) -> Result<Cow<'_, [u8]>> {
+        let len = self.len();
+        if range.start > range.end || range.end > len {
+            let why = format!("bytes {}..{} of a file of {len}", range.start, range.end);
+            return Err(Error::new(ErrorKind::NotFound(why), Location::default()).in_file_opt(self.path()));
+        }
+        let present = match (&self.bytes, &self.source) {
+            (FileBytes::Sparse(s), Some(_)) => s.has(range.clone()),
+            _ => true,
+        };
+        if present {
+            // Inside the file (checked above), so inside `usize`.
+            let (a, b) = (usize::try_from(range.start).unwrap_or(0), usize::try_from(range.end).unwrap_or(0));
+            return Ok(Cow::Borrowed(self.bytes.get(a..b).unwrap_or_default()));
+        }
+        match &self.source {
+            Some(source) => {
+                source.read_range(range).map(Cow::Owned).map_err(|e| Error::from(e).in_file_opt(self.path()))
+            }
+            None => Ok(Cow::Borrowed(&[])),
+        }
     }
 
     /// The parsed header and comments.
@@ -499,9 +574,9 @@ impl AsdfFile {
             let (a, _) = self.fits_shape(node, spec)?;
             return Ok((a.datatype, a.byteorder, a.shape));
         }
-        // From the block's header, its data untouched; for a remote file an uncompressed
-        // block's too (its data is not fetched for its shape).
-        if let Some(layout) = self.block_layout(node, &meta, |_| true, self.is_remote())? {
+        // From the block's header, its data untouched; for a file read by ranges an
+        // uncompressed block's too (its data is not read for its shape).
+        if let Some(layout) = self.block_layout(node, &meta, |_| true, self.source.is_some())? {
             return Ok((meta.datatype, meta.byteorder, layout.shape));
         }
         let a = self.ndarray_of(node, &meta)?;
@@ -716,16 +791,30 @@ impl AsdfFile {
     }
 
     /// The header of block `n` and the bytes to read the block from, with the offset to
-    /// add to the locations of errors: the file's own bytes for a local file; for a
-    /// remote one, the block fetched alone (once) and its header moved to offset 0.
+    /// add to the locations of errors: the file's own bytes when they are all at hand
+    /// (read whole, or mapped); for a file read by ranges, the block read alone (once,
+    /// and kept) and its header moved to offset 0.
     fn block_source(&self, n: usize) -> Result<(Cow<'_, BlockHeader>, &[u8], u64)> {
         let h = self.block_header(n)?;
-        #[cfg(feature = "remote")]
-        if let Some(remote) = &self.remote {
-            let fetched = self.fetched_block(n, remote)?;
+        if let Some(source) = &self.source {
+            let fetched = self.fetched_block(n, source.as_ref())?;
             return Ok((Cow::Owned(BlockHeader { offset: 0, ..h.clone() }), fetched, h.offset));
         }
         Ok((Cow::Borrowed(h), &self.bytes, 0))
+    }
+
+    /// [`AsdfFile::block_source`] for a use that needs the stored bytes once (decoding a
+    /// compressed block, verifying it): a file read by ranges has the block read for
+    /// this use alone, not kept, unless it was kept already.
+    fn block_source_once(&self, n: usize) -> Result<(Cow<'_, BlockHeader>, Cow<'_, [u8]>, u64)> {
+        let h = self.block_header(n)?;
+        match &self.source {
+            Some(source) if self.fetched.get(n).is_some_and(|f| f.get().is_none()) => {
+                let got = self.read_block(n, source.as_ref())?;
+                Ok((Cow::Owned(BlockHeader { offset: 0, ..h.clone() }), Cow::Owned(got), h.offset))
+            }
+            _ => self.block_source(n).map(|(h, bytes, shift)| (h, Cow::Borrowed(bytes), shift)),
+        }
     }
 
     /// The decoded bytes of block `n`: borrowed from the file when uncompressed, decoded
@@ -757,22 +846,21 @@ impl AsdfFile {
     /// checksum, when it is verified), so that they do not add to the process's
     /// resident memory beside the decoded data: they are read once.
     fn decode_block(&self, n: usize) -> Result<Vec<u8>> {
-        #[cfg(feature = "remote")]
-        if let Some(data) = self.remote_lz4_streamed(n)? {
+        if let Some(data) = self.lz4_streamed(n)? {
             return Ok(data);
         }
-        let stored = self.block_stored(n)?;
+        let (h, file, shift) = self.block_source_once(n)?;
+        let stored = h.stored_bytes(&file).map_err(|e| Error::new(e, Location::block(n, h.offset + shift)))?;
         let release = |r: std::ops::Range<usize>| self.bytes.release(r);
         let verify = self.options.verify_checksums;
-        let during: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)> =
-            (self.bytes.is_mapped() && !verify).then_some(&release);
-        let (h, file, shift) = self.block_source(n)?;
+        let mapped = self.bytes.is_mapped() && self.source.is_none();
+        let during: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)> = (mapped && !verify).then_some(&release);
         let data =
-            h.decode_releasing(file, &self.options.limits, during).map_err(|e| relocated(e, shift).with_block(n))?;
+            h.decode_releasing(&file, &self.options.limits, during).map_err(|e| relocated(e, shift).with_block(n))?;
         let data = data.into_owned();
         if verify {
             block::verify_checksum(&h, stored, || Ok(Cow::Borrowed(&data))).map_err(|e| e.with_block(n))?;
-            if self.bytes.is_mapped() {
+            if mapped {
                 let at = stored.as_ptr() as usize - self.bytes.as_ptr() as usize;
                 release(at..at + stored.len());
             }
@@ -806,42 +894,37 @@ impl AsdfFile {
             .collect()
     }
 
-    /// `Ok` unless this file, or an external file it read blocks from, changed under its
-    /// memory map since it was opened: cut short by another process (truncated, or
-    /// rewritten by `cp`), so that bytes read since then were zeros, not the file's.
-    ///
-    /// A file is mapped (zero copy) when it is large; a read of a page the file no
-    /// longer has does not kill the process (the `SIGBUS` a plain map gives) but reads
-    /// zeros and marks the map. Every method of `AsdfFile` that reads block data checks
-    /// this before it returns and fails with an error naming the file and the offset.
-    /// Data borrowed from the map and read later (an array view from
-    /// [`AsdfFile::array`], [`AsdfFile::block_data`]) cannot be checked by the method
-    /// that lent it: call this after using it, and discard what was computed if it
-    /// fails. A file rewritten in place without being cut short is not detected here;
-    /// the blocks' checksums ([`AsdfFile::verify_blocks`]) tell that.
-    ///
-    /// A remote file fails here once one of its requests found the object changed (see
-    /// [`crate::remote`]): from then on no method reads its blocks, cached ones included.
+    /// `Ok` unless this file, or an external file it read blocks from, changed since it
+    /// was opened:
+    /// - read by ranges (the default): rewritten in place or cut short (its length or
+    ///   modification time changed; a file replaced by a rename is read on as the one
+    ///   opened); a remote object one of whose answers was of another version. Every
+    ///   method that reads block data fails then, so no read mixes two versions; what
+    ///   was read before keeps its values.
+    /// - mapped ([`OpenOptions::memmap`]): cut short, so that reading the pages it lost
+    ///   would kill the process (a map shows the file's bytes as they are when read: an
+    ///   array view borrowed from it changes with the file).
+    /// - read whole: never (its bytes are in memory).
     ///
     /// # Errors
-    /// An I/O error of kind `UnexpectedEof` that says from which offset the file was gone;
-    /// for a remote file that changed, the remote error `Changed` (kind `Other`).
+    /// An I/O error: `UnexpectedEof` for a file cut short, `Other` for one rewritten; for
+    /// a remote file that changed, the remote error `Changed` (kind `Other`).
     pub fn check_unchanged(&self) -> Result<()> {
-        if let Err(changed) = self.bytes.check() {
-            return Err(Error::from(std::io::Error::from(changed)).in_file_opt(self.path.as_deref()));
+        if let Err(e) = self.bytes.check() {
+            return Err(Error::from(e).in_file_opt(self.path.as_deref()));
         }
-        // A remote file seen to change: what was read of it may be of two versions.
-        #[cfg(feature = "remote")]
-        if let Some(e) = self.remote.as_deref().and_then(crate::remote::Remote::changed_error) {
-            return Err(Error::from(std::io::Error::from(e)).in_file_opt(self.path.as_deref()));
+        // A file read by ranges that changed since it was opened (rewritten, cut short;
+        // a remote object's other version): what was read of it may be of two versions.
+        if let Some(Err(e)) = self.source.as_deref().map(RangeSource::check) {
+            return Err(Error::from(e).in_file_opt(self.path.as_deref()));
         }
         self.fits_unchanged()?;
         let externals = self.externals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         externals.values().try_for_each(|f| f.check_unchanged())
     }
 
-    /// `r`, unless the file changed under its map: then that error, which explains a
-    /// failure of `r` as well (bytes that read as zeros).
+    /// `r`, unless the file changed since it was opened: then that error, which explains
+    /// a failure of `r` as well.
     fn unchanged<R>(&self, r: Result<R>) -> Result<R> {
         // A remote file's change found by `r` itself: its error, which names the block.
         #[cfg(feature = "remote")]
@@ -856,15 +939,22 @@ impl AsdfFile {
 
     fn verify_block(&self, n: usize) -> Result<ChecksumStatus> {
         let h = &self.blocks[n];
-        let stored = self.block_stored(n)?;
+        if h.compression == Compression::None && self.in_pieces(n) {
+            // A large uncompressed block read by ranges: hashed as its parts are read.
+            let mut md5 = block::Md5::new();
+            self.decode_pieces_unchecked(n, |piece| {
+                md5.update(piece);
+                Ok::<(), Error>(())
+            })?;
+            return block::checksum_status(h, md5.finalize(), None);
+        }
+        let (hs, file, shift) = self.block_source_once(n)?;
+        let stored = hs.stored_bytes(&file).map_err(|e| Error::new(e, Location::block(n, h.offset)))?;
         let cached = self.decoded[n].get();
-        if !self.in_pieces(h) || cached.is_some() {
+        if !self.in_pieces(n) || cached.is_some() {
             let decoded = match cached {
                 Some(d) => Cow::Borrowed(&d[..]),
-                None => {
-                    let (h, file, shift) = self.block_source(n)?;
-                    h.decode(file, &self.options.limits).map_err(|e| relocated(e, shift))?
-                }
+                None => hs.decode(&file, &self.options.limits).map_err(|e| relocated(e, shift))?,
             };
             return block::verify_checksum(h, stored, || Ok(Cow::Borrowed(&decoded)));
         }
@@ -872,8 +962,7 @@ impl AsdfFile {
         // hashed (a file of asdf <= 5.2), as it is decoded.
         let stored_md5 = block::md5(stored);
         let mut decoded_md5 = (h.has_checksum() && stored_md5 != h.checksum).then(block::Md5::new);
-        let (hs, file, shift) = self.block_source(n)?;
-        hs.decode_pieces(file, &self.options.limits, |piece| {
+        hs.decode_pieces(&file, &self.options.limits, |piece| {
             if let Some(m) = &mut decoded_md5 {
                 m.update(piece);
             }

@@ -1,156 +1,47 @@
-//! Opening a remote file ([`OpenOptions::open_url`]): the parts an open reads (header,
-//! tree, block headers, block index) fetched with few requests, block data fetched when
-//! first read.
-//!
-//! The open works on a [`SparseBytes`]: the object's whole length, holding the parts
-//! fetched and zeros elsewhere, so that the header, tree and block code read it as they
-//! read a local file. Block data never comes from it: [`AsdfFile`] fetches each block it
-//! reads (see `AsdfFile::block_source`).
-//!
-//! Requests: the first and the last 64 KiB at once (one round trip: the header, a small
-//! tree, the block index); more of the start when the tree is larger (its end known from
-//! the index's first offset, so one more round trip); the block headers the index names,
-//! coalesced and in parallel (one more). A file without a valid index has its block
-//! headers read one after the other, a request each.
+//! Opening a remote file ([`OpenOptions::open_url`]): a [`Remote`] read by ranges as a
+//! local file is (see the `ranged` module), with what only a remote file has: its URL,
+//! and its exploded blocks' files on the server.
 
-use std::ops::Range;
 use std::sync::Arc;
 
-use crate::block::{self, BLOCK_MAGIC};
 use crate::error::{Error, Location, Result};
 use crate::external::ExternalError;
-use crate::header;
-use crate::index::{self, IndexStatus};
-use crate::remote::{Ends, Remote, RemoteError};
+use crate::remote::{Remote, RemoteError};
 
-use super::{AsdfFile, FileBytes, OpenOptions};
-
-/// Bytes fetched first from each end of a remote file.
-const END_BYTES: u64 = 64 * 1024;
-/// Bytes fetched at each block header (the 6 of magic and size and a 48-byte header,
-/// and some room for a longer one).
-const HEADER_FETCH: u64 = 64;
-
-/// A remote object's length in memory, the parts fetched present and the rest zeros: an
-/// anonymous private mapping (reserving no memory for what is never written), filled
-/// once and read only after. The fallback off Unix is a zeroed buffer.
-pub struct SparseBytes {
-    #[cfg(unix)]
-    ptr: *mut u8,
-    #[cfg(not(unix))]
-    buf: Vec<u8>,
-    len: usize,
-    present: Vec<Range<u64>>,
-}
-
-// SAFETY: the mapping is written only inside `SparseBytes::new`, before any reference
-// to it exists, and read only after; it is unmapped in `drop`.
-#[cfg(unix)]
-unsafe impl Send for SparseBytes {}
-#[cfg(unix)]
-unsafe impl Sync for SparseBytes {}
-
-impl std::fmt::Debug for SparseBytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SparseBytes").field("len", &self.len).field("present", &self.present).finish()
-    }
-}
-
-impl SparseBytes {
-    /// `len` bytes holding `pieces` (offset, bytes; each inside `len`).
-    fn new(len: u64, pieces: &[(u64, Vec<u8>)]) -> std::io::Result<SparseBytes> {
-        let len = usize::try_from(len)
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::OutOfMemory, "the remote file is too large"))?;
-        let mut present: Vec<Range<u64>> =
-            pieces.iter().map(|(at, b)| *at..at + b.len() as u64).filter(|r| !r.is_empty()).collect();
-        present.sort_by_key(|r| r.start);
-        let mut merged: Vec<Range<u64>> = Vec::new();
-        for r in present {
-            match merged.last_mut() {
-                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-                _ => merged.push(r),
-            }
-        }
-        #[cfg(unix)]
-        {
-            let ptr = if len == 0 {
-                std::ptr::NonNull::<u8>::dangling().as_ptr()
-            } else {
-                // SAFETY: a fresh anonymous private mapping; checked for failure below.
-                let p = unsafe {
-                    libc::mmap(
-                        std::ptr::null_mut(),
-                        len,
-                        libc::PROT_READ | libc::PROT_WRITE,
-                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                        -1,
-                        0,
-                    )
-                };
-                if p == libc::MAP_FAILED {
-                    return Err(std::io::Error::last_os_error());
-                }
-                p.cast::<u8>()
-            };
-            for (at, bytes) in pieces {
-                let at = usize::try_from(*at).unwrap_or(usize::MAX);
-                if at.checked_add(bytes.len()).is_some_and(|end| end <= len) {
-                    // SAFETY: inside the mapping (checked), which nothing else refers to yet.
-                    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr.add(at), bytes.len()) };
-                }
-            }
-            Ok(SparseBytes { ptr, len, present: merged })
-        }
-        #[cfg(not(unix))]
-        {
-            let mut buf = vec![0u8; len];
-            for (at, bytes) in pieces {
-                let at = *at as usize;
-                if let Some(dst) = buf.get_mut(at..at + bytes.len()) {
-                    dst.copy_from_slice(bytes);
-                }
-            }
-            Ok(SparseBytes { buf, len, present: merged })
-        }
-    }
-
-    /// The bytes (zeros where nothing was fetched).
-    pub fn as_slice(&self) -> &[u8] {
-        #[cfg(unix)]
-        {
-            // SAFETY: `len` bytes mapped (or a dangling pointer with length 0), no longer
-            // written.
-            unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-        }
-        #[cfg(not(unix))]
-        {
-            &self.buf
-        }
-    }
-
-    /// How many bytes from `at` on were fetched, one run.
-    fn present_run(&self, at: u64) -> u64 {
-        self.present.iter().find(|p| p.start <= at && at < p.end).map_or(0, |p| p.end - at)
-    }
-
-    /// Whether `range` was fetched.
-    pub fn has(&self, range: Range<u64>) -> bool {
-        range.is_empty() || self.present.iter().any(|p| p.start <= range.start && range.end <= p.end)
-    }
-}
-
-#[cfg(unix)]
-impl Drop for SparseBytes {
-    fn drop(&mut self) {
-        if self.len > 0 {
-            // SAFETY: the mapping made in `new`, unmapped once.
-            unsafe { libc::munmap(self.ptr.cast(), self.len) };
-        }
-    }
-}
+use super::source::RangeSource;
+use super::{AsdfFile, OpenOptions};
 
 fn remote_error(e: RemoteError) -> Error {
     Error::from(std::io::Error::from(e))
+}
+
+impl RangeSource for Remote {
+    fn len(&self) -> u64 {
+        Remote::len(self)
+    }
+
+    fn read_ranges(&self, ranges: &[std::ops::Range<u64>]) -> std::io::Result<Vec<Vec<u8>>> {
+        self.fetch(ranges).map_err(std::io::Error::from)
+    }
+
+    fn read_range(&self, range: std::ops::Range<u64>) -> std::io::Result<Vec<u8>> {
+        self.fetch_one(range).map_err(std::io::Error::from)
+    }
+
+    fn read_in_order(
+        &self,
+        range: std::ops::Range<u64>,
+        consume: &mut dyn FnMut(Vec<u8>) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        self.fetch_in_order(range, consume)
+    }
+
+    fn check(&self) -> std::io::Result<()> {
+        match self.changed_error() {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
 }
 
 impl OpenOptions {
@@ -178,185 +69,13 @@ impl OpenOptions {
 
     fn open_url_inner(&self, url: &str, folder: Option<String>) -> Result<AsdfFile> {
         let (remote, ends) =
-            Remote::open_within(url, &self.remote, END_BYTES, END_BYTES, folder).map_err(remote_error)?;
-        if crate::fits::is_fits(&ends.head) && crate::fits::Fits::parse(&ends.head).is_ok() {
-            return self.remote_fits(remote, ends);
-        }
-        let len = remote.len();
-        let mut pieces: Vec<(u64, Vec<u8>)> = vec![(0, ends.head), (ends.tail.0, ends.tail.1)];
-        let sparse = |pieces: &[(u64, Vec<u8>)]| SparseBytes::new(len, pieces).map_err(Error::from);
-        let prefix = |pieces: &[(u64, Vec<u8>)]| pieces[0].1.len() as u64;
-
-        // The index in the tail, if any: its offsets say where the tree ends (before the
-        // first block) and where every block header is.
-        let offsets = {
-            let s = sparse(&pieces)?;
-            let bytes = s.as_slice();
-            index::find(bytes, 0, &self.limits)
-                .filter(|&at| s.has(at..len))
-                .and_then(|at| index::parse(bytes, at).ok())
-                .filter(|o| o.windows(2).all(|w| w[0] < w[1]) && o.last().is_none_or(|&l| l < len))
-                .filter(|o| o.len() <= self.limits.max_blocks)
-        };
-
-        // The start, up to the first block's header.
-        loop {
-            let have = prefix(&pieces);
-            if have >= len {
-                break;
-            }
-            let s = sparse(&pieces)?;
-            let want = match header::parse(s.as_slice()) {
-                Ok(h) => {
-                    let tree_end = h.tree.as_ref().map_or(0, |t| t.end);
-                    let first = match &offsets {
-                        Some(o) => o.first().copied(),
-                        None => block::find_first_block(s.as_slice(), h.blocks_from).filter(|&f| f < have),
-                    };
-                    match first {
-                        Some(f) => f.saturating_add(HEADER_FETCH).max(tree_end),
-                        // No block yet in what was read (or none at all): the tree and
-                        // the padding after it may go on.
-                        None if tree_end < have && offsets.is_some() => tree_end,
-                        None => have.saturating_mul(4),
-                    }
-                }
-                // The tree does not end in what was read: more (to the first block when
-                // the index says where it is).
-                Err(_) => offsets
-                    .as_ref()
-                    .and_then(|o| o.first().copied())
-                    .map_or(have.saturating_mul(4), |f| f + HEADER_FETCH),
-            }
-            .min(len);
-            if want <= have {
-                break;
-            }
-            let more = remote.fetch_one(have..want).map_err(remote_error)?;
-            pieces[0].1.extend_from_slice(&more);
-        }
-
-        // The block headers the index names.
-        if let Some(o) = &offsets {
-            let s = sparse(&pieces)?;
-            let ranges: Vec<Range<u64>> = o
-                .iter()
-                .map(|&at| at..at.saturating_add(HEADER_FETCH).min(len))
-                .filter(|r| !s.has(r.clone()))
-                .collect();
-            let got = remote.fetch(&ranges).map_err(remote_error)?;
-            pieces.extend(ranges.iter().map(|r| r.start).zip(got));
-        }
-
+            Remote::open_within(url, &self.remote, super::ranged::END_BYTES, super::ranged::END_BYTES, folder)
+                .map_err(remote_error)?;
         let remote = Arc::new(remote);
-        let file = self.remote_file(&remote, &pieces)?;
-        if matches!(file.index_status(), IndexStatus::Valid) && file.blocks_complete() {
-            return Ok(file);
-        }
-        // No valid index: the block headers one after the other.
-        let s = sparse(&pieces)?;
-        let Some(first) =
-            header::parse(s.as_slice()).ok().and_then(|h| block::find_first_block(s.as_slice(), h.blocks_from))
-        else {
-            return Ok(file);
-        };
-        drop(s);
-        let mut at = first;
-        let mut count = 0usize;
-        while at < len && count <= self.limits.max_blocks {
-            let r = at..at.saturating_add(HEADER_FETCH).min(len);
-            let head = remote.fetch(std::slice::from_ref(&r)).map_err(remote_error)?.pop().unwrap_or_default();
-            let next = next_block(&head, at, len);
-            pieces.push((at, head));
-            match next {
-                Some(n) if n > at => at = n,
-                _ => {
-                    // Not a block: what follows (an index, junk) as the walk will judge it.
-                    let rest = at..len.min(at.saturating_add(END_BYTES));
-                    let got = remote.fetch(std::slice::from_ref(&rest)).map_err(remote_error)?;
-                    pieces.extend(std::iter::once(rest.start).zip(got));
-                    break;
-                }
-            }
-            count += 1;
-        }
-        let file = self.remote_file(&remote, &pieces)?;
-        if !file.blocks_complete() {
-            return Err(Error::new(
-                crate::ErrorKind::Io(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    format!("{}: the block headers could not all be read", remote.url()),
-                )),
-                Location::default(),
-            ));
-        }
-        Ok(file)
-    }
-
-    /// Opens the ASDF file inside a remote FITS file (ASDF-in-FITS): the HDUs' headers
-    /// are fetched one after the other (their data skipped: a request for each HDU whose
-    /// header is not in what was fetched already), then the ASDF extension's data, which
-    /// is the ASDF file, whole. A `fits:` array's HDU data is fetched when first read.
-    fn remote_fits(&self, remote: Remote, ends: Ends) -> Result<AsdfFile> {
-        use crate::fits::{Fits, RECORD};
-        const WINDOW: u64 = 10 * RECORD as u64;
-        // Rounds of requests at most (each parses the HDUs read so far again): a file of
-        // many small HDUs is read in windows that double every round.
-        const MAX_ROUNDS: usize = 64;
-        let len = remote.len();
-        let fits_error = |e: crate::fits::FitsError| Error::new(e, Location::default());
-        let mut pieces: Vec<(u64, Vec<u8>)> = vec![(0, ends.head), (ends.tail.0, ends.tail.1)];
-        let mut rounds = 0usize;
-        let (sparse, fits) = loop {
-            let s = SparseBytes::new(len, &pieces)?;
-            let fits = Fits::parse(s.as_slice()).map_err(fits_error)?;
-            // Where the HDU after the last one read starts: its header unread (taken for
-            // the zeros that may end a file) or cut short by what was fetched, or not an
-            // HDU (the parse's verdict then stands).
-            let next = fits.hdus().last().map_or(0, |h| h.data_end().saturating_add(RECORD as u64 - 1)) / RECORD as u64
-                * RECORD as u64;
-            if next >= len || rounds >= MAX_ROUNDS {
-                break (s, fits);
-            }
-            let here = s.present_run(next);
-            let at = usize::try_from(next).unwrap_or(usize::MAX);
-            let bytes = s.as_slice().get(at..at.saturating_add(usize::try_from(here).unwrap_or(0))).unwrap_or_default();
-            if (bytes.len() >= 8 && !bytes.starts_with(b"XTENSION")) || header_ends(bytes) || next + here >= len {
-                break (s, fits);
-            }
-            // More of it: as much again as is here, at least 10 records, twice as many
-            // each round after the first 4 (up to 14.7 MB).
-            let from = next + here;
-            let window = WINDOW << rounds.saturating_sub(4).min(9);
-            let to = len.min(from.saturating_add(here.max(window)));
-            let got = remote.fetch_one(from..to).map_err(remote_error)?;
-            pieces.push((from, got));
-            rounds += 1;
-        };
-        let (_, range) = fits.asdf_extension().map_err(fits_error)?;
-        let sparse = if sparse.has(range.clone()) {
-            sparse
-        } else {
-            crate::Limits::check("max_block_bytes", range.end - range.start, self.limits.max_block_bytes)
-                .map_err(|e| Error::new(e, Location::default()))?;
-            let got = remote.fetch_one(range.clone()).map_err(remote_error)?;
-            pieces.push((range.start, got));
-            SparseBytes::new(len, &pieces)?
-        };
-        let remote = Arc::new(remote);
-        let mut file =
-            AsdfFile::from_fits(FileBytes::Sparse(sparse), fits, None, Some(remote.url().into()), self.clone())?;
-        file.set_remote_fits(remote);
-        Ok(file)
-    }
-
-    fn remote_file(&self, remote: &Arc<Remote>, pieces: &[(u64, Vec<u8>)]) -> Result<AsdfFile> {
-        let bytes = FileBytes::Sparse(SparseBytes::new(remote.len(), pieces)?);
         // Errors name the URL (as a local file's name its path).
-        let mut file = AsdfFile::from_parts(bytes, Some(remote.url().into()), self.clone())?;
-        file.remote = Some(Arc::clone(remote));
-        file.fetched = (0..file.blocks.len()).map(|_| std::sync::OnceLock::new()).collect();
-        file.lz4_walk = (0..file.blocks.len()).map(|_| std::sync::Mutex::new(Vec::new())).collect();
+        let name = std::path::PathBuf::from(remote.url());
+        let mut file = self.open_ranged(Arc::clone(&remote) as Arc<dyn RangeSource>, ends, name)?;
+        file.remote = Some(remote);
         Ok(file)
     }
 }
@@ -406,84 +125,7 @@ pub(super) fn external_url(base: &str, source: &str) -> std::result::Result<Opti
     Ok(Some(format!("{folder}{}", rel.join("/"))))
 }
 
-/// One record of an lz4 block, as walked: where it is in the block's stored bytes, its
-/// length (the 4-byte length word included), and which decoded bytes it holds.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Lz4Step {
-    pos: u64,
-    len: u64,
-    raw: u64,
-    raw_len: u64,
-}
-
-/// Stored bytes of guessed windows fetched in one round of
-/// [`AsdfFile::remote_lz4_records`]'s walk.
-const LZ4_GUESS_BYTES: u64 = 4 << 20;
-
-/// Windows of an lz4 block's stored bytes (offsets in it, inside `..used`) where the
-/// headers after the one at `pos` (decoded offset `raw`) should be, up to the one that
-/// decodes past `want_end`, going by the mean lengths of the records in `walk`: the
-/// `i`th after `pos` looked for `i` mean lengths on, give or take 4 KiB and 1/128 of
-/// that. None while `walk` is empty or its records fit in a `window` of their own.
-fn lz4_guesses(walk: &[Lz4Step], pos: u64, raw: u64, want_end: u64, used: u64, window: u64) -> Vec<Range<u64>> {
-    let walked = walk.len() as u64;
-    if walked == 0 {
-        return Vec::new();
-    }
-    let mean_len = walk.iter().map(|r| r.len).sum::<u64>() / walked;
-    let mean_raw = (walk.iter().map(|r| r.raw_len).sum::<u64>() / walked).max(1);
-    if mean_len <= window {
-        return Vec::new();
-    }
-    let ahead = want_end.saturating_sub(raw).div_ceil(mean_raw);
-    let mut guesses = Vec::new();
-    let mut spent = 0u64;
-    for i in 1..ahead {
-        let centre = pos.saturating_add(i.saturating_mul(mean_len));
-        let half = 4096u64.saturating_add(i.saturating_mul(mean_len) / 128);
-        let w = centre.saturating_sub(half).max(pos)..centre.saturating_add(half + 8).min(used);
-        if w.start >= w.end || w.end - w.start < 8 {
-            break;
-        }
-        spent += w.end - w.start;
-        if spent > LZ4_GUESS_BYTES {
-            break;
-        }
-        guesses.push(w);
-    }
-    guesses
-}
-
-/// Whether FITS header `bytes` (from its first card) hold its `END` card.
-fn header_ends(bytes: &[u8]) -> bool {
-    bytes.chunks_exact(80).any(|card| card.starts_with(b"END") && card[3..8].iter().all(|&b| b == b' '))
-}
-
-/// Where the block after the one whose header starts `head` (at `at`) starts; `None`
-/// when `head` is not a block header.
-fn next_block(head: &[u8], at: u64, len: u64) -> Option<u64> {
-    if head.len() < 30 || head[..4] != BLOCK_MAGIC {
-        return None;
-    }
-    let header_size = u64::from(u16::from_be_bytes([head[4], head[5]]));
-    let flags = u32::from_be_bytes([head[6], head[7], head[8], head[9]]);
-    if flags & 1 != 0 {
-        return Some(len); // streamed: the data goes to the end
-    }
-    let allocated = u64::from_be_bytes(head[14..22].try_into().ok()?);
-    at.checked_add(6)?.checked_add(header_size)?.checked_add(allocated)
-}
-
 impl AsdfFile {
-    /// Whether every block header found was fetched (a remote file's headers read from
-    /// zeros would be a wrong reading: the open fails instead).
-    fn blocks_complete(&self) -> bool {
-        match &self.bytes {
-            FileBytes::Sparse(s) => self.blocks.iter().all(|b| s.has(b.offset..b.data_offset().min(s.len as u64))),
-            _ => true,
-        }
-    }
-
     /// The URL of a remote file (which [`AsdfFile::path`] also gives, as a path), as
     /// [`crate::remote::redact_url`] shows it: without its password or signature.
     pub fn url(&self) -> Option<&str> {
@@ -505,150 +147,11 @@ impl AsdfFile {
         let folder = remote.folder();
         self.external_file(std::path::PathBuf::from(&url), || self.options.open_url_within(&url, folder)).map(Some)
     }
-
-    /// Bytes `want` of uncompressed block `n` of a remote file, in one range request
-    /// (for [`AsdfFile::rows_at`]).
-    pub(super) fn remote_range(&self, remote: &Remote, n: usize, want: Range<u64>) -> Result<Vec<u8>> {
-        let at = self.block_header(n)?.data_offset();
-        remote.fetch_one(at + want.start..at + want.end).map_err(|e| remote_error(e).with_block(n))
-    }
-
-    /// The records of lz4 block `n` of a remote file that hold decoded bytes `want`,
-    /// fetched and decoded alone (the reference's framing is a run of records, each
-    /// decoded alone): the decoded offset of the first and their bytes. The
-    /// records' headers are walked from the block's start and remembered. Each round of
-    /// requests fetches a window of 64 KiB at the next header (several headers when the
-    /// records are small) and, once records were walked, windows where the headers after
-    /// it should be going by the records' mean length, each wider the further it guesses
-    /// (within [`LZ4_GUESS_BYTES`] a round): the walk follows the headers through every
-    /// window fetched, so a round walks as many records as were guessed right, at least
-    /// one. `None` when the headers do not add up: the whole block is then read, and
-    /// says what is wrong.
-    pub(super) fn remote_lz4_records(
-        &self,
-        remote: &Remote,
-        n: usize,
-        want: Range<u64>,
-    ) -> Result<Option<(u64, Vec<u8>)>> {
-        const WINDOW: u64 = 64 * 1024;
-        let h = self.block_header(n)?;
-        let (at, used) = (h.data_offset(), h.used_size);
-        let fail = |e: RemoteError| remote_error(e).with_block(n);
-        let mut walk = self.lz4_walk[n].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        loop {
-            let (mut pos, mut raw) = walk.last().map_or((0, 0), |r| (r.pos + r.len, r.raw + r.raw_len));
-            if raw >= want.end || pos >= used {
-                break;
-            }
-            let windows: Vec<Range<u64>> = std::iter::once(pos..used.min(pos + WINDOW))
-                .chain(lz4_guesses(&walk, pos, raw, want.end, used, WINDOW))
-                .collect();
-            let ranges: Vec<Range<u64>> = windows.iter().map(|w| at + w.start..at + w.end).collect();
-            let fetched = remote.fetch(&ranges).map_err(fail)?;
-            // The 8 header bytes at `p`, when a window holds them.
-            let header_at = |p: u64| {
-                windows.iter().zip(&fetched).find_map(|(w, bytes)| {
-                    let from = usize::try_from(p.checked_sub(w.start)?).ok()?;
-                    bytes.get(from..from.checked_add(8)?)
-                })
-            };
-            let before = walk.len();
-            while let Some(head) = header_at(pos) {
-                let len = 4 + u64::from(u32::from_be_bytes([head[0], head[1], head[2], head[3]]));
-                let raw_len = u64::from(u32::from_le_bytes([head[4], head[5], head[6], head[7]]));
-                if len < 8 || pos + len > used || raw_len == 0 || raw + raw_len > h.data_size {
-                    return Ok(None);
-                }
-                walk.push(Lz4Step { pos, len, raw, raw_len });
-                (pos, raw) = (pos + len, raw + raw_len);
-                if raw >= want.end || pos >= used {
-                    break;
-                }
-            }
-            if walk.len() == before {
-                return Ok(None); // not even one header in the window: the block is cut
-            }
-        }
-        let needed: Vec<Lz4Step> =
-            walk.iter().filter(|r| r.raw < want.end && r.raw + r.raw_len > want.start).copied().collect();
-        drop(walk);
-        let (Some(first), Some(last)) = (needed.first(), needed.last()) else { return Ok(None) };
-        if first.raw > want.start || last.raw + last.raw_len < want.end {
-            return Ok(None);
-        }
-        let ranges: Vec<Range<u64>> = needed.iter().map(|r| at + r.pos..at + r.pos + r.len).collect();
-        let records = remote.fetch(&ranges).map_err(fail)?;
-        let mut out = Vec::new();
-        for (r, bytes) in needed.iter().zip(records) {
-            let max = usize::try_from(r.raw_len).unwrap_or(usize::MAX);
-            let decoded = crate::block::codec::lz4_one_record(&bytes, max)
-                .map_err(|e| Error::new(e, Location::block(n, at + r.pos)))?;
-            if decoded.len() as u64 != r.raw_len {
-                return Ok(None);
-            }
-            out.extend_from_slice(&decoded);
-        }
-        Ok(Some((first.raw, out)))
-    }
-
-    /// Remote lz4 block `n`, decoded as its parts arrive, the decoding of each part
-    /// overlapping the fetching of the next ones; its stored bytes are not kept. `None`
-    /// where this does not apply (not a remote lz4 block, checksums to verify, fetched
-    /// already, a limit passed) and for a block the stream finds damaged: the whole block
-    /// is then read, and its decoding says what is wrong.
-    pub(super) fn remote_lz4_streamed(&self, n: usize) -> Result<Option<Vec<u8>>> {
-        let Some(remote) = &self.remote else { return Ok(None) };
-        let h = self.block_header(n)?;
-        let limit = self.options.limits.max_block_bytes;
-        if h.compression != crate::block::Compression::Lz4
-            || self.options.verify_checksums
-            || h.is_streamed()
-            || self.fetched[n].get().is_some()
-            || h.data_size > limit
-            || h.used_size > limit
-        {
-            return Ok(None);
-        }
-        enum Stop {
-            Remote(RemoteError),
-            Damaged,
-        }
-        impl From<RemoteError> for Stop {
-            fn from(e: RemoteError) -> Stop {
-                Stop::Remote(e)
-            }
-        }
-        impl From<crate::block::BlockError> for Stop {
-            fn from(_: crate::block::BlockError) -> Stop {
-                Stop::Damaged
-            }
-        }
-        let start = h.data_offset();
-        let end = start.saturating_add(h.used_size).min(remote.len());
-        match crate::block::codec::lz4_streamed(h.data_size, |feed| remote.fetch_in_order(start..end, feed)) {
-            Ok(decoded) => Ok(Some(decoded)),
-            Err(Stop::Damaged) => Ok(None),
-            Err(Stop::Remote(e)) => Err(remote_error(e).with_block(n)),
-        }
-    }
-
-    /// Block `n` of a remote file, header and stored data, fetched once.
-    pub(super) fn fetched_block(&self, n: usize, remote: &Remote) -> Result<&[u8]> {
-        if let Some(b) = self.fetched[n].get() {
-            return Ok(b);
-        }
-        let h = self.block_header(n)?;
-        crate::Limits::check("max_block_bytes", h.used_size, self.options.limits.max_block_bytes)
-            .map_err(|e| Error::new(e, Location::block(n, h.offset)))?;
-        let end = h.data_offset().saturating_add(h.used_size).min(remote.len());
-        let got = remote.fetch_one(h.offset..end).map_err(|e| remote_error(e).with_block(n))?;
-        Ok(self.fetched[n].get_or_init(|| got))
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{LZ4_GUESS_BYTES, Lz4Step, external_url, lz4_guesses};
+    use super::external_url;
 
     #[test]
     fn external_urls_stay_in_the_folder_of_the_base_path() {
@@ -659,59 +162,5 @@ mod tests {
         assert_eq!(url("http://u:p@h/d/f.asdf", "sub/b.asdf").as_deref(), Some("http://u:p@h/d/sub/b.asdf"));
         assert!(external_url("http://h/d/f.asdf", "../f.asdf").is_err());
         assert!(external_url("http://h/d/f.asdf", "http://evil/f.asdf").is_err());
-    }
-
-    fn walk(lens: &[u64], raw_len: u64) -> Vec<Lz4Step> {
-        let (mut pos, mut raw) = (0, 0);
-        lens.iter()
-            .map(|&len| {
-                let step = Lz4Step { pos, len, raw, raw_len };
-                (pos, raw) = (pos + len, raw + raw_len);
-                step
-            })
-            .collect()
-    }
-
-    #[test]
-    fn guessed_windows_hold_the_headers_of_records_of_steady_length() {
-        // Records of 1 900 000 stored bytes for 4 MiB, give or take 0.3 %.
-        let lens: Vec<u64> = (0..40).map(|i| 1_900_000 + (i * 7919 % 11_400) - 5_700).collect();
-        let done = walk(&lens[..3], 4 << 20);
-        let (pos, raw) = (lens[..3].iter().sum::<u64>(), 3 * (4 << 20));
-        let used: u64 = lens.iter().sum();
-        let guesses = lz4_guesses(&done, pos, raw, 30 * (4 << 20) + 1, used, 64 * 1024);
-        assert!(!guesses.is_empty());
-        let spent: u64 = guesses.iter().map(|w| w.end - w.start).sum();
-        assert!(spent <= LZ4_GUESS_BYTES, "{spent}");
-        // Each header after `pos` up to the guesses' reach lies in a window, whole.
-        let mut at = pos;
-        let mut found = 0;
-        for &len in &lens[3..] {
-            at += len;
-            if guesses.iter().any(|w| w.start <= at && at + 8 <= w.end) {
-                found += 1;
-            } else {
-                break;
-            }
-        }
-        assert!(found >= 10, "{found} headers in the {} windows", guesses.len());
-        // Within the block, past `pos`, in order.
-        assert!(guesses.iter().all(|w| w.start >= pos && w.end <= used && w.start < w.end));
-        assert!(guesses.windows(2).all(|p| p[0].start < p[1].start));
-    }
-
-    #[test]
-    fn no_guesses_without_a_record_walked_small_records_or_nothing_left_to_find() {
-        assert!(lz4_guesses(&[], 0, 0, 1 << 30, 1 << 30, 64 * 1024).is_empty());
-        // Records of 10 KiB: the 64 KiB window at the next header holds several.
-        let small = walk(&[10_240; 4], 32_768);
-        assert!(lz4_guesses(&small, 40_960, 4 * 32_768, 1 << 30, 1 << 30, 64 * 1024).is_empty());
-        // The next record holds the end of what is wanted: no header past it is needed.
-        let big = walk(&[2 << 20; 2], 4 << 20);
-        assert!(lz4_guesses(&big, 4 << 20, 8 << 20, (8 << 20) + 5, 1 << 30, 64 * 1024).is_empty());
-        // A hostile mean (records of 4 GiB) stays inside the block.
-        let huge = walk(&[u64::from(u32::MAX); 2], 1);
-        let g = lz4_guesses(&huge, 2 * u64::from(u32::MAX), 2, u64::MAX, u64::MAX, 64 * 1024);
-        assert!(g.iter().all(|w| w.start < w.end));
     }
 }

@@ -44,9 +44,9 @@ impl AsdfFile {
         let n = self.resolve_block(i).map_err(|e| self.array_error(node, e))?;
         let h = self.block_header(n)?;
         let lz4 = h.compression == Compression::Lz4;
-        let remote = self.is_remote();
+        let ranged = self.source.is_some();
         let limit = self.options.limits.max_block_bytes;
-        if !(lz4 || remote && h.compression == Compression::None)
+        if !(lz4 || ranged && h.compression == Compression::None)
             || h.data_size > limit
             || h.used_size > limit
             || self.options.verify_checksums
@@ -73,7 +73,7 @@ impl AsdfFile {
         if want.is_empty() {
             return Ok(Some((Vec::new(), shape)));
         }
-        let bytes = if lz4 { self.lz4_bytes(n, want)? } else { self.remote_bytes(n, want)? };
+        let bytes = if lz4 { self.lz4_bytes(n, want)? } else { self.ranged_bytes(n, want)? };
         Ok(bytes.map(|b| (b, shape)))
     }
 
@@ -106,9 +106,8 @@ impl AsdfFile {
     /// file's fetched alone, a local file's from its (mapped) stored bytes. `None` when
     /// the block's records do not add up.
     fn lz4_records(&self, n: usize, want: Range<u64>) -> Result<Option<(u64, Vec<u8>)>> {
-        #[cfg(feature = "remote")]
-        if let Some(remote) = &self.remote {
-            return self.remote_lz4_records(remote, n, want);
+        if let Some(source) = &self.source {
+            return self.ranged_lz4_records(source.as_ref(), n, want);
         }
         let h = self.block_header(n)?;
         let stored = self.block_stored(n)?;
@@ -117,24 +116,17 @@ impl AsdfFile {
         self.unchanged(Ok(got))
     }
 
-    /// Bytes `want` of uncompressed block `n` of a remote file (`None` for a local one).
-    fn remote_bytes(&self, n: usize, want: Range<u64>) -> Result<Option<Vec<u8>>> {
-        #[cfg(feature = "remote")]
-        if let Some(remote) = &self.remote {
-            return self.remote_range(remote, n, want).map(Some);
+    /// Bytes `want` of uncompressed block `n` of a file read by ranges (`None` for one
+    /// at hand whole).
+    fn ranged_bytes(&self, n: usize, want: Range<u64>) -> Result<Option<Vec<u8>>> {
+        match &self.source {
+            Some(source) => self.source_range(source.as_ref(), n, want).map(Some),
+            None => Ok(None),
         }
-        let _ = (n, want);
-        Ok(None)
     }
 
-    /// Whether block `n` of a remote file was fetched whole.
+    /// Whether block `n` of a file read by ranges was read whole.
     fn block_fetched(&self, n: usize) -> bool {
-        #[cfg(feature = "remote")]
-        return self.fetched.get(n).is_some_and(|f| f.get().is_some());
-        #[cfg(not(feature = "remote"))]
-        {
-            let _ = n;
-            false
-        }
+        self.fetched.get(n).is_some_and(|f| f.get().is_some())
     }
 }

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use super::AsdfFile;
-use crate::block::{BlockHeader, Compression};
+use crate::block::Compression;
 use crate::error::{Error, Result};
 use crate::ndarray::stats::{self, Stats, StatsStream};
 use crate::ndarray::{ArrayError, ArrayMeta, Datatype, Layout, NdArray, Source, Storage};
@@ -138,7 +138,7 @@ impl AsdfFile {
         let Source::Block(i) = meta.source else { return self.ndarray_of(node, &meta).map(ReadOnce::Whole) };
         let n = self.resolve_block(i).map_err(arr)?;
         let h = self.block_header(n)?;
-        let streams = self.in_pieces(h) && !self.options.verify_checksums && self.decoded[n].get().is_none();
+        let streams = self.in_pieces(n) && !self.options.verify_checksums && self.decoded[n].get().is_none();
         if let Some(size) = streams.then_some(usize::try_from(h.data_size).ok()).flatten() {
             let layout = meta.layout(size, &self.options.limits).map_err(arr)?;
             if let Some(sink) = layout.is_c_contiguous(meta.datatype.size()).then(|| pieces(&meta, &layout)).flatten() {
@@ -169,7 +169,7 @@ impl AsdfFile {
         decoded
     }
 
-    fn decode_pieces_unchecked<E: From<Error>>(
+    pub(super) fn decode_pieces_unchecked<E: From<Error>>(
         &self,
         n: usize,
         mut sink: impl FnMut(&[u8]) -> std::result::Result<(), E>,
@@ -184,8 +184,27 @@ impl AsdfFile {
                 Failure::Block(e)
             }
         }
-        let (h, file, shift) = self.block_source(n)?;
-        h.decode_pieces(file, &self.options.limits, |piece| sink(piece).map_err(Failure::Sink)).map_err(|f| match f {
+        // An uncompressed block read by ranges: its data in parts, as they are read.
+        if let Some(source) = &self.source
+            && let Some(h) = self.blocks.get(n).filter(|h| h.compression == Compression::None)
+            && self.fetched.get(n).is_some_and(|f| f.get().is_none())
+        {
+            let at = h.data_offset();
+            let mut failed = None;
+            let read = source.read_in_order(at..at.saturating_add(h.used_size), &mut |part| {
+                sink(&part).map_err(|e| {
+                    failed = Some(e);
+                    std::io::Error::other("stopped by the sink")
+                })
+            });
+            return match (read, failed) {
+                (_, Some(e)) => Err(e),
+                (Err(e), None) => Err(E::from(Error::from(e).with_block(n))),
+                (Ok(()), None) => Ok(()),
+            };
+        }
+        let (h, file, shift) = self.block_source_once(n)?;
+        h.decode_pieces(&file, &self.options.limits, |piece| sink(piece).map_err(Failure::Sink)).map_err(|f| match f {
             Failure::Block(e) => E::from(super::relocated(e, shift).with_block(n)),
             Failure::Sink(e) => e,
         })
@@ -194,12 +213,16 @@ impl AsdfFile {
     /// Whether a block is one to decode piece by piece when only reduced or verified: a
     /// compressed block of [`STREAM_STATS_BYTES`] or more (zlib: over
     /// [`STREAM_STATS_ZLIB_BYTES`], or as the options say).
-    pub(super) fn in_pieces(&self, h: &BlockHeader) -> bool {
+    pub(super) fn in_pieces(&self, n: usize) -> bool {
+        let Some(h) = self.blocks.get(n) else { return false };
         let least = match h.compression {
             Compression::Zlib => self.options.stream_zlib_stats_from.unwrap_or(STREAM_STATS_ZLIB_BYTES + 1),
             _ => STREAM_STATS_BYTES,
         };
-        h.compression != Compression::None && h.data_size >= least
+        // An uncompressed block of a file read by ranges is read in parts (not read and
+        // kept whole) unless it was read already.
+        let ranged = self.source.is_some() && self.fetched.get(n).is_some_and(|f| f.get().is_none());
+        h.data_size >= least && (h.compression != Compression::None || ranged)
     }
 
     /// Whether block `n` is compressed, not decoded yet, and holds the data of one

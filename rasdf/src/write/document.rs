@@ -139,7 +139,7 @@ impl Source for AsdfFile {
 
 impl Source for crate::file::FileBytes {
     fn check_unchanged(&self) -> Result<()> {
-        self.check().map_err(|c| Error::from(std::io::Error::from(c)))
+        self.check().map_err(Error::from)
     }
 }
 

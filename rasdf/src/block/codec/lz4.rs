@@ -160,7 +160,6 @@ pub(crate) fn lz4_records_covering(
 /// Decodes one record of the reference's lz4 framing, `record` being the whole of it
 /// (`[u32 BE length][u32 LE raw length][LZ4 block]`, nothing after), of at most
 /// `max_raw` decoded bytes: for reading part of a block record by record.
-#[cfg(feature = "remote")]
 pub(crate) fn lz4_one_record(record: &[u8], max_raw: usize) -> Result<Vec<u8>, BlockError> {
     let codec = Compression::Lz4;
     let corrupt = |message: String| BlockError::Corrupt { codec, message };
@@ -189,7 +188,6 @@ pub(crate) fn lz4_one_record(record: &[u8], max_raw: usize) -> Result<Vec<u8>, B
 ///
 /// # Errors
 /// `feed_all`'s, or the first thing found wrong with the block.
-#[cfg(feature = "remote")]
 pub(crate) fn lz4_streamed<E: From<BlockError>>(
     data_size: u64,
     feed_all: impl FnOnce(&mut dyn FnMut(Vec<u8>) -> Result<(), E>) -> Result<(), E>,
@@ -229,7 +227,6 @@ pub(crate) fn lz4_streamed<E: From<BlockError>>(
 }
 
 /// The state of [`lz4_streamed`] between two pieces.
-#[cfg(feature = "remote")]
 struct Lz4Stream<'s> {
     /// The output not yet given to a record.
     rest: &'s mut [u8],
@@ -246,7 +243,6 @@ struct Lz4Stream<'s> {
     first_error: &'s std::sync::Mutex<Option<BlockError>>,
 }
 
-#[cfg(feature = "remote")]
 impl<'s> Lz4Stream<'s> {
     /// Gives the pool what `piece`, after the pieces before it, completes.
     fn feed(&mut self, scope: &rayon::Scope<'s>, piece: Vec<u8>) -> Result<(), BlockError> {
@@ -499,7 +495,6 @@ mod tests {
         assert_eq!(decode(Compression::Lz4, &enc, 32).unwrap(), data);
     }
 
-    #[cfg(feature = "remote")]
     #[test]
     fn decoding_fed_pieces_gives_the_whole_block_decoders_verdict() {
         use crate::block::BlockError;

@@ -45,11 +45,9 @@ use std::fmt;
 use super::BlockError;
 
 pub use lz4::LZ4_CHUNK;
-#[cfg(feature = "remote")]
 pub(crate) use lz4::lz4_one_record;
 pub(crate) use lz4::lz4_records_covering;
 pub(crate) use lz4::lz4_records_into;
-#[cfg(feature = "remote")]
 pub(crate) use lz4::lz4_streamed;
 
 /// A block's compression label. Unknown labels stay representable; they fail only when
