@@ -904,14 +904,9 @@ class AsdfFile:
             level = v
         if compression is _display.NOT_SET:
             if all_array_compression == "input":
-                # Each array of the file with the compression it has there.
-                compression = {}
-                for path, a in self.arrays().items():
-                    if isinstance(a, NDArray):
-                        try:
-                            compression[path] = a._file.array_storage(a._id)[1]
-                        except (AsdfError, OSError):
-                            pass
+                # Each array of the file with the compression it has there (rasdf.write
+                # keeps a lazy array's codec), a new one stored as is.
+                compression = None
             else:
                 # The reference's None (or ""): stored as is, whatever the array had.
                 compression = all_array_compression or "none"

@@ -225,7 +225,7 @@ def test_a_password_in_a_url_is_never_shown(server, tmp_path):
     shown = []
     with rasdf.open(f"{url}/example.asdf") as af:
         assert af.path == f"http://user:***@{authority}/example.asdf"
-        shown += [af.path, repr(af), af.info()]
+        shown += [af.path, repr(af), af.info_text()]
     with rasdf.open(f"{url}/example.asdf?X-Amz-Signature=secret&token=secret") as af:
         assert "X-Amz-Signature=***&token=***" in af.path
         shown += [af.path, repr(af)]
