@@ -302,8 +302,8 @@ class NDArray:
         them, a remote file's uncompressed array's byte range), sliced on its first axis
         by an int or a step-1 slice, before the whole array is read; or ``None``."""
         first, rest = (key[0], key[1:]) if isinstance(key, tuple) and key else (key, ())
-        if not self.shape:
-            return None
+        if not self.shape or self.dtype.itemsize == 0:
+            return None  # (numpy cannot view bytes as elements of no size)
         if any(isinstance(k, NDArray) for k in rest):
             return None
         if isinstance(first, (int, np.integer)) and not isinstance(first, (bool, np.bool_)):

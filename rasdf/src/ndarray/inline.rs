@@ -42,6 +42,14 @@ pub(super) fn infer(
         }
     };
     let datatype = match datatype {
+        // A string type of size 0 is numpy's flexible size: that of the longest text of
+        // an element (`np.array([1, 22], dtype="S0")` is `S2`), at least 1.
+        Some(d @ (Datatype::Ascii(0) | Datatype::Ucs4(0))) => {
+            let leaves = leaves(data, &dims)?;
+            let longest = leaves.iter().filter(|l| !l.is_null()).map(|l| python_str(*l).chars().count()).max();
+            let n = longest.unwrap_or(0).max(1);
+            if matches!(d, Datatype::Ascii(_)) { Datatype::Ascii(n) } else { Datatype::Ucs4(n) }
+        }
         Some(d) => d.clone(),
         None => {
             let leaves = leaves(data, &dims)?;

@@ -961,6 +961,20 @@ pub fn encode_inline(
 mod tests {
     use super::*;
 
+    /// A string type of size 0 over inline data is numpy's flexible size: the longest
+    /// text of an element, at least 1 (`np.array([1, 22], dtype="S0")` is `S2`).
+    #[test]
+    fn strings_of_size_0_take_the_longest_elements_size() {
+        let datatype = |yaml: &str| {
+            let tree = crate::tree::Tree::parse(&format!("a: {yaml}\n"), &crate::Limits::default()).unwrap();
+            ArrayMeta::parse(tree.get("a").unwrap()).map(|m| m.datatype).unwrap()
+        };
+        assert_eq!(datatype("{data: [a, bcd], datatype: [ascii, 0]}"), Datatype::Ascii(3));
+        assert_eq!(datatype("{data: [1, 22], datatype: [ucs4, 0]}"), Datatype::Ucs4(2));
+        assert_eq!(datatype("{data: [1.5, true], datatype: [ascii, 0]}"), Datatype::Ascii(4));
+        assert_eq!(datatype("{data: [], datatype: [ascii, 0]}"), Datatype::Ascii(1));
+    }
+
     #[test]
     fn byteorder_goes_with_source() {
         let parse = |yaml: &str| {
