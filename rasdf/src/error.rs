@@ -158,6 +158,21 @@ impl Error {
         }
     }
 
+    /// Whether this error says the file changed while it was read: a local file
+    /// rewritten or cut short since it was opened
+    /// ([`FileChanged`](crate::file::source::FileChanged)), or a remote object seen in
+    /// another version (`RemoteError::Changed`). What was read of it may then be of
+    /// two versions: nothing more is read from it.
+    pub fn is_changed(&self) -> bool {
+        let ErrorKind::Io(io) = self.kind() else { return false };
+        let Some(inner) = io.get_ref() else { return false };
+        #[cfg(feature = "remote")]
+        if inner.downcast_ref::<crate::remote::RemoteError>().is_some_and(crate::remote::RemoteError::is_changed) {
+            return true;
+        }
+        inner.is::<crate::file::source::FileChanged>()
+    }
+
     /// Splits the error into its kind and location.
     pub fn into_parts(self) -> (ErrorKind, Location) {
         *self.inner

@@ -926,11 +926,8 @@ impl AsdfFile {
     /// `r`, unless the file changed since it was opened: then that error, which explains
     /// a failure of `r` as well.
     fn unchanged<R>(&self, r: Result<R>) -> Result<R> {
-        // A remote file's change found by `r` itself: its error, which names the block.
-        #[cfg(feature = "remote")]
-        if let Err(e) = &r
-            && crate::remote::remote_error_of(e).is_some_and(crate::remote::RemoteError::is_changed)
-        {
+        // A change found by `r` itself: its error, which names the block.
+        if r.as_ref().is_err_and(Error::is_changed) {
             return r;
         }
         self.check_unchanged()?;

@@ -62,6 +62,13 @@ pub trait RangeSource: Send + Sync + std::fmt::Debug {
     fn check(&self) -> io::Result<()>;
 }
 
+/// A local file that changed since it was opened (rewritten in place, cut short): the
+/// error inside the `io::Error` [`LocalFile`] gives for it (see
+/// [`crate::Error::is_changed`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FileChanged(pub String);
+
 /// A local file read by positional reads (`pread` on Unix, `seek_read` on Windows): no
 /// map, so a file cut short while it is read gives an error, never a signal. The file's
 /// length and modification time are taken at open and compared after every read: a
@@ -100,12 +107,13 @@ impl LocalFile {
 
     fn changed(&self, now: Stamp) -> io::Error {
         if now.len < self.stamp.len {
-            io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("the file was cut short since it was opened ({} bytes, now {})", self.stamp.len, now.len),
-            )
+            let e = FileChanged(format!(
+                "the file was cut short since it was opened ({} bytes, now {})",
+                self.stamp.len, now.len
+            ));
+            io::Error::new(io::ErrorKind::UnexpectedEof, e)
         } else {
-            io::Error::other("the file changed since it was opened (its length or modification time)")
+            io::Error::other(FileChanged("the file changed since it was opened (its length or modification time)".into()))
         }
     }
 }
