@@ -109,15 +109,21 @@ def _apply_mask(array: np.ndarray, mask: Any) -> np.ndarray:
     array of flags, or a scalar that masks the elements equal to it (NaN: the NaNs)."""
     if isinstance(mask, NDArray):
         mask = mask.read()
-    if isinstance(mask, np.ndarray):
-        return np.ma.array(array, mask=mask.view())
-    if mask is not None and np.isscalar(mask):
-        try:
-            if np.isnan(mask):
-                return np.ma.array(array, mask=np.isnan(array))
-        except TypeError:
-            pass
-        return np.ma.masked_values(array, mask)
+    try:
+        if isinstance(mask, np.ndarray):
+            return np.ma.array(array, mask=mask.view())
+        if mask is not None and np.isscalar(mask):
+            if isinstance(mask, (str, bytes)):
+                raise TypeError(f"a mask that is text ({mask!r}) masks no number")
+            try:
+                if np.isnan(mask):
+                    return np.ma.array(array, mask=np.isnan(array))
+            except TypeError:
+                pass
+            return np.ma.masked_values(array, mask)
+    except (TypeError, ValueError) as e:  # numpy's DTypePromotionError is a TypeError
+        # The reference fails to make such a masked array too: a damaged node.
+        raise AsdfError(f"the node's mask cannot mask its data ({array.dtype}): {e}") from None
     return array
 
 
