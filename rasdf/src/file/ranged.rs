@@ -293,7 +293,7 @@ fn next_block(head: &[u8], at: u64, len: u64) -> Option<u64> {
 }
 
 impl AsdfFile {
-    /// Whether every block header found was fetched (a remote file's headers read from
+    /// Whether every block header found was read (a file's headers read from
     /// zeros would be a wrong reading: the open fails instead).
     fn blocks_complete(&self) -> bool {
         match &self.bytes {
@@ -309,8 +309,8 @@ impl AsdfFile {
         source.read_range(at + want.start..at + want.end).map_err(|e| Error::from(e).with_block(n))
     }
 
-    /// The records of lz4 block `n` of a remote file that hold decoded bytes `want`,
-    /// fetched and decoded alone (the reference's framing is a run of records, each
+    /// The records of lz4 block `n` of a file read by ranges that hold decoded bytes
+    /// `want`, read and decoded alone (the reference's framing is a run of records, each
     /// decoded alone): the decoded offset of the first and their bytes. The
     /// records' headers are walked from the block's start and remembered. Each round of
     /// requests fetches a window of 64 KiB at the next header (several headers when the

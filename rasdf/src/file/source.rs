@@ -113,7 +113,9 @@ impl LocalFile {
             ));
             io::Error::new(io::ErrorKind::UnexpectedEof, e)
         } else {
-            io::Error::other(FileChanged("the file changed since it was opened (its length or modification time)".into()))
+            io::Error::other(FileChanged(
+                "the file changed since it was opened (its length or modification time)".into(),
+            ))
         }
     }
 }
