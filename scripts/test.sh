@@ -2,22 +2,23 @@
 # The whole test suite. On a fresh machine it first makes the Python venvs with pinned
 # versions (scripts/venvs.sh): .venv with the reference library for the cross-tests,
 # .venv-astro and one .venv-asdf-* for each older asdf the hook claims.
+# System tools come from .ci/run (strace); this script only checks they are there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venvs.sh
 root="$PWD"
+
+# strace: the crash tests kill writers at chosen system calls with its fault injection.
+if ! command -v strace >/dev/null; then
+    echo "error: strace is missing, and the crash tests need it: apt-get install strace (.ci/run installs it)" >&2
+    exit 1
+fi
 
 main_venv
 astro_venv
 hook_venvs
 # Cross-tests fail instead of skipping when the venv is missing.
 export RASDF_REQUIRE_PYTHON=1
-
-# strace: the crash tests kill writers at chosen system calls with its fault injection.
-if ! command -v strace >/dev/null; then
-    echo "== installing strace"
-    (apt-get update -qq && apt-get install -y -qq strace) >/dev/null
-fi
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
