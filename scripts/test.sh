@@ -30,8 +30,28 @@ cargo test --workspace --doc --quiet
 echo "== cargo doc (broken links and other rustdoc warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
-echo "== the Python package: its wheel (release build), installed in each venv, then its tests"
-build_wheel --release
+echo "== the Python package: a portable wheel (manylinux2014, abi3; release build, zig as linker)"
+build_wheel --release --zig --compatibility manylinux2014
+arch=$(uname -m)
+case "$(basename "$wheel")" in
+    rasdf-*-cp39-abi3-manylinux2014_"$arch".manylinux_2_17_"$arch".whl | \
+        rasdf-*-cp39-abi3-manylinux_2_17_"$arch".manylinux2014_"$arch".whl) echo "$(basename "$wheel")" ;;
+    *)
+        echo "error: $(basename "$wheel") is not a cp39-abi3-manylinux2014 wheel for $arch" >&2
+        exit 1
+        ;;
+esac
+echo "== the wheel alone in a fresh venv (numpy only): import, read, write, read back"
+wheel_venv="$root/target/wheel-venv"
+rm -rf "$wheel_venv"
+python3 -m venv "$wheel_venv"
+"$wheel_venv/bin/pip" install --quiet --disable-pip-version-check --only-binary :all: \
+    -r tests/python/requirements-wheel.txt "$wheel"
+# From a folder outside the repository, so that only the installed package can be imported.
+(cd "$wheel_venv" && "$wheel_venv/bin/python" "$root/tests/python/wheel_smoke.py" "$root/testdata/example.asdf")
+rm -rf "$wheel_venv"
+
+echo "== the same wheel installed in each venv, then the Python package's tests"
 install_wheel "$venv" "$astro" $(for x in $hook_asdf_versions; do echo "$root/.venv-asdf-$x"; done)
 # pytest by its script, not `python -m`, so that the current folder (which holds the
 # Rust crate's folder `rasdf/`) is not on the import path.

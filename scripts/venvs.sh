@@ -16,11 +16,11 @@ ensure_venv() {
 }
 
 # .venv (or $RASDF_VENV): the pinned reference library for the cross-tests and the
-# Python package's tests, with maturin to build the wheel. Sets $venv.
+# Python package's tests, with maturin and ziglang to build the wheel. Sets $venv.
 main_venv() {
     venv="${RASDF_VENV:-$PWD/.venv}"
     ensure_venv "$venv" tests/python/requirements.txt \
-        "import asdf, numpy, lz4, gsd, blosc2, pytest, maturin, dask, distributed, asdf_compression, blosc, zstandard, mypy" \
+        "import asdf, numpy, lz4, gsd, blosc2, pytest, maturin, ziglang, dask, distributed, asdf_compression, blosc, zstandard, mypy" \
         "the pinned reference library"
     export RASDF_PYTHON="$venv/bin/python"
 }
@@ -47,7 +47,7 @@ hook_venvs() {
 }
 
 # build_wheel [MATURIN BUILD OPTION]...: the Python package's wheel alone in
-# target/wheels/python, built with $venv's maturin. Sets $wheel.
+# target/wheels/python, built with $venv's maturin (and ziglang, for --zig). Sets $wheel.
 build_wheel() {
     rm -rf target/wheels/python
     (cd python && PATH="$venv/bin:$PATH" "$venv/bin/maturin" build --quiet --out ../target/wheels/python "$@")
