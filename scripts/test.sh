@@ -3,6 +3,7 @@
 # versions (scripts/venvs.sh): .venv with the reference library for the cross-tests,
 # .venv-astro and one .venv-asdf-* for each older asdf the hook claims.
 # System tools come from .ci/run (strace); this script only checks they are there.
+# The inner loop's fast tier is scripts/test-fast.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venvs.sh
