@@ -1,42 +1,25 @@
 #!/usr/bin/env bash
-# The whole test suite. On a fresh machine it first makes the Python venv (.venv) with the
-# pinned reference library (tests/python/requirements.txt) for the cross-tests.
+# The whole test suite. On a fresh machine it first makes the Python venvs with pinned
+# versions (scripts/venvs.sh): .venv with the reference library for the cross-tests,
+# .venv-astro and one .venv-asdf-* for each older asdf the hook claims.
+# System tools come from .ci/run (strace); this script only checks they are there.
+# The inner loop's fast tier is scripts/test-fast.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-venv="${RASDF_VENV:-$PWD/.venv}"
-if ! "$venv/bin/python" -c "import asdf, numpy, lz4, gsd, blosc2, pytest, maturin, dask, distributed, asdf_compression, blosc, zstandard, mypy" 2>/dev/null; then
-    echo "== making $venv with the pinned reference library"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements.txt
-fi
-export RASDF_PYTHON="$venv/bin/python"
-# A second venv with astropy, gwcs and roman_datamodels, to validate what rasdf writes
-# against those packages' schemas, and stdatamodels, to read ASDF-in-FITS files.
-astro="${RASDF_VENV_ASTRO:-$PWD/.venv-astro}"
-if ! "$astro/bin/python" -c "import asdf_astropy, gwcs, roman_datamodels, stdatamodels, pytest" 2>/dev/null; then
-    echo "== making $astro with astropy, gwcs, roman_datamodels and stdatamodels (pinned)"
-    python3 -m venv "$astro"
-    "$astro/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements-astro.txt
-fi
-export RASDF_PYTHON_ASTRO="$astro/bin/python"
-# The asdf.open hook is tested under every asdf it claims: a small venv for each older one.
-hook_asdf_versions="4.0.0 4.5.0 5.4.0"
-for v in $hook_asdf_versions; do
-    if ! "$PWD/.venv-asdf-$v/bin/python" -c "import asdf, pytest; assert asdf.__version__ == '$v'" 2>/dev/null; then
-        echo "== making .venv-asdf-$v (asdf $v, pinned)"
-        python3 -m venv "$PWD/.venv-asdf-$v"
-        "$PWD/.venv-asdf-$v/bin/pip" install --quiet --disable-pip-version-check -r "tests/python/requirements-asdf-$v.txt"
-    fi
-done
-# Cross-tests fail instead of skipping when the venv is missing.
-export RASDF_REQUIRE_PYTHON=1
+source scripts/venvs.sh
+root="$PWD"
 
 # strace: the crash tests kill writers at chosen system calls with its fault injection.
 if ! command -v strace >/dev/null; then
-    echo "== installing strace"
-    (apt-get update -qq && apt-get install -y -qq strace) >/dev/null
+    echo "error: strace is missing, and the crash tests need it: apt-get install strace (.ci/run installs it)" >&2
+    exit 1
 fi
+
+main_venv
+astro_venv
+hook_venvs
+# Cross-tests fail instead of skipping when the venv is missing.
+export RASDF_REQUIRE_PYTHON=1
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -48,12 +31,29 @@ cargo test --workspace --doc --quiet
 echo "== cargo doc (broken links and other rustdoc warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
-echo "== the Python package: its wheel (release build), installed in each venv, then its tests"
-rm -rf target/wheels/python
-(cd python && PATH="$venv/bin:$PATH" "$venv/bin/maturin" build --quiet --release --out ../target/wheels/python)
-for v in "$venv" "$astro" $(for x in $hook_asdf_versions; do echo "$PWD/.venv-asdf-$x"; done); do
-    "$v/bin/pip" install --quiet --disable-pip-version-check --no-deps --force-reinstall target/wheels/python/rasdf-*.whl
-done
+echo "== the Python package: a portable wheel (manylinux2014, abi3; release build, zig as linker)"
+build_wheel --release --zig --compatibility manylinux2014
+arch=$(uname -m)
+case "$(basename "$wheel")" in
+    rasdf-*-cp39-abi3-manylinux2014_"$arch".manylinux_2_17_"$arch".whl | \
+        rasdf-*-cp39-abi3-manylinux_2_17_"$arch".manylinux2014_"$arch".whl) echo "$(basename "$wheel")" ;;
+    *)
+        echo "error: $(basename "$wheel") is not a cp39-abi3-manylinux2014 wheel for $arch" >&2
+        exit 1
+        ;;
+esac
+echo "== the wheel alone in a fresh venv (numpy only): import, read, write, read back"
+wheel_venv="$root/target/wheel-venv"
+rm -rf "$wheel_venv"
+python3 -m venv "$wheel_venv"
+"$wheel_venv/bin/pip" install --quiet --disable-pip-version-check --only-binary :all: \
+    -r tests/python/requirements-wheel.txt "$wheel"
+# From a folder outside the repository, so that only the installed package can be imported.
+(cd "$wheel_venv" && "$wheel_venv/bin/python" "$root/tests/python/wheel_smoke.py" "$root/testdata/example.asdf")
+rm -rf "$wheel_venv"
+
+echo "== the same wheel installed in each venv, then the Python package's tests"
+install_wheel "$venv" "$astro" $(for x in $hook_asdf_versions; do echo "$root/.venv-asdf-$x"; done)
 # pytest by its script, not `python -m`, so that the current folder (which holds the
 # Rust crate's folder `rasdf/`) is not on the import path.
 (cd python && "$venv/bin/pytest" -q -p no:cacheprovider tests)
@@ -65,7 +65,6 @@ echo "== copies and trees of real files, and writes of astropy, gwcs and Roman o
 (cd python && RASDF_COPIES_ASTRO=1 RASDF_WRITE_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_copies.py tests/test_astro_writes.py)
 echo "== the asdf.open hook under asdf with astropy, gwcs and Roman, and under asdf $hook_asdf_versions"
 (cd python && RASDF_HOOK_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_asdf_hook.py)
-root="$PWD"
 for v in $hook_asdf_versions; do
     (cd python && "$root/.venv-asdf-$v/bin/pytest" -q -p no:cacheprovider tests/test_asdf_hook.py)
 done

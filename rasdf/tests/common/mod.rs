@@ -82,7 +82,7 @@ pub fn run_python_code(code: &str) -> Option<String> {
 pub fn strace() -> Option<PathBuf> {
     let found = ["/usr/bin/strace", "/bin/strace"].into_iter().map(PathBuf::from).find(|p| p.exists());
     if found.is_none() {
-        assert!(std::env::var_os("CI").is_none(), "strace is missing (scripts/test.sh installs it)");
+        assert!(std::env::var_os("CI").is_none(), "strace is missing (.ci/run installs it: apt-get install strace)");
         eprintln!("skipped: strace is not installed (apt-get install strace)");
     }
     found
