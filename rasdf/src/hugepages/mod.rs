@@ -1,12 +1,30 @@
 //! Memory advice for large buffers: transparent huge pages, pages made present ahead
-//! of the thread filling them ([`Prefault`]), and cache lines fetched ahead of a
-//! thread reading them ([`prefetch`]).
+//! of the thread filling them ([`Prefault`]), pages given back ([`release`]), and cache
+//! lines fetched ahead of a thread reading them ([`prefetch`]).
 //!
 //! A buffer of hundreds of MiB filled for the first time costs one page fault per
 //! 4 KiB page; on systems that give huge pages only where asked (`madvise` mode, the
 //! common default) rasdf asks for its large buffers (decoded blocks, a big tree's node
 //! arena), so they fault in 2 MiB at a time. Advice only: nothing changes when the
 //! kernel declines.
+//!
+//! The advice is Linux's `madvise` (`linux.rs`), with the feature `linux-tuning`;
+//! elsewhere, or without it, every call does nothing (`portable.rs`). Either way the
+//! program reads and writes the same bytes.
+
+#[cfg(all(target_os = "linux", feature = "linux-tuning"))]
+mod linux;
+#[cfg(all(target_os = "linux", feature = "linux-tuning"))]
+pub(crate) use linux::{Prefault, advise, release};
+
+#[cfg(not(all(target_os = "linux", feature = "linux-tuning")))]
+mod portable;
+#[cfg(not(all(target_os = "linux", feature = "linux-tuning")))]
+pub(crate) use portable::{Prefault, advise, release};
+
+/// Whether [`release`] gives pages back here (else it does nothing, and a caller need
+/// not arrange to call it while it works).
+pub(crate) const RELEASES: bool = cfg!(all(target_os = "linux", feature = "linux-tuning"));
 
 /// A hint to bring the cache line at `at` in: it reads nothing the program sees and
 /// never faults, so any address will do (past the data's end too). For loops that read
@@ -24,194 +42,6 @@ pub(crate) fn prefetch(at: *const u8) {
     let _ = at;
 }
 
-/// Buffers smaller than this are left alone: a huge page may cost up to 2 MiB of
-/// resident memory beyond what is used. (At 4 MiB, the node arena of a 440 KB tree
-/// already takes ~200 page faults fewer.)
-pub(crate) const MIN_LEN: usize = 4 << 20;
-
-/// Advises the kernel to back the whole 2 MiB pages inside `ptr..ptr + len` with huge
-/// pages, when `len` is at least [`MIN_LEN`].
-#[cfg(target_os = "linux")]
-pub(crate) fn advise<T>(ptr: *const T, len_bytes: usize) {
-    const HUGE: usize = 2 << 20;
-    if len_bytes < MIN_LEN {
-        return;
-    }
-    let start = (ptr as usize).next_multiple_of(HUGE);
-    let end = (ptr as usize + len_bytes) / HUGE * HUGE;
-    if end > start {
-        // SAFETY: madvise with MADV_HUGEPAGE only gives the kernel advice about a range
-        // inside an allocation this process owns; it neither reads nor changes the memory,
-        // and a failure (EINVAL where huge pages are unsupported) is harmless.
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-        }
-    }
-}
-
-/// No-op where the advice does not exist.
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn advise<T>(_ptr: *const T, _len_bytes: usize) {}
-
-/// Gives back to the system the whole pages between `from` and `to` (addresses; the
-/// partial pages at either end are kept) and returns where the released range ends, the
-/// `from` of the next call when a buffer is given back piece by piece. The pages read as
-/// zeros afterwards, and count in the process's memory again only once written.
-///
-/// # Safety
-/// `from..to` must lie inside an allocation the caller owns, and hold nothing that will
-/// be read before it is written again (the elements moved out of a vector being drained,
-/// say): its contents become zeros.
-#[cfg(target_os = "linux")]
-pub(crate) unsafe fn release(from: usize, to: usize) -> usize {
-    const PAGE: usize = 4096;
-    let start = from.next_multiple_of(PAGE);
-    let end = to / PAGE * PAGE;
-    if end <= start {
-        return from;
-    }
-    // SAFETY: the caller's promise: the range is its own and holds nothing to read.
-    // MADV_DONTNEED on private anonymous memory replaces the pages by zero-fill-on-demand
-    // ones; a failure leaves the memory as it was.
-    unsafe {
-        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
-    }
-    end
-}
-
-/// Nothing to do where the advice does not exist.
-///
-/// # Safety
-/// None needed; the same signature as on Linux.
-#[cfg(not(target_os = "linux"))]
-pub(crate) unsafe fn release(from: usize, _to: usize) -> usize {
-    from
-}
-
-/// Ranges smaller than this are not worth a thread.
-#[cfg(target_os = "linux")]
-const PREFAULT_MIN: usize = 1 << 20;
-
-/// The pages of a buffer made present by a helper thread, a little ahead of the thread
-/// filling it: a fresh page costs its first toucher a fault and the zeroing of 4 KiB, a
-/// third of the time of parsing a dense tree; the second core, idle while one thread
-/// parses, takes that cost instead. The kernel only makes the pages present (as
-/// `MADV_POPULATE_WRITE` does: nothing is read or written in the buffer), so the
-/// filling thread sees the same memory either way. The helper stays at most
-/// [`Prefault::AHEAD`] bytes beyond what the filler reports with [`Prefault::filled`], so
-/// a buffer reserved far larger than it is filled costs no more memory than before.
-///
-/// Drop it before the buffer is freed or moved.
-pub(crate) struct Prefault {
-    #[cfg(target_os = "linux")]
-    shared: std::sync::Arc<Progress>,
-    #[cfg(target_os = "linux")]
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-/// What the filler tells the helper.
-#[cfg(target_os = "linux")]
-struct Progress {
-    stop: std::sync::atomic::AtomicBool,
-    filled: std::sync::atomic::AtomicUsize,
-}
-
-impl Prefault {
-    /// How far ahead of the filler the helper goes.
-    pub(crate) const AHEAD: usize = 2 << 20;
-
-    /// Starts making `ptr..ptr + len_bytes` present, step by step, on a thread of its own;
-    /// `None` for short ranges or where this does not exist.
-    #[cfg(target_os = "linux")]
-    pub(crate) fn start<T>(ptr: *const T, len_bytes: usize) -> Option<Prefault> {
-        Self::spawn(ptr, len_bytes, 0, 256 << 10)
-    }
-
-    /// [`Prefault::start`] for a buffer that will be filled whole by a writer that cannot
-    /// report its progress (a one-shot decoder): the helper runs ahead as far as it can.
-    #[cfg(target_os = "linux")]
-    pub(crate) fn whole<T>(ptr: *const T, len_bytes: usize) -> Option<Prefault> {
-        Self::spawn(ptr, len_bytes, len_bytes, 8 << 20)
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) fn whole<T>(_ptr: *const T, _len_bytes: usize) -> Option<Prefault> {
-        None
-    }
-
-    /// The helper, told that the first `filled` bytes are filled, making `step` bytes
-    /// present at a time.
-    #[cfg(target_os = "linux")]
-    fn spawn<T>(ptr: *const T, len_bytes: usize, filled: usize, step: usize) -> Option<Prefault> {
-        use std::sync::atomic::Ordering;
-        const PAGE: usize = 4096;
-        if len_bytes < PREFAULT_MIN {
-            return None;
-        }
-        // Whole pages only: the first and last may be shared with other allocations.
-        let base = ptr as usize;
-        let start = base.next_multiple_of(PAGE);
-        let end = (base + len_bytes) / PAGE * PAGE;
-        let shared = std::sync::Arc::new(Progress {
-            stop: std::sync::atomic::AtomicBool::new(false),
-            filled: std::sync::atomic::AtomicUsize::new(filled),
-        });
-        let progress = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("rasdf-prefault".into())
-            .spawn(move || {
-                let mut at = start;
-                while at < end && !progress.stop.load(Ordering::Relaxed) {
-                    let limit = (base + progress.filled.load(Ordering::Relaxed) + Self::AHEAD).min(end);
-                    if at >= limit {
-                        std::thread::park_timeout(std::time::Duration::from_micros(100));
-                        continue;
-                    }
-                    let n = step.min(limit - at);
-                    // SAFETY: the range lies inside an allocation the caller owns and keeps
-                    // until the `Prefault` is dropped (which joins this thread);
-                    // MADV_POPULATE_WRITE only makes its pages present and writable, leaving
-                    // the contents as they are (a missing anonymous page reads as zeros
-                    // either way). On kernels without it (before 5.14) it fails with
-                    // EINVAL: then stop.
-                    if unsafe { libc::madvise(at as *mut libc::c_void, n, libc::MADV_POPULATE_WRITE) } != 0 {
-                        break;
-                    }
-                    at += n;
-                }
-            })
-            .ok()?;
-        Some(Prefault { shared, thread: Some(thread) })
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) fn start<T>(_ptr: *const T, _len_bytes: usize) -> Option<Prefault> {
-        None
-    }
-
-    /// Tells the helper that the first `bytes` of the buffer are filled.
-    pub(crate) fn filled(&self, bytes: usize) {
-        #[cfg(target_os = "linux")]
-        self.shared.filled.store(bytes, std::sync::atomic::Ordering::Relaxed);
-        #[cfg(not(target_os = "linux"))]
-        let _ = bytes;
-    }
-}
-
-/// Dropping stops the helper and waits for it.
-impl Drop for Prefault {
-    fn drop(&mut self) {
-        #[cfg(target_os = "linux")]
-        {
-            self.shared.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            if let Some(t) = self.thread.take() {
-                t.thread().unpark();
-                let _ = t.join();
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,9 +53,7 @@ mod tests {
         let n = 4 << 20;
         let mut v: Vec<u64> = Vec::with_capacity(n);
         let helper = Prefault::start(v.as_ptr(), n * 8);
-        if cfg!(target_os = "linux") {
-            assert!(helper.is_some(), "no helper for 32 MiB");
-        }
+        assert_eq!(helper.is_some(), RELEASES, "a helper for 32 MiB where the advice exists");
         for i in 0..n as u64 {
             v.push(i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             if i % 4096 == 0
@@ -243,9 +71,21 @@ mod tests {
         // Running ahead over the whole buffer while it is filled: the same.
         let mut v: Vec<u64> = Vec::with_capacity(n);
         let helper = Prefault::whole(v.as_ptr(), n * 8);
-        assert_eq!(helper.is_some(), cfg!(target_os = "linux"));
+        assert_eq!(helper.is_some(), RELEASES);
         v.extend((0..n as u64).map(|i| i ^ 0x5555));
         drop(helper);
         assert!(v.iter().enumerate().all(|(i, x)| *x == i as u64 ^ 0x5555));
+    }
+
+    /// A helper that finds no free worker (a pool of one thread, busy with the filler)
+    /// is cancelled by the drop before it starts: nothing waits for it.
+    #[test]
+    fn a_helper_that_never_starts_does_not_hold_up_the_filler() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        pool.install(|| {
+            let v: Vec<u64> = Vec::with_capacity(1 << 20);
+            let helper = Prefault::start(v.as_ptr(), 8 << 20);
+            drop(helper);
+        });
     }
 }
