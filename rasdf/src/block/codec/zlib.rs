@@ -53,7 +53,8 @@ pub(super) fn inflate_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), 
     let outcome = std::sync::Mutex::new(None::<Result<usize, BlockError>>);
     let mut adler = 1u32;
     let mut result: Result<(), E> = Ok(());
-    let mut here = false;
+    // What this thread decoded itself, if it took the decoding.
+    let mut here = None;
     rayon::in_place_scope(|scope| {
         let (full, filled) = std::sync::mpsc::sync_channel::<(Vec<u8>, usize)>(SLOTS);
         let (free, freed) = std::sync::mpsc::channel::<Vec<u8>>();
@@ -80,7 +81,8 @@ pub(super) fn inflate_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), 
         let mut first = match filled.recv_timeout(START_WAIT) {
             Ok(piece) => Some(piece),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) if !claimed.swap(true, Ordering::AcqRel) => {
-                here = true;
+                // Now, while the job waits in the queue (it then finds nothing to do).
+                here = Some(inflate_pieces_here(deflate, data_size, &mut adler, sink));
                 return;
             }
             // The job has started (or ended): its pieces come through the channel.
@@ -101,8 +103,8 @@ pub(super) fn inflate_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), 
             }
         }
     });
-    let consumed = if here {
-        inflate_pieces_here(deflate, data_size, &mut adler, sink)?
+    let consumed = if let Some(decoded) = here {
+        decoded?
     } else {
         let decoded = outcome.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
         result?;
