@@ -9,13 +9,13 @@ use std::collections::{HashMap, HashSet};
 
 use libyaml_safer::{EventData, Parser, ScalarStyle};
 
+#[cfg(feature = "fast-yaml")]
+use super::fast;
 use super::resolve::{self, Resolved};
 use super::{
     CompactString, MERGE_TAG, Node, NodeId, OMAP_TAG, PAIRS_TAG, ParseError, Tree, TreeError, VALUE_TAG, Value,
     YAML_TAG_PREFIX, dedupe, emit,
 };
-#[cfg(feature = "fast-yaml")]
-use super::fast;
 use crate::Limits;
 
 /// A block scalar's one final line break (not two), which PyYAML's patterns (`$`) still
