@@ -28,6 +28,11 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== cargo test"
 cargo test --workspace --all-targets --quiet
 cargo test --workspace --doc --quiet
+echo "== the library without its default features (plain code: the same results)"
+cargo clippy -p rasdf --no-default-features --all-targets --quiet -- -D warnings
+cargo test -p rasdf --no-default-features --lib --test reference_files --test api --quiet
+echo "== other platforms: cargo check for Windows and macOS (a platform without its tools is skipped, loudly)"
+bash scripts/check-platforms.sh
 echo "== cargo doc (broken links and other rustdoc warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 

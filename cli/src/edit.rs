@@ -168,6 +168,7 @@ impl Scratch {
         let io = |path: &Path, error| EditError::Io { path: path.into(), error };
         for _ in 0..16 {
             let dir = std::env::temp_dir().join(format!("rasdf-edit-{}", random_hex()));
+            #[cfg_attr(not(unix), allow(unused_mut))]
             let mut builder = std::fs::DirBuilder::new();
             #[cfg(unix)]
             std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);

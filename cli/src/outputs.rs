@@ -174,6 +174,7 @@ impl PrivateDir {
             let mut h = std::collections::hash_map::RandomState::new().build_hasher();
             h.write_u32(std::process::id());
             let path = std::env::temp_dir().join(format!("rasdf-out-{:016x}", h.finish()));
+            #[cfg_attr(not(unix), allow(unused_mut))]
             let mut builder = std::fs::DirBuilder::new();
             #[cfg(unix)]
             std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);

@@ -124,10 +124,24 @@ mod unix {
         }
     }
 
+    /// Whether a signal's `si_code` says the kernel (the terminal) sent it, not `kill`.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn sent_by_kernel(code: libc::c_int) -> bool {
+        code == libc::SI_KERNEL
+    }
+
+    /// macOS and the BSDs mark what `kill` and `sigqueue` send `SI_USER` (0x10001) and
+    /// `SI_QUEUE` (0x10002) (`<sys/signal.h>`; the libc crate names neither there); what
+    /// the terminal sends is neither.
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    fn sent_by_kernel(code: libc::c_int) -> bool {
+        !matches!(code, 0x10001 | 0x10002)
+    }
+
     extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
         let editor = EDITOR.load(Ordering::SeqCst);
         // SAFETY: the kernel hands a valid `siginfo_t` to an SA_SIGINFO handler.
-        let from_terminal = !info.is_null() && unsafe { (*info).si_code } == libc::SI_KERNEL;
+        let from_terminal = !info.is_null() && sent_by_kernel(unsafe { (*info).si_code });
         if sig == libc::SIGINT && editor != 0 && from_terminal {
             // Ctrl-C: the editor's (the terminal sends it to the whole foreground group).
             return;

@@ -96,6 +96,7 @@ pub fn tree(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let limits = tight_limits();
     let slow = Tree::parse_libyaml(text, &limits);
+    #[cfg(feature = "fast-yaml")]
     if let Some(fast) = Tree::parse_fast(text, &limits) {
         match (fast, &slow) {
             (Ok(a), Ok(b)) => assert_eq!(
@@ -125,6 +126,7 @@ pub fn tree(data: &[u8]) {
         (a, b) => panic!("Tree::parse gives {:?}, libyaml {:?}", a.map(|_| "a tree"), b.map(|_| "a tree")),
     }
     // A parse in parts, where it does not decline, is the parse of the whole text.
+    #[cfg(feature = "fast-yaml")]
     for parts in 2..=3 {
         if let Some(split) = Tree::parse_in_parts(text, &limits, parts) {
             match Tree::parse_fast_whole(text, &limits) {

@@ -1,6 +1,6 @@
 //! Pieces made in parallel, used in order: the writers' pipeline.
 //!
-//! [`in_order`] has worker threads make numbered pieces (compress a record, say) into
+//! [`in_order`] has workers (jobs on the rayon pool) make numbered pieces (compress a record, say) into
 //! buffers that go round, while the calling thread takes the finished pieces in their
 //! order (to hash and write them). Unlike a pool working one batch at a time, nobody
 //! waits at the end of a batch: a worker starts the next piece as soon as a buffer is
@@ -89,7 +89,7 @@ impl Drop for StopOnDrop<'_> {
 }
 
 /// Makes `pieces` pieces on `workers` threads (the calling thread and `workers - 1`
-/// more) and hands them to `take` in order.
+/// jobs on the rayon pool) and hands them to `take` in order.
 ///
 /// `make(n, buf)` makes piece `n` in `buf` (a buffer of an earlier piece, to be reused
 /// or grown) and returns how many bytes of it are the piece; `take(bytes)` gets the
@@ -123,12 +123,13 @@ pub(crate) fn in_order_parts<L: Send, E: Send>(
         freed: Condvar::new(),
     };
     let (done, finished) = mpsc::channel::<(usize, Made<L, E>)>();
-    std::thread::scope(|scope| {
-        // The calling thread is one of the workers.
+    rayon::in_place_scope(|scope| {
+        // The calling thread is one of the workers; the others are jobs on the rayon pool
+        // (should none start, this thread makes every piece).
         for _ in 1..workers {
             let done = done.clone();
             let (pool, make) = (&pool, &make);
-            scope.spawn(move || {
+            scope.spawn(move |_| {
                 let _stop_if_panicking = StopOnDrop { pool, always: false };
                 while let Some((n, mut buf)) = pool.claim(pieces, true) {
                     let len = make(n, &mut buf);

@@ -9,6 +9,12 @@
 //! failures (a timeout among them) are errors at once. [`crate::OpenOptions::open_url`] opens an ASDF
 //! file through one.
 //!
+//! **Threads.** The requests in flight run on threads of their own (scoped to the read
+//! that makes them, at most [`RemoteOptions::parallel`] at a time), not on the rayon
+//! pool: they block on the network, and a worker waiting for a server would hold up the
+//! decoding that the pool is for (or, on a pool of one thread, the read itself). They
+//! are the threads a caller asks for by opening a URL; local files start none.
+//!
 //! Three rules hold for every request, the first ones of an open as the later ones
 //! (and an exploded file's block files):
 //!

@@ -34,6 +34,11 @@
 //! assert_eq!(header.stored_bytes(&bytes).unwrap(), b"abc");
 //! ```
 
+// MD5: rasdf's own (feature `fast-md5`) or the `md-5` crate's, one interface.
+#[cfg(feature = "fast-md5")]
+mod checksum;
+#[cfg(not(feature = "fast-md5"))]
+#[path = "checksum_plain.rs"]
 mod checksum;
 pub mod codec;
 
@@ -47,7 +52,11 @@ pub(crate) use checksum::Md5;
 pub use codec::Compression;
 
 // The encoders, under the names the writer and the fuzzing hooks use.
-pub(crate) use codec::{bzp2_parallel_encode as pbzip, lz4_encode as lz4, zlib_parallel as pdeflate};
+#[cfg(feature = "parallel-bzip2")]
+pub(crate) use codec::bzp2_parallel_encode as pbzip;
+#[cfg(not(feature = "parallel-bzip2"))]
+pub(crate) use codec::bzp2_serial_encode as pbzip;
+pub(crate) use codec::{lz4_encode as lz4, zlib_parallel as pdeflate};
 
 /// The four bytes that open every block.
 pub const BLOCK_MAGIC: [u8; 4] = [0xd3, b'B', b'L', b'K'];

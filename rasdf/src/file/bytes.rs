@@ -140,25 +140,15 @@ impl std::ops::Deref for FileBytes {
 }
 
 /// A file's length in memory, the parts read present and the rest zeros: an anonymous
-/// private mapping on Unix (reserving no memory for what is never written), filled once
-/// and read only after; a zeroed buffer elsewhere. The parts are what opening a file by
-/// ranges reads (its header and tree, block headers, block index); no block's data is
-/// ever read from it.
+/// private mapping (`memmap2`'s, reserving no swap where the system allows it: Linux
+/// and macOS `MAP_NORESERVE`; on Windows the pagefile backs the whole length), filled
+/// once and read only after. The parts are what opening a file by ranges reads (its
+/// header and tree, block headers, block index); no block's data is ever read from it.
 pub struct SparseBytes {
-    #[cfg(unix)]
-    ptr: *mut u8,
-    #[cfg(not(unix))]
-    buf: Vec<u8>,
+    map: memmap2::MmapMut,
     pub(super) len: usize,
     present: Vec<Range<u64>>,
 }
-
-// SAFETY: the mapping is written only inside `SparseBytes::new`, before any reference
-// to it exists, and read only after; it is unmapped in `drop`.
-#[cfg(unix)]
-unsafe impl Send for SparseBytes {}
-#[cfg(unix)]
-unsafe impl Sync for SparseBytes {}
 
 impl std::fmt::Debug for SparseBytes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -184,62 +174,19 @@ impl SparseBytes {
                 _ => merged.push(r),
             }
         }
-        #[cfg(unix)]
-        {
-            let ptr = if len == 0 {
-                std::ptr::NonNull::<u8>::dangling().as_ptr()
-            } else {
-                // SAFETY: a fresh anonymous private mapping; checked for failure below.
-                let p = unsafe {
-                    libc::mmap(
-                        std::ptr::null_mut(),
-                        len,
-                        libc::PROT_READ | libc::PROT_WRITE,
-                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                        -1,
-                        0,
-                    )
-                };
-                if p == libc::MAP_FAILED {
-                    return Err(io::Error::last_os_error());
-                }
-                p.cast::<u8>()
-            };
-            for (at, bytes) in pieces {
-                let at = usize::try_from(*at).unwrap_or(usize::MAX);
-                if at.checked_add(bytes.len()).is_some_and(|end| end <= len) {
-                    // SAFETY: inside the mapping (checked), which nothing else refers to yet.
-                    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr.add(at), bytes.len()) };
-                }
+        let mut map = memmap2::MmapOptions::new().len(len).no_reserve_swap().map_anon()?;
+        for (at, bytes) in pieces {
+            let Ok(at) = usize::try_from(*at) else { continue };
+            if let Some(dst) = at.checked_add(bytes.len()).and_then(|end| map.get_mut(at..end)) {
+                dst.copy_from_slice(bytes);
             }
-            Ok(SparseBytes { ptr, len, present: merged })
         }
-        #[cfg(not(unix))]
-        {
-            let mut buf = crate::block::codec::zeroed(len)
-                .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "no memory for the file's parts"))?;
-            for (at, bytes) in pieces {
-                let Ok(at) = usize::try_from(*at) else { continue };
-                if let Some(dst) = at.checked_add(bytes.len()).and_then(|end| buf.get_mut(at..end)) {
-                    dst.copy_from_slice(bytes);
-                }
-            }
-            Ok(SparseBytes { buf, len, present: merged })
-        }
+        Ok(SparseBytes { map, len, present: merged })
     }
 
     /// The bytes (zeros where nothing was read).
     pub fn as_slice(&self) -> &[u8] {
-        #[cfg(unix)]
-        {
-            // SAFETY: `len` bytes mapped (or a dangling pointer with length 0), no longer
-            // written.
-            unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-        }
-        #[cfg(not(unix))]
-        {
-            &self.buf
-        }
+        &self.map
     }
 
     /// How many bytes from `at` on were read, one run.
@@ -250,15 +197,5 @@ impl SparseBytes {
     /// Whether `range` was read.
     pub fn has(&self, range: Range<u64>) -> bool {
         range.is_empty() || self.present.iter().any(|p| p.start <= range.start && range.end <= p.end)
-    }
-}
-
-#[cfg(unix)]
-impl Drop for SparseBytes {
-    fn drop(&mut self) {
-        if self.len > 0 {
-            // SAFETY: the mapping made in `new`, unmapped once.
-            unsafe { libc::munmap(self.ptr.cast(), self.len) };
-        }
     }
 }

@@ -48,6 +48,7 @@ mod fits;
 mod listing;
 mod mask;
 mod ranged;
+mod regular;
 #[cfg(feature = "remote")]
 mod remote;
 mod rows;
@@ -56,6 +57,8 @@ mod stream;
 pub use bytes::{FileBytes, Map, SparseBytes};
 pub use listing::{ArrayInfo, Shape, StorageInfo};
 pub use ranged::Ends;
+pub(crate) use regular::kind_of;
+pub use regular::open_regular;
 pub use stream::{ArrayStats, ReadOnce, STREAM_STATS_BYTES, STREAM_STATS_ZLIB_BYTES};
 
 use source::{LocalFile, RangeSource};
@@ -216,49 +219,6 @@ impl OpenOptions {
         }
         AsdfFile::from_parts(FileBytes::Read(bytes), None, self.clone())
     }
-}
-
-/// Opens `path` for reading, refusing anything but a regular file, and returns it with its
-/// length. A FIFO would block the open and every read until some writer came (an exploded
-/// file's `source` may name one), and a device or a folder has no length to map; on Unix
-/// the open does not block, so such a path is refused at once.
-///
-/// # Errors
-/// The open's own errors, and `IsADirectory` (a folder) or `InvalidInput` (a FIFO, a
-/// socket, a device) naming what the path is instead.
-pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let f = options.open(path)?;
-    let meta = f.metadata()?;
-    if meta.is_file() {
-        return Ok((f, meta.len()));
-    }
-    let kind = meta.file_type();
-    let what = if kind.is_dir() {
-        "a folder"
-    } else {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::FileTypeExt;
-            if kind.is_fifo() {
-                "a FIFO (named pipe)"
-            } else if kind.is_socket() {
-                "a socket"
-            } else {
-                "a device"
-            }
-        }
-        #[cfg(not(unix))]
-        "a device"
-    };
-    let kind = if kind.is_dir() { std::io::ErrorKind::IsADirectory } else { std::io::ErrorKind::InvalidInput };
-    Err(std::io::Error::new(kind, format!("not a regular file but {what}")))
 }
 
 /// An open ASDF file: its header, tree and block headers read, its block data read on
@@ -854,7 +814,10 @@ impl AsdfFile {
         let release = |r: std::ops::Range<usize>| self.bytes.release(r);
         let verify = self.options.verify_checksums;
         let mapped = self.bytes.is_mapped() && self.source.is_none();
-        let during: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)> = (mapped && !verify).then_some(&release);
+        // (Only where pages can be given back: else nothing is let go of, and the decoder
+        // has no helper to run.)
+        let during: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)> =
+            (mapped && !verify && crate::hugepages::RELEASES).then_some(&release);
         let data =
             h.decode_releasing(&file, &self.options.limits, during).map_err(|e| relocated(e, shift).with_block(n))?;
         let data = data.into_owned();

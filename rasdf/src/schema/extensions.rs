@@ -530,7 +530,7 @@ impl Walk {
     /// the bounds, once.
     fn file(&mut self, shown: &Path, real: PathBuf, meta: &std::fs::Metadata) -> Result<(), Error> {
         if !meta.is_file() {
-            let what = file_kind(meta);
+            let what = crate::file::kind_of(meta);
             return Err(usage_at(shown, format!("not a regular file but {what}: not read")));
         }
         if meta.len() > Schemas::MAX_DOCUMENT_BYTES {
@@ -560,25 +560,6 @@ impl Walk {
         self.files.push(Listed { shown: shown.to_path_buf(), real, len: meta.len() });
         Ok(())
     }
-}
-
-/// What a path that is no regular file is, for errors.
-fn file_kind(meta: &std::fs::Metadata) -> &'static str {
-    let kind = meta.file_type();
-    if kind.is_dir() {
-        return "a folder";
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a FIFO (named pipe)";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    "a device"
 }
 
 fn usage_at(file: &Path, message: String) -> Error {

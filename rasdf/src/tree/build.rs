@@ -9,10 +9,12 @@ use std::collections::{HashMap, HashSet};
 
 use libyaml_safer::{EventData, Parser, ScalarStyle};
 
+#[cfg(feature = "fast-yaml")]
+use super::fast;
 use super::resolve::{self, Resolved};
 use super::{
     CompactString, MERGE_TAG, Node, NodeId, OMAP_TAG, PAIRS_TAG, ParseError, Tree, TreeError, VALUE_TAG, Value,
-    YAML_TAG_PREFIX, dedupe, emit, fast,
+    YAML_TAG_PREFIX, dedupe, emit,
 };
 use crate::Limits;
 
@@ -44,6 +46,10 @@ impl Tree {
     /// # Errors
     /// [`TreeError`] with the line and column (1-based, inside `text`) where it happened.
     pub fn parse(text: &str, limits: &Limits) -> Result<Tree, ParseError> {
+        // Without the feature `fast-yaml`, libyaml alone: the same trees and errors.
+        #[cfg(not(feature = "fast-yaml"))]
+        return Tree::parse_libyaml(text, limits);
+        #[cfg(feature = "fast-yaml")]
         match Tree::parse_fast(text, limits) {
             Some(Ok(tree)) => Ok(tree),
             // An error is libyaml's to give: the fast scanner may have met it inside a
@@ -64,7 +70,8 @@ impl Tree {
     }
 
     /// [`Tree::parse`] with the fast scanner only; `None` when the text has YAML it
-    /// leaves to libyaml.
+    /// leaves to libyaml. (With the feature `fast-yaml`.)
+    #[cfg(feature = "fast-yaml")]
     #[doc(hidden)]
     pub fn parse_fast(text: &str, limits: &Limits) -> Option<Result<Tree, ParseError>> {
         match Tree::parse_split(text, limits) {
@@ -74,6 +81,7 @@ impl Tree {
     }
 
     /// [`Tree::parse_fast`] on one thread.
+    #[cfg(feature = "fast-yaml")]
     pub(crate) fn parse_fast_whole(text: &str, limits: &Limits) -> Option<Result<Tree, ParseError>> {
         let mut b = Builder::new(limits, text.len(), true);
         let done = fast::scan(text, &mut b.sink());
@@ -255,6 +263,7 @@ impl<'l> Builder<'l> {
 
     /// The event sink for the fast scanner: it stops taking events once the tree is
     /// complete.
+    #[cfg(feature = "fast-yaml")]
     pub(super) fn sink<'s, 'a>(&'s mut self) -> impl FnMut(Ev<'a>, (usize, usize)) -> Result<bool, BuildError> + 's {
         let mut stopped = false;
         move |ev, pos| {
@@ -770,6 +779,7 @@ impl<'l> Builder<'l> {
 }
 
 /// Events of the fast scanner, counted (for profiling only).
+#[cfg(feature = "fast-yaml")]
 #[doc(hidden)]
 pub fn fast_scan_count(text: &str) -> Option<usize> {
     let mut n = 0;

@@ -14,9 +14,12 @@
 
 mod build;
 pub mod emit;
+// The fast scanner and the parse in parts (feature `fast-yaml`).
+#[cfg(feature = "fast-yaml")]
 mod fast;
 pub mod numtext;
 pub(crate) mod overlay;
+#[cfg(feature = "fast-yaml")]
 mod parallel;
 pub mod resolve;
 mod serde_impl;
@@ -39,6 +42,7 @@ pub use serialize::SerError;
 pub(crate) use serialize::to_node;
 
 // The parser's helpers, kept with the event builder that drives the parser.
+#[cfg(feature = "fast-yaml")]
 #[doc(hidden)]
 pub use build::fast_scan_count;
 pub(crate) use build::guard_parser;

@@ -1,9 +1,11 @@
 //! Large texts parsed in parts on several threads: a tree whose root is a block mapping is
-//! cut between the root's entries, each part built on a thread of its own, and the parts'
+//! cut between the root's entries, the parts built on the rayon pool's threads, and the parts'
 //! trees joined into the tree a parse of the whole text gives. A part that cannot be
 //! parsed alone declines the split, and the caller parses the whole text at once.
 
 use std::collections::HashSet;
+
+use rayon::prelude::*;
 
 use super::build::Builder;
 use super::{Node, NodeId, Tree, Value, dedupe, fast};
@@ -20,7 +22,7 @@ impl Tree {
         if text.len() < 2 * SPLIT_PART_MIN {
             return None;
         }
-        let threads = std::thread::available_parallelism().map_or(1, usize::from).min(text.len() / SPLIT_PART_MIN);
+        let threads = rayon::current_num_threads().min(text.len() / SPLIT_PART_MIN);
         if threads < 2 {
             return None;
         }
@@ -49,15 +51,12 @@ impl Tree {
                 _ => None,
             }
         };
-        let parts: Vec<Option<(Tree, Vec<String>)>> = std::thread::scope(|scope| {
-            // A thread the system refuses, or one that panicked, leaves its part undone.
-            let others: Vec<_> = bounds[1..]
-                .iter()
-                .map(|&r| std::thread::Builder::new().spawn_scoped(scope, move || part(r)).ok())
-                .collect();
-            let first = part(bounds[0]);
-            std::iter::once(first).chain(others.into_iter().map(|h| h?.join().ok().flatten())).collect()
-        });
+        // On the rayon pool (where its workers are busy, the parts are parsed one after
+        // another, to the same tree). A part that panicked is left undone.
+        let parts: Vec<Option<(Tree, Vec<String>)>> = bounds
+            .par_iter()
+            .map(|&r| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| part(r))).ok().flatten())
+            .collect();
         let parts: Vec<(Tree, Vec<String>)> = parts.into_iter().collect::<Option<_>>()?;
         // An anchor given in two parts is the whole parse's error to report.
         let mut names = HashSet::new();

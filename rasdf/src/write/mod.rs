@@ -115,6 +115,33 @@ pub struct WriteOptions {
     pub sync: bool,
     /// Told how far the write has come, in bytes of array data.
     pub progress: Option<Progress>,
+    /// Whether a file written to a path goes past the page cache (`O_DIRECT`): by
+    /// default ([`DirectIo::Auto`]) documents of 64 MiB of array data or more, on Linux
+    /// (with the feature `linux-tuning`) where the filesystem takes it. The file is the
+    /// same either way.
+    pub direct_io: DirectIo,
+}
+
+/// Whether a write to a path bypasses the page cache ([`WriteOptions::direct_io`]).
+///
+/// Direct I/O exists only on Linux, with the library's feature `linux-tuning` (on by
+/// default); elsewhere every choice writes through the page cache. Where it is used, the
+/// file's bytes go to the disk in 8 MiB aligned pieces from a thread of its own (see
+/// [`DirectWriter`]), while the calling thread compresses and hashes the next ones; a
+/// filesystem that refuses it (`tmpfs`, some network filesystems) gets the page cache.
+/// The file is the same either way; a side effect is that a freshly written file is not
+/// in the page cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DirectIo {
+    /// Documents with at least 64 MiB of array data (where writing through the page
+    /// cache costs more than the disk; measured 360 MB/s buffered against 1.6-2.6 GB/s
+    /// direct for 1 GiB on a VM); smaller ones through the page cache.
+    #[default]
+    Auto,
+    /// Never: everything through the page cache, on the calling thread.
+    Never,
+    /// Every document, whatever its size.
+    Always,
 }
 
 impl Default for WriteOptions {
@@ -129,6 +156,7 @@ impl Default for WriteOptions {
             views_only: false,
             sync: false,
             progress: None,
+            direct_io: DirectIo::Auto,
         }
     }
 }
@@ -218,6 +246,26 @@ mod tests {
         assert!(text.contains("--- !core/asdf-1.1.0") && text.contains("a: !core/ndarray-1.0.0"), "{text}");
         let file = crate::OpenOptions::new().from_bytes(bytes).unwrap();
         assert_eq!(file.array::<f64>("a").unwrap().iter().copied().collect::<Vec<_>>(), [1.5, 2.5]);
+    }
+
+    /// Every choice of direct I/O writes the same file (past the page cache or not, where
+    /// the platform and filesystem allow it).
+    #[test]
+    fn direct_io_changes_no_byte() {
+        let mut doc = Document::new();
+        let data = ndarray::Array1::from_iter((0..3_000_000u32).map(|i| i.wrapping_mul(2_654_435_761)));
+        doc.set_array("a", data.view(), Compression::None).unwrap();
+        doc.set_array("b", data.view(), Compression::Lz4).unwrap();
+        let dir = std::env::temp_dir();
+        let mut files = Vec::new();
+        for (n, direct_io) in [DirectIo::Never, DirectIo::Always, DirectIo::Auto].into_iter().enumerate() {
+            let path = dir.join(format!("rasdf-direct-io-{}-{n}.asdf", std::process::id()));
+            doc.write_to_path(&path, &WriteOptions { direct_io, ..WriteOptions::default() }).unwrap();
+            files.push(std::fs::read(&path).unwrap());
+            std::fs::remove_file(&path).unwrap();
+        }
+        assert!(files[0] == files[1] && files[0] == files[2]);
+        assert_eq!(WriteOptions::default().direct_io, DirectIo::Auto);
     }
 
     /// A buffer larger than memory is an error that says how much was asked, not an

@@ -79,9 +79,10 @@ impl Naming {
 
     /// Whether `file` is named as block file of `main` in this naming.
     fn numbers(self, main: &Path, file: &Path) -> bool {
-        use std::os::unix::ffi::OsStrExt;
         let (Some(stem), Some(name)) = (main.file_stem(), file.file_name()) else { return false };
-        let rest = name.as_bytes().strip_prefix(stem.as_bytes()).unwrap_or_default();
+        // (The OS's own encoding of both, the bytes on Unix: only the ASCII after the
+        // stem is looked at.)
+        let rest = name.as_encoded_bytes().strip_prefix(stem.as_encoded_bytes()).unwrap_or_default();
         let rest = match self {
             Naming::Reference => rest,
             Naming::Alternate => rest.strip_prefix(b"-").unwrap_or_default(),

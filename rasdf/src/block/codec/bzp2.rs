@@ -19,11 +19,14 @@ pub(super) fn bunzip_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E
     sink: &mut F,
 ) -> Result<(), E> {
     let codec = Compression::Bzp2;
+    #[cfg(feature = "parallel-bzip2")]
     let mut skip = match super::bzp2_parallel_decode::pieces(input, data_size, &mut |piece: &[u8]| sink(piece))? {
         super::bzp2_parallel_decode::Streamed::Done => return Ok(()),
         super::bzp2_parallel_decode::Streamed::Declined => 0,
         super::bzp2_parallel_decode::Streamed::FailedAfter(handed) => handed,
     };
+    #[cfg(not(feature = "parallel-bzip2"))]
+    let mut skip = 0u64;
     let mut d = bzip2::Decompress::new(false);
     let step = |i: &[u8], o: &mut [u8]| bunzip_step(&mut d, i, o);
     // One buffer goes round: taken by the decoder, given back once its bytes are sunk.
@@ -65,16 +68,19 @@ fn bunzip_step(d: &mut bzip2::Decompress, input: &[u8], out: &mut [u8]) -> Resul
 /// where [`super::bzp2_parallel_decode`] takes the stream, else (or should it fail)
 /// serially, which gives the verdict.
 pub(super) fn bunzip(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
-    let mut at = 0;
-    let parallel = super::bzp2_parallel_decode::pieces(input, out.len() as u64, &mut |piece: &[u8]| {
-        // The parallel path never hands on more than `out` holds.
-        let to = out.get_mut(at..at + piece.len()).ok_or(())?;
-        to.copy_from_slice(piece);
-        at += piece.len();
-        Ok::<(), ()>(())
-    });
-    if parallel == Ok(super::bzp2_parallel_decode::Streamed::Done) {
-        return Ok(());
+    #[cfg(feature = "parallel-bzip2")]
+    {
+        let mut at = 0;
+        let parallel = super::bzp2_parallel_decode::pieces(input, out.len() as u64, &mut |piece: &[u8]| {
+            // The parallel path never hands on more than `out` holds.
+            let to = out.get_mut(at..at + piece.len()).ok_or(())?;
+            to.copy_from_slice(piece);
+            at += piece.len();
+            Ok::<(), ()>(())
+        });
+        if parallel == Ok(super::bzp2_parallel_decode::Streamed::Done) {
+            return Ok(());
+        }
     }
     let mut d = bzip2::Decompress::new(false);
     let step = |i: &[u8], o: &mut [u8]| bunzip_step(&mut d, i, o);
@@ -85,7 +91,7 @@ pub(super) fn bunzip(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
 /// ([`super::bzp2_parallel_encode`]) where that path takes the data, else serially.
 pub(super) fn encode(data: &[u8]) -> Result<Vec<u8>, BlockError> {
     let codec = Compression::Bzp2;
-    if let Some(stream) = super::bzp2_parallel_encode::compress(data, 9) {
+    if let Some(stream) = crate::block::pbzip::compress(data, 9) {
         return Ok(stream);
     }
     let mut e = bzip2::write::BzEncoder::new(Vec::with_capacity(data.len() / 2), bzip2::Compression::new(9));
@@ -96,7 +102,7 @@ fn io_corrupt(codec: Compression, e: std::io::Error) -> BlockError {
     BlockError::Corrupt { codec, message: e.to_string() }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "parallel-bzip2"))]
 mod tests {
     use super::super::tests::joined;
     use super::super::{decode, decode_pieces};

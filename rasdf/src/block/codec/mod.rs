@@ -26,9 +26,15 @@
 #[cfg(feature = "extra-codecs")]
 mod blosc;
 mod bzp2;
+// bzp2 a bzip2 block per thread (feature `parallel-bzip2`), or serially.
+#[cfg(feature = "parallel-bzip2")]
 mod bzp2_bits;
+#[cfg(feature = "parallel-bzip2")]
 mod bzp2_parallel_decode;
+#[cfg(feature = "parallel-bzip2")]
 pub(crate) mod bzp2_parallel_encode;
+#[cfg(not(feature = "parallel-bzip2"))]
+pub(crate) mod bzp2_serial_encode;
 mod lz4;
 pub(crate) mod lz4_encode;
 #[cfg(feature = "extra-codecs")]
@@ -243,6 +249,11 @@ pub fn decode_releasing(
         release(0..stored.len());
         return Ok(out);
     }
+    // The releaser is a thread of its own, not a job on the rayon pool: it sleeps between
+    // releases for the whole decode, which may itself need every worker (bzp2 decodes a
+    // block per worker) and would wait forever behind it on a pool of one thread. It
+    // exists only when asked for: the caller passes `release` for a mapped file
+    // (`OpenOptions::memmap`) where pages can be given back (Linux, `linux-tuning`).
     let done = std::sync::atomic::AtomicBool::new(false);
     let decoded = std::thread::scope(|scope| {
         let releaser = scope.spawn(|| {
@@ -590,7 +601,7 @@ mod tests {
     }
 
     /// The pieces, joined, are the decoded block, and the verdicts on damaged streams are
-    /// those of `decode`: zlib inflated on its own thread (called directly, as blocks
+    /// those of `decode`: zlib inflated by a job on the pool (called directly, as blocks
     /// below `PIECES_ZLIB` take the whole path), lz4 of many records.
     #[test]
     fn pieces_are_the_decoded_bytes_in_order() {
@@ -599,20 +610,28 @@ mod tests {
             .collect();
         let n = data.len() as u64;
         let z = encode(Compression::Zlib, &data).unwrap();
-        let zlib = |stored: &[u8], size: u64| joined(|sink| zlib::inflate_pieces(stored, size, sink));
-        assert!(zlib(&z, n).unwrap() == data);
-        for (what, stored, size) in [
-            ("too long", z.clone(), n - 1),
-            ("too short", z.clone(), n + 1),
-            ("truncated", z[..z.len() / 2].to_vec(), n),
-            ("Adler-32 cut short", z[..z.len() - 2].to_vec(), n),
-            ("wrong Adler-32", [&z[..z.len() - 1], &[z[z.len() - 1] ^ 1]].concat(), n),
-        ] {
-            let whole = decode(Compression::Zlib, &stored, size).map(drop);
-            let pieces = zlib(&stored, size).map(drop);
-            assert!(whole.is_err() && pieces.is_err(), "{what}");
-            if size != n {
-                assert_eq!(pieces, whole, "{what}");
+        // On the default pool (the decoder a job on it), and on a pool of one thread that
+        // is the caller itself (no worker takes the job: the caller decodes).
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        for alone in [false, true] {
+            let zlib = |stored: &[u8], size: u64| {
+                let run = || joined(|sink| zlib::inflate_pieces(stored, size, sink));
+                if alone { one.install(run) } else { run() }
+            };
+            assert!(zlib(&z, n).unwrap() == data, "alone: {alone}");
+            for (what, stored, size) in [
+                ("too long", z.clone(), n - 1),
+                ("too short", z.clone(), n + 1),
+                ("truncated", z[..z.len() / 2].to_vec(), n),
+                ("Adler-32 cut short", z[..z.len() - 2].to_vec(), n),
+                ("wrong Adler-32", [&z[..z.len() - 1], &[z[z.len() - 1] ^ 1]].concat(), n),
+            ] {
+                let whole = decode(Compression::Zlib, &stored, size).map(drop);
+                let pieces = zlib(&stored, size).map(drop);
+                assert!(whole.is_err() && pieces.is_err(), "{what}, alone: {alone}");
+                if size != n {
+                    assert_eq!(pieces, whole, "{what}, alone: {alone}");
+                }
             }
         }
         // lz4 records of any size, as another writer may cut them.

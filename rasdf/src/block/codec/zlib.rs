@@ -1,5 +1,5 @@
 //! zlib: one RFC 1950 stream, inflated by libdeflate into the whole block at once, or
-//! piece by piece on a thread of its own when the block is large; written on several
+//! piece by piece by a job on the rayon pool when the block is large; written on several
 //! threads by [`super::zlib_parallel`].
 
 use super::{Compression, PIECE, decode, drive, drive_into};
@@ -27,24 +27,42 @@ fn plain_zlib_body(input: &[u8]) -> Option<&[u8]> {
     }
 }
 
-/// [`decode_pieces`](super::decode_pieces) of a zlib stream: inflated on a thread of its
-/// own into [`PIECE`]-byte buffers that go round, its Adler-32 and `sink` on this one.
+/// [`decode_pieces`](super::decode_pieces) of a zlib stream: inflated by a job on the
+/// rayon pool into [`PIECE`]-byte buffers that go round, its Adler-32 and `sink` on this
+/// thread, so that the two overlap. Should no worker take the job by the time the first
+/// piece is wanted (the pool busy, or this thread its only worker), this thread inflates
+/// and sinks in turn itself, and the job, when it runs, finds nothing to do: the
+/// calling thread never waits for a job that has not started.
 pub(super) fn inflate_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> + ?Sized>(
     input: &[u8],
     data_size: u64,
     sink: &mut F,
 ) -> Result<(), E> {
+    use std::sync::atomic::{AtomicBool, Ordering};
     /// Buffers going round: the decoder can run this far ahead of the sink.
     const SLOTS: usize = 4;
+    /// How long the first piece is waited for before this thread takes the decoding.
+    const START_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
     let codec = Compression::Zlib;
     let Some(deflate) = plain_zlib_body(input) else {
         return sink(&decode(codec, input, data_size)?);
     };
     let corrupt = |message: &str| BlockError::Corrupt { codec, message: message.into() };
-    std::thread::scope(|scope| {
+    // Whoever sets it first decodes: the job, or this thread.
+    let claimed = AtomicBool::new(false);
+    let outcome = std::sync::Mutex::new(None::<Result<usize, BlockError>>);
+    let mut adler = 1u32;
+    let mut result: Result<(), E> = Ok(());
+    // What this thread decoded itself, if it took the decoding.
+    let mut here = None;
+    rayon::in_place_scope(|scope| {
         let (full, filled) = std::sync::mpsc::sync_channel::<(Vec<u8>, usize)>(SLOTS);
         let (free, freed) = std::sync::mpsc::channel::<Vec<u8>>();
-        let decoder = scope.spawn(move || {
+        let (claimed, outcome) = (&claimed, &outcome);
+        scope.spawn(move |_| {
+            if claimed.swap(true, Ordering::AcqRel) {
+                return;
+            }
             let mut d = flate2::Decompress::new(false);
             let mut fresh = SLOTS;
             let window = || match freed.try_recv() {
@@ -57,13 +75,22 @@ pub(super) fn inflate_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), 
                 Err(_) => freed.recv().map_err(|_| corrupt("decoding stopped")),
             };
             let finished = |buf, n| full.send((buf, n)).map_err(|_| corrupt("decoding stopped"));
-            drive(codec, deflate, data_size, |i, o| inflate_step(&mut d, i, o), window, finished)
+            let consumed = drive(codec, deflate, data_size, |i, o| inflate_step(&mut d, i, o), window, finished);
+            *outcome.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(consumed);
         });
+        let mut first = match filled.recv_timeout(START_WAIT) {
+            Ok(piece) => Some(piece),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if !claimed.swap(true, Ordering::AcqRel) => {
+                // Now, while the job waits in the queue (it then finds nothing to do).
+                here = Some(inflate_pieces_here(deflate, data_size, &mut adler, sink));
+                return;
+            }
+            // The job has started (or ended): its pieces come through the channel.
+            Err(_) => None,
+        };
         let mut free = Some(free);
-        let mut adler = 1u32;
-        let mut result = Ok(());
         // Ends when the decoder is done (its sender dropped), whatever the sink did.
-        for (buf, n) in filled {
+        while let Some((buf, n)) = first.take().or_else(|| filled.recv().ok()) {
             if result.is_ok() {
                 adler = zlib_rs::adler32::adler32(adler, &buf[..n]);
                 result = sink(&buf[..n]);
@@ -75,17 +102,50 @@ pub(super) fn inflate_pieces<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), 
                 let _ = f.send(buf);
             }
         }
-        drop(free);
-        let consumed = decoder.join().map_err(|_| corrupt("the decoding thread failed"))?;
+    });
+    let consumed = if let Some(decoded) = here {
+        decoded?
+    } else {
+        let decoded = outcome.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
         result?;
-        let consumed = consumed?;
-        let trailer =
-            deflate.get(consumed..consumed + 4).ok_or_else(|| corrupt("incomplete stream: no Adler-32 at its end"))?;
-        if trailer != adler.to_be_bytes() {
-            return Err(corrupt("incorrect data check (Adler-32)").into());
+        decoded.ok_or_else(|| corrupt("the decoding job failed"))??
+    };
+    let trailer =
+        deflate.get(consumed..consumed + 4).ok_or_else(|| corrupt("incomplete stream: no Adler-32 at its end"))?;
+    if trailer != adler.to_be_bytes() {
+        return Err(corrupt("incorrect data check (Adler-32)").into());
+    }
+    Ok(())
+}
+
+/// [`inflate_pieces`] on this thread alone: a piece inflated, then sunk, in turn, one
+/// buffer going round. Returns the deflate bytes consumed.
+fn inflate_pieces_here<E: From<BlockError>, F: FnMut(&[u8]) -> Result<(), E> + ?Sized>(
+    deflate: &[u8],
+    data_size: u64,
+    adler: &mut u32,
+    sink: &mut F,
+) -> Result<usize, E> {
+    let codec = Compression::Zlib;
+    let mut d = flate2::Decompress::new(false);
+    let spare = std::cell::Cell::new(Some(vec![0u8; PIECE]));
+    let window = || spare.take().ok_or_else(|| BlockError::Corrupt { codec, message: "no room to decode into".into() });
+    // The sink's error stays here; the decoder is told only to stop.
+    let mut stopped = None;
+    let finished = |buf: Vec<u8>, n: usize| {
+        *adler = zlib_rs::adler32::adler32(*adler, &buf[..n]);
+        if let Err(e) = sink(&buf[..n]) {
+            stopped = Some(e);
+            return Err(BlockError::Corrupt { codec, message: "decoding stopped".into() });
         }
+        spare.set(Some(buf));
         Ok(())
-    })
+    };
+    let decoded = drive(codec, deflate, data_size, |i, o| inflate_step(&mut d, i, o), window, finished);
+    match stopped {
+        Some(e) => Err(e),
+        None => decoded.map_err(E::from),
+    }
 }
 
 /// One step of a zlib (or raw deflate) decoder, as [`drive`] takes it.

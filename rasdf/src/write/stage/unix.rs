@@ -536,9 +536,10 @@ fn remove_if_stale(dir: &File, name: &CStr) {
     }
     // SAFETY: fstatat succeeded and filled `st`.
     let st = unsafe { st.assume_init() };
-    if st.st_ino != std::os::unix::fs::MetadataExt::ino(&meta)
-        || st.st_dev != std::os::unix::fs::MetadataExt::dev(&meta)
-    {
+    // `dev_t` is `i32` on macOS, `u64` on Linux: widened as std's `MetadataExt::dev` does.
+    #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
+    let st_dev = st.st_dev as u64;
+    if st.st_ino != std::os::unix::fs::MetadataExt::ino(&meta) || st_dev != std::os::unix::fs::MetadataExt::dev(&meta) {
         return;
     }
     // SAFETY: `name` is NUL-terminated; `dir` is an open directory.

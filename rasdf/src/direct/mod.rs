@@ -12,14 +12,30 @@
 //! page cache: the result is the same file either way. The writes happen on a thread of
 //! their own, so that the caller hashes and compresses the next piece meanwhile (a
 //! direct write of 8 MiB blocks for 5 ms on the machine measured).
+//!
+//! That thread is a thread of its own, not a job on the rayon pool: it blocks in the
+//! disk's writes for the whole of a file's write, which would take a worker from the
+//! compressors (and, with a pool of one thread, wait for work queued behind the write
+//! that feeds it). It exists only where direct I/O is used: a write's
+//! [`WriteOptions::direct_io`](crate::write::WriteOptions::direct_io) asks for it
+//! ([`DirectIo::Auto`](crate::write::DirectIo::Auto) for large files, the default), and
+//! only Linux with the feature `linux-tuning` has it (`linux.rs`); elsewhere
+//! [`DirectWriter::new`] gives `None` (`portable.rs`) and the file is written through
+//! the page cache by the calling thread.
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-#[cfg(target_os = "linux")]
-use std::os::unix::fs::FileExt;
+#[cfg(all(target_os = "linux", feature = "linux-tuning"))]
+mod linux;
+#[cfg(all(target_os = "linux", feature = "linux-tuning"))]
+use linux::{open_direct, write_at};
+#[cfg(not(all(target_os = "linux", feature = "linux-tuning")))]
+mod portable;
+#[cfg(not(all(target_os = "linux", feature = "linux-tuning")))]
+use portable::{open_direct, write_at};
 
 /// Alignment of direct writes: offsets, lengths and the memory written from.
 const ALIGN: usize = 4096;
@@ -90,7 +106,8 @@ pub struct DirectWriter {
 
 impl DirectWriter {
     /// A writer at offset 0 of `file` (empty, just created), or `None` where this
-    /// platform or filesystem has no direct I/O (or no thread can be started).
+    /// platform or filesystem has no direct I/O (only Linux has it, with the feature
+    /// `linux-tuning`), or no thread can be started.
     pub fn new(file: &File) -> Option<Self> {
         let direct = open_direct(file)?;
         let buffered = file.try_clone().ok()?;
@@ -316,35 +333,6 @@ impl Seek for DirectWriter {
 }
 
 const EINVAL: i32 = 22;
-
-#[cfg(target_os = "linux")]
-fn open_direct(file: &File) -> Option<File> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    // A second open file description of the same file, so that the first keeps its
-    // ordinary (buffered) writes.
-    std::fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(format!("/proc/self/fd/{}", file.as_raw_fd()))
-        .ok()
-}
-
-#[cfg(not(target_os = "linux"))]
-fn open_direct(_file: &File) -> Option<File> {
-    None
-}
-
-#[cfg(target_os = "linux")]
-fn write_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
-    file.write_all_at(buf, offset)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn write_at(mut file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
-    file.seek(SeekFrom::Start(offset))?;
-    file.write_all(buf)
-}
 
 #[cfg(test)]
 mod tests {
