@@ -79,7 +79,7 @@ struct RemoteArgs {
 impl RemoteArgs {
     /// The library's options: the environment's S3 settings and this timeout.
     fn options(&self) -> rasdf::remote::RemoteOptions {
-        let options = crate::remote::options_from_env();
+        let options = rasdf::remote::RemoteOptions::from_env();
         match self.timeout {
             Some(t) => options.timeout(t),
             None => options,
@@ -376,7 +376,7 @@ fn open(file: &std::path::Path, options: &OpenOptions) -> Result<AsdfFile, u8> {
     if !crate::remote::is_url(file) {
         readable(file)?;
     }
-    crate::remote::open(file, options).map_err(|e| {
+    options.open_any(file).map_err(|e| {
         say(&e);
         match e.kind() {
             _ if crate::remote::failed_while_read(&e) => Outcome::Failed.code(),
@@ -442,12 +442,13 @@ fn run_command(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8>
         Command::Info { file, max_rows, max_cols, show_values: _, no_show_values, show_blocks, stats, json } => {
             let f = open(&file, &options)?;
             let options =
-                crate::info::InfoOptions { max_rows, max_cols, show_values: !no_show_values, show_blocks, stats };
-            let outcome = match json {
-                true => crate::info::report_json(&f, &options, out),
-                false => crate::info::report(&f, &options, out),
+                rasdf_info::InfoOptions { max_rows, max_cols, show_values: !no_show_values, show_blocks, stats };
+            let all_read = match json {
+                true => rasdf_info::report_json(&f, &options, out),
+                false => rasdf_info::report(&f, &options, out),
             };
-            let outcome = outcome.map_err(io);
+            // An array whose statistics could not be read fails the command.
+            let outcome = all_read.map(|read| if read { Outcome::Ok } else { Outcome::Failed }).map_err(io);
             release(f);
             outcome
         }
@@ -600,7 +601,7 @@ fn run_command(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8>
         Command::ToYaml { file, output } => {
             let f = open(&file, &options)?;
             // A URL's YAML goes to the current folder, named after the URL's last part.
-            let output = output.unwrap_or_else(|| match file.to_str().filter(|_| crate::remote::is_url(&file)) {
+            let output = output.unwrap_or_else(|| match rasdf::file::url_of(&file) {
                 Some(url) => PathBuf::from(crate::remote::file_name_of_url(url)).with_extension("yaml"),
                 None => file.with_extension("yaml"),
             });

@@ -51,7 +51,7 @@ pub fn run_with_schemas(
     let name = crate::remote::shown(path);
     let mut r = Report::new(json, &name);
     r.progress = progress.cloned();
-    let file = match crate::remote::open(path, options) {
+    let file = match options.open_any(path) {
         Ok(f) => f,
         // A remote file that changed while it was read or a server that stopped
         // answering: not opened, a failure (neither damage nor a wrong name).

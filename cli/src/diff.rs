@@ -16,7 +16,7 @@ use rasdf::ndarray::datatype::decode_element;
 use rasdf::ndarray::{Datatype, Element, NdArray};
 use rasdf::tree::{NodeId, NodeRef, Value, escape_step, unescape_step};
 
-use crate::pyrepr::{self, Kind};
+use rasdf_info::pyrepr::{self, Kind};
 
 /// How values are compared.
 #[derive(Debug, Clone, Default)]

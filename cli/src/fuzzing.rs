@@ -27,15 +27,15 @@ pub fn open_all(data: &[u8]) {
     let Some(f) = rasdf::fuzzing::open_all(data) else { return };
     let mut sink = Vec::new();
     // Every line, and a drawing cut in both directions with the block tables.
-    let all = crate::info::InfoOptions::default();
-    let _ = crate::info::report(&f, &all, &mut sink);
-    let cut = crate::info::InfoOptions {
+    let all = rasdf_info::InfoOptions::default();
+    let _ = rasdf_info::report(&f, &all, &mut sink);
+    let cut = rasdf_info::InfoOptions {
         max_rows: Some(data.len() % 40),
         max_cols: Some(data.len() % 50),
         show_blocks: true,
         ..Default::default()
     };
-    let _ = crate::info::report(&f, &cut, &mut sink);
+    let _ = rasdf_info::report(&f, &cut, &mut sink);
     let _ = crate::check::report(&f, "fuzz", &mut sink);
     let _ = crate::to_yaml::to_yaml(&f);
     // Read once, as the converters read (zlib blocks of any size piece by piece), every

@@ -8,11 +8,9 @@ pub mod edit;
 pub mod extract;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod info;
 pub mod outputs;
 pub mod preview;
 pub mod progress;
-mod pyrepr;
 pub mod remote;
 pub mod rewrite;
 pub mod search;

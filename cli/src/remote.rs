@@ -1,65 +1,23 @@
-//! Remote inputs (`http://`, `https://`, `s3://`) for the read-only commands: the
-//! library's [`rasdf::remote::RemoteOptions`] filled from the environment AWS's tools
-//! read, as the command line and the Python package use them.
+//! Remote inputs (`http://`, `https://`, `s3://`) for the read-only commands: how the
+//! command line shows them and names what it makes of them. Telling a URL from a path
+//! ([`rasdf::file::url_of`]), opening either ([`rasdf::OpenOptions::open_any`]) and the
+//! environment's S3 settings ([`rasdf::remote::RemoteOptions::from_env`]) are the
+//! library's.
 
 use std::path::Path;
 
-use rasdf::remote::{RemoteError, RemoteOptions, S3Credentials, S3Options};
-use rasdf::{AsdfFile, OpenOptions};
+use rasdf::remote::RemoteError;
 
-/// [`RemoteOptions`] from the environment: `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`
-/// (another S3 endpoint), `AWS_REGION` or `AWS_DEFAULT_REGION`, `AWS_ACCESS_KEY_ID` with
-/// `AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`); requests are unsigned (public
-/// buckets) without a key, or when `AWS_NO_SIGN_REQUEST` is `true`.
-pub fn options_from_env() -> RemoteOptions {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let unsigned = var("AWS_NO_SIGN_REQUEST").is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
-    let credentials = match (var("AWS_ACCESS_KEY_ID"), var("AWS_SECRET_ACCESS_KEY")) {
-        (Some(key_id), Some(secret)) if !unsigned => {
-            Some(S3Credentials { key_id, secret, session_token: var("AWS_SESSION_TOKEN") })
-        }
-        _ => None,
-    };
-    RemoteOptions {
-        s3: S3Options {
-            endpoint: var("AWS_ENDPOINT_URL_S3").or_else(|| var("AWS_ENDPOINT_URL")),
-            region: var("AWS_REGION").or_else(|| var("AWS_DEFAULT_REGION")),
-            credentials,
-        },
-        ..RemoteOptions::default()
-    }
-}
-
-/// Whether `input` names a URL, not a local path: `SCHEME://...` with a scheme of two
-/// characters or more (`C://x` is a Windows path). A remote file (`http://`, `https://`,
-/// `s3://`), or a URL rasdf refuses as one (`ftp://`), never looked for on disk.
+/// Whether `input` names a URL, not a local path ([`rasdf::file::url_of`]): a remote
+/// file, or a URL rasdf refuses as one (`ftp://`), never looked for on disk.
 pub fn is_url(input: &Path) -> bool {
-    input.to_str().is_some_and(|s| {
-        rasdf::remote::is_url(s)
-            || s.split_once("://").is_some_and(|(scheme, _)| {
-                scheme.len() >= 2
-                    && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-                    && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-            })
-    })
-}
-
-/// Opens `input`: a URL through [`OpenOptions::open_url`] (which refuses other
-/// schemes than http, https and s3), else a local path.
-///
-/// # Errors
-/// As [`OpenOptions::open_url`] or [`OpenOptions::open`].
-pub fn open(input: &Path, options: &OpenOptions) -> rasdf::Result<AsdfFile> {
-    match input.to_str().filter(|_| is_url(input)) {
-        Some(url) => options.open_url(url),
-        None => options.open(input),
-    }
+    rasdf::file::url_of(input).is_some()
 }
 
 /// `input` as it may be printed: a URL without its password, token or signature
 /// ([`rasdf::remote::redact_url`]), a path as it is.
 pub fn shown(input: &Path) -> String {
-    match input.to_str().filter(|_| is_url(input)) {
+    match rasdf::file::url_of(input) {
         Some(url) => rasdf::remote::redact_url(url),
         None => input.display().to_string(),
     }

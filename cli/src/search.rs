@@ -21,9 +21,9 @@ use std::io::{self, Write};
 use regex::Regex;
 
 use crate::Outcome;
-use crate::pyrepr::{self, Kind};
 use rasdf::AsdfFile;
 use rasdf::tree::{NodeRef, Value, escape_step};
+use rasdf_info::pyrepr::{self, Kind};
 
 /// What to search for; `None` matches anything.
 #[derive(Debug, Default)]
@@ -266,10 +266,10 @@ pub fn report(file: &AsdfFile, found: &[Found<'_>], json: bool, out: &mut impl W
                 if let Some(m) = v.as_object_mut() {
                     match pyrepr::kind(f.node) {
                         Kind::Array => {
-                            m.insert("array".into(), crate::info::json_array(file, f.node));
+                            m.insert("array".into(), rasdf_info::json_array(file, f.node));
                         }
                         Kind::Leaf if !matches!(f.node.value(), Value::Map(_) | Value::Seq(_)) => {
-                            m.insert("value".into(), crate::info::json_value(file, f.node));
+                            m.insert("value".into(), rasdf_info::json_value(file, f.node));
                         }
                         _ => {}
                     }
@@ -283,7 +283,7 @@ pub fn report(file: &AsdfFile, found: &[Found<'_>], json: bool, out: &mut impl W
         for f in found {
             let ty = pyrepr::type_name(f.node);
             match pyrepr::kind(f.node) {
-                Kind::Array => writeln!(out, "{} ({ty}): {}", f.path, crate::info::array_text(file, f.node))?,
+                Kind::Array => writeln!(out, "{} ({ty}): {}", f.path, rasdf_info::array_text(file, f.node))?,
                 Kind::Dict | Kind::List => writeln!(out, "{} ({ty})", f.path)?,
                 Kind::Leaf => {
                     let s = pyrepr::str_of(file, f.node, 200);

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use rasdf::block::{BlockHeader, Compression};
 use rasdf::{AsdfFile, ErrorKind, Limits, OpenOptions};
-use rasdf_cli::info::{InfoOptions, report};
+use rasdf_info::{InfoOptions, report};
 
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("rasdf-hostile-{tag}-{}", std::process::id()));

@@ -249,7 +249,7 @@ impl File {
     ) -> PyResult<File> {
         crate::errors::guarded(py, || {
             let limits = limits_of(max_tree_bytes, max_nodes, max_block_bytes, max_array_elements, max_inline_bytes);
-            let mut remote = rasdf_cli::remote::options_from_env();
+            let mut remote = rasdf::remote::RemoteOptions::from_env();
             if let Some(t) = timeout {
                 // Seconds above 0 (as Python's socket timeouts; 0 and None mean other
                 // things there, so neither is taken as "no limit").
@@ -262,7 +262,7 @@ impl File {
             let options =
                 OpenOptions::new().verify_checksums(verify_checksums).limits(limits).remote(remote).memmap(memmap);
             // A path, or an http(s):// or s3:// URL.
-            let file = py.detach(|| rasdf_cli::remote::open(&path, &options)).map_err(|e| to_pyerr(py, e))?;
+            let file = py.detach(|| options.open_any(&path)).map_err(|e| to_pyerr(py, e))?;
             File::new(py, file)
         })
     }
@@ -558,7 +558,7 @@ impl File {
     fn array_text(&self, id: u32) -> PyResult<String> {
         let (file, _) = self.get()?;
         let node = node_of(&file, id)?;
-        Ok(rasdf_cli::info::array_text(&file, node))
+        Ok(rasdf_info::array_text(&file, node))
     }
 
     /// The text `rasdf info` prints (with `stats`, `rasdf info --stats`).
@@ -574,11 +574,11 @@ impl File {
     ) -> PyResult<String> {
         crate::errors::guarded(py, || {
             let (file, _) = self.get()?;
-            let options = rasdf_cli::info::InfoOptions { max_rows, max_cols, show_values, show_blocks, stats };
+            let options = rasdf_info::InfoOptions { max_rows, max_cols, show_values, show_blocks, stats };
             let out = py
                 .detach(|| {
                     let mut out = Vec::new();
-                    rasdf_cli::info::report(&file, &options, &mut out).map(|_| out)
+                    rasdf_info::report(&file, &options, &mut out).map(|_| out)
                 })
                 .map_err(|e| PyOSError::new_err(e.to_string()))?;
             Ok(String::from_utf8_lossy(&out).into_owned())

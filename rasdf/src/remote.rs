@@ -44,8 +44,8 @@
 //!
 //! S3 requests are signed (AWS Signature V4, as query parameters) when credentials are
 //! given, and sent unsigned otherwise (public buckets). The library reads no environment
-//! variables: the command line and the Python package fill [`S3Options`] from the usual
-//! `AWS_*` ones.
+//! variables unless asked: [`RemoteOptions::from_env`] fills [`S3Options`] from the usual
+//! `AWS_*` ones (the command line and the Python package call it).
 //!
 //! The HTTP client is `ureq` (blocking, rustls): a few dozen small crates, against the
 //! hundred and seventy of an async object-store client and its runtime; S3 signing is
@@ -86,6 +86,38 @@ impl RemoteOptions {
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
+    }
+
+    /// The default options with [`S3Options`] from the environment AWS's tools read:
+    /// `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL` (another S3 endpoint), `AWS_REGION` or
+    /// `AWS_DEFAULT_REGION`, `AWS_ACCESS_KEY_ID` with `AWS_SECRET_ACCESS_KEY` (and
+    /// `AWS_SESSION_TOKEN`); requests are unsigned (public buckets) without a key, or
+    /// when `AWS_NO_SIGN_REQUEST` is `true` (or `1`). An empty variable is an unset one.
+    ///
+    /// The library reads the environment only when this is called: the command line and
+    /// the Python package call it.
+    pub fn from_env() -> Self {
+        Self::from_vars(|k| std::env::var(k).ok())
+    }
+
+    /// [`RemoteOptions::from_env`] with `var` for the environment.
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
+        let var = |k: &str| var(k).filter(|v| !v.is_empty());
+        let unsigned = var("AWS_NO_SIGN_REQUEST").is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+        let credentials = match (var("AWS_ACCESS_KEY_ID"), var("AWS_SECRET_ACCESS_KEY")) {
+            (Some(key_id), Some(secret)) if !unsigned => {
+                Some(S3Credentials { key_id, secret, session_token: var("AWS_SESSION_TOKEN") })
+            }
+            _ => None,
+        };
+        RemoteOptions {
+            s3: S3Options {
+                endpoint: var("AWS_ENDPOINT_URL_S3").or_else(|| var("AWS_ENDPOINT_URL")),
+                region: var("AWS_REGION").or_else(|| var("AWS_DEFAULT_REGION")),
+                credentials,
+            },
+            ..RemoteOptions::default()
+        }
     }
 }
 
@@ -371,7 +403,8 @@ fn secrets_of(url: &str) -> Vec<String> {
     out
 }
 
-/// Whether `s` names a remote object (`http://`, `https://`, `s3://`).
+/// Whether `s` names a remote object (`http://`, `https://`, `s3://`). A URL of another
+/// scheme is not one, but is no local path either: see [`crate::file::url_of`].
 pub fn is_url(s: &str) -> bool {
     let lower = s.get(..8).unwrap_or(s).to_ascii_lowercase();
     lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("s3://")
@@ -1191,6 +1224,45 @@ mod tests {
         for out in ["/e/f.asdf", "/d/../f.asdf", "/d/%2e%2e/f.asdf", "/d/a%2Ff", "/d/a%5Cf", "/d"] {
             assert!(!inside(out, "/d/"), "{out}");
         }
+    }
+
+    #[test]
+    fn options_from_the_environment() {
+        let env = |pairs: &[(&str, &str)]| {
+            RemoteOptions::from_vars(|k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_string()))
+        };
+        let o = env(&[]);
+        assert!(o.s3.endpoint.is_none() && o.s3.region.is_none() && o.s3.credentials.is_none());
+        assert_eq!(o.timeout, RemoteOptions::default().timeout);
+        let o = env(&[
+            ("AWS_ENDPOINT_URL", "http://a:9000"),
+            ("AWS_ENDPOINT_URL_S3", "http://s3:9000"),
+            ("AWS_DEFAULT_REGION", "eu-west-1"),
+            ("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"),
+            ("AWS_SECRET_ACCESS_KEY", "secret"),
+            ("AWS_SESSION_TOKEN", ""),
+        ]);
+        assert_eq!(o.s3.endpoint.as_deref(), Some("http://s3:9000"));
+        assert_eq!(o.s3.region.as_deref(), Some("eu-west-1"));
+        let c = o.s3.credentials.expect("credentials");
+        assert_eq!((c.key_id.as_str(), c.secret.as_str(), c.session_token), ("AKIDEXAMPLE", "secret", None));
+        let o = env(&[
+            ("AWS_ENDPOINT_URL", "http://a:9000"),
+            ("AWS_REGION", "us-west-2"),
+            ("AWS_DEFAULT_REGION", "eu-west-1"),
+            ("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"),
+            ("AWS_SECRET_ACCESS_KEY", "secret"),
+            ("AWS_SESSION_TOKEN", "token"),
+        ]);
+        assert_eq!((o.s3.endpoint.as_deref(), o.s3.region.as_deref()), (Some("http://a:9000"), Some("us-west-2")));
+        assert_eq!(o.s3.credentials.and_then(|c| c.session_token).as_deref(), Some("token"));
+        for no in ["true", "TRUE", "1"] {
+            let o = env(&[("AWS_ACCESS_KEY_ID", "k"), ("AWS_SECRET_ACCESS_KEY", "s"), ("AWS_NO_SIGN_REQUEST", no)]);
+            assert!(o.s3.credentials.is_none(), "{no}");
+        }
+        let signed = env(&[("AWS_ACCESS_KEY_ID", "k"), ("AWS_SECRET_ACCESS_KEY", "s"), ("AWS_NO_SIGN_REQUEST", "no")]);
+        assert!(signed.s3.credentials.is_some());
+        assert!(env(&[("AWS_ACCESS_KEY_ID", "k")]).s3.credentials.is_none(), "a key without its secret");
     }
 
     #[test]

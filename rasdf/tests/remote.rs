@@ -260,6 +260,23 @@ fn servers_that_fail_or_lie() {
     assert_io_kind(options.open_url("ftp://x/y"), std::io::ErrorKind::InvalidInput);
 }
 
+/// `open_any` opens a URL as `open_url` does and a path as `open` does; a URL of another
+/// scheme is refused as a URL, never looked for on disk, its credentials not shown.
+#[test]
+fn open_any_tells_urls_from_paths() {
+    let root = testdata();
+    let s = RangeServer::start(&root, ServerOptions::default());
+    let options = OpenOptions::new().remote(quick());
+    let url = s.url("example.asdf");
+    let remote = options.open_any(&url).unwrap();
+    let local = options.open_any(root.join("example.asdf")).unwrap();
+    assert!(remote.is_remote() && !local.is_remote());
+    assert_eq!(remote.array::<f32>("sci/data").unwrap(), local.array::<f32>("sci/data").unwrap());
+    let msg = assert_io_kind(options.open_any("ftp://user:secret@x/y"), std::io::ErrorKind::InvalidInput);
+    assert!(msg.contains("ftp://user:***@x/y") && !msg.contains("secret"), "{msg}");
+    assert_io_kind(options.open_any(root.join("nothing.asdf")), std::io::ErrorKind::NotFound);
+}
+
 #[test]
 fn a_block_whose_fetch_fails_is_an_error_of_that_block_only() {
     let dir = tempdir("midway");

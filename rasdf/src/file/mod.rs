@@ -207,6 +207,39 @@ impl OpenOptions {
         self.open_ranged(Arc::new(source), ends, path.to_path_buf()).map_err(in_file)
     }
 
+    /// Opens `path_or_url`: a URL ([`url_of`]: `http://`, `https://`, `s3://`, or any
+    /// other `SCHEME://...`) as `OpenOptions::open_url` (feature `remote`) opens it,
+    /// anything else as the path of a local file ([`OpenOptions::open`]). A URL is never
+    /// looked for on disk.
+    ///
+    /// ```
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
+    /// let file = rasdf::OpenOptions::new().open_any(path)?;
+    /// # assert!(!file.is_remote());
+    /// # Ok::<(), rasdf::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As `OpenOptions::open_url` (a URL of another scheme is an `InvalidInput` I/O
+    /// error) or [`OpenOptions::open`]. Without the feature `remote`, a URL is an
+    /// `Unsupported` I/O error.
+    pub fn open_any(&self, path_or_url: impl AsRef<Path>) -> Result<AsdfFile> {
+        let path_or_url = path_or_url.as_ref();
+        match url_of(path_or_url) {
+            #[cfg(feature = "remote")]
+            Some(url) => self.open_url(url),
+            #[cfg(not(feature = "remote"))]
+            Some(url) => {
+                // Only the scheme is shown: the rest may hold credentials, and the
+                // redaction of URLs is the feature's.
+                let scheme = url.split_once("://").map_or("", |(s, _)| s);
+                let message = format!("{scheme}://...: this rasdf reads no URLs (built without its feature `remote`)");
+                Err(Error::from(std::io::Error::new(std::io::ErrorKind::Unsupported, message)))
+            }
+            None => self.open(path_or_url),
+        }
+    }
+
     /// Reads a file from bytes in memory (an ASDF file, or a FITS file holding one).
     ///
     /// # Errors
@@ -219,6 +252,30 @@ impl OpenOptions {
         }
         AsdfFile::from_parts(FileBytes::Read(bytes), None, self.clone())
     }
+}
+
+/// `path_or_url` as a URL, when it is one rather than a local path: `SCHEME://...` with a
+/// scheme of two characters or more (`C://x` is a Windows path), whether rasdf reads that
+/// scheme (`http`, `https`, `s3`: see `OpenOptions::open_url`) or not (`ftp`). What
+/// [`OpenOptions::open_any`] opens as a URL.
+///
+/// ```
+/// use std::path::Path;
+/// assert_eq!(rasdf::file::url_of(Path::new("s3://bucket/x.asdf")), Some("s3://bucket/x.asdf"));
+/// assert_eq!(rasdf::file::url_of(Path::new("ftp://host/x.asdf")), Some("ftp://host/x.asdf"));
+/// assert_eq!(rasdf::file::url_of(Path::new("HTTPS://host/x")), Some("HTTPS://host/x"));
+/// for path in ["C://x/y.asdf", "1a://x", "data/x.asdf", "/tmp/u:secret@h"] {
+///     assert_eq!(rasdf::file::url_of(Path::new(path)), None);
+/// }
+/// ```
+pub fn url_of(path_or_url: &Path) -> Option<&str> {
+    path_or_url.to_str().filter(|s| {
+        s.split_once("://").is_some_and(|(scheme, _)| {
+            scheme.len() >= 2
+                && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        })
+    })
 }
 
 /// An open ASDF file: its header, tree and block headers read, its block data read on

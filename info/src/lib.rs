@@ -1,21 +1,42 @@
-//! `rasdf info FILE`: the tree as `asdftool info` draws it, arrays with shape, datatype
-//! and storage; with `--stats`, min, max, mean and NaN count of every array.
+//! The text `rasdf info FILE` prints, used by the command line (`rasdf-cli`) and the
+//! Python package (`File.info`): the tree as `asdftool info` draws it, arrays with shape,
+//! datatype and storage; with `stats`, min, max, mean and NaN count of every array; with
+//! `show_blocks`, the block headers as `asdftool info --show-blocks` draws them. With
+//! the feature `json`, the same as one JSON document (`report_json`). [`pyrepr`]:
+//! Python's `str()` and `repr()` of the objects the reference makes of tree nodes.
 //!
 //! The drawing follows the reference's renderer (`asdf._display`): nodes are laid out
 //! breadth first, so a container met again (an alias) is shown where it is shallowest
-//! and marked `(recursive reference)` elsewhere; `--max-rows` keeps the shallowest
-//! nodes, ending a cut list with `N not shown` and a node whose children are all hidden
-//! with `...`; `--max-cols` cuts a line to end in ` (truncated)`; values are shown as
-//! Python's `str()` shows them, except empty and multi-line strings, which are not
-//! shown. Where the reference shows an array as its `shape` and `dtype` children, rasdf
-//! shows one line: `shape=(64, 64), dtype=float32, block 0 (zlib)`.
+//! and marked `(recursive reference)` elsewhere; `max_rows` keeps the shallowest nodes,
+//! ending a cut list with `N not shown` and a node whose children are all hidden with
+//! `...`; `max_cols` cuts a line to end in ` (truncated)`; values are shown as Python's
+//! `str()` shows them, except empty and multi-line strings, which are not shown. Where
+//! the reference shows an array as its `shape` and `dtype` children, rasdf shows one
+//! line: `shape=(64, 64), dtype=float32, block 0 (zlib)`.
+//!
+//! The text is as the file holds it: escaping what a terminal would take for control
+//! sequences is the caller's (the command line's `terminal` module).
+//!
+//! ```
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
+//! let file = rasdf::AsdfFile::open(path)?;
+//! let mut out = Vec::new();
+//! let read = rasdf_info::report(&file, &rasdf_info::InfoOptions::default(), &mut out)?;
+//! assert!(read && String::from_utf8_lossy(&out).starts_with("root (AsdfObject)\n"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::io::{self, Write};
 
 use rayon::prelude::*;
 
-use super::Outcome;
-use super::pyrepr::{self, Kind};
+#[cfg(feature = "json")]
+mod json;
+pub mod pyrepr;
+
+#[cfg(feature = "json")]
+pub use json::{json_array, json_value, report_json};
+use pyrepr::Kind;
 use rasdf::AsdfFile;
 use rasdf::ndarray::stats::Stats;
 use rasdf::ndarray::{ArrayMeta, Dim, Source, Storage};
@@ -357,11 +378,14 @@ fn block_tables(file: &AsdfFile, out: &mut impl Write) -> io::Result<()> {
 /// for datatypes without statistics, or the error reading it.
 type ArrayStats = Result<Option<(Stats, u64, String)>, String>;
 
-/// Writes the tree of `file` to `out`.
+/// Writes the tree of `file` to `out` (and what else `options` asks for). Returns
+/// whether every array's statistics were read: `false` when one failed (its error is
+/// shown in its line; `rasdf info --stats` then exits 1), always `true` without
+/// `stats`.
 ///
 /// # Errors
 /// Only errors writing to `out`.
-pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> io::Result<Outcome> {
+pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> io::Result<bool> {
     let tree = file.tree();
     let mut hidden = true;
     if let Some(root) = tree.root().filter(|_| options.max_rows.is_none_or(|m| m >= 2)) {
@@ -383,7 +407,7 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
     if options.show_blocks {
         block_tables(file, out)?;
     }
-    let mut outcome = Outcome::Ok;
+    let mut all_read = true;
     if options.stats {
         writeln!(out, "Arrays:")?;
         let arrays = file.ndarray_nodes();
@@ -429,207 +453,12 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
                 Ok(None) => writeln!(out, "  {p}: no statistics for this datatype")?,
                 Err(e) => {
                     writeln!(out, "  {p}: error: {e}")?;
-                    outcome = Outcome::Failed;
+                    all_read = false;
                 }
             }
         }
     }
-    Ok(outcome)
-}
-
-/// JSON text of a float: a number when finite, else `"nan"`, `"inf"`, `"-inf"`.
-fn json_float(f: f64) -> serde_json::Value {
-    serde_json::Number::from_f64(f).map_or_else(|| pyrepr::float_repr(f).into(), serde_json::Value::Number)
-}
-
-/// What `info --json` shows of a scalar: JSON's own null, booleans, numbers and strings;
-/// anything else (big integers, bytes, dates, complex numbers) as Python's `str()`.
-pub(crate) fn json_value(file: &AsdfFile, node: NodeRef<'_>) -> serde_json::Value {
-    match node.value() {
-        Value::Null => serde_json::Value::Null,
-        Value::Bool(b) => (*b).into(),
-        Value::Int(i) => (*i).into(),
-        Value::Float(f) => json_float(*f),
-        Value::Str(s) if !node.is_asdf_tag("core/complex") => s.as_str().into(),
-        _ => pyrepr::str_of(file, node, pyrepr::REPR_MAX).into_owned().into(),
-    }
-}
-
-/// The array `info --json` shows: shape, datatype, byte order and storage, or the
-/// reason it is invalid.
-pub(crate) fn json_array(file: &AsdfFile, node: NodeRef<'_>) -> serde_json::Value {
-    use serde_json::json;
-    let meta = match ArrayMeta::parse(node) {
-        Ok(m) => m,
-        Err(e) => return json!({ "error": e.to_string() }),
-    };
-    let shape: Vec<serde_json::Value> = meta
-        .shape
-        .iter()
-        .map(|d| match d {
-            Dim::Fixed(v) => (*v).into(),
-            Dim::Stream => "*".into(),
-        })
-        .collect();
-    let mut a = json!({
-        "shape": shape, "datatype": meta.datatype.to_string(), "byteorder": meta.byteorder.name(),
-    });
-    let storage = match &meta.source {
-        Source::Inline => json!({ "storage": "inline" }),
-        Source::External(uri) => json!({ "storage": "external", "source": uri }),
-        Source::Fits(spec) => match file.fits().map(|f| f.resolve(spec)) {
-            Some(Ok(h)) => json!({ "storage": "fits", "source": format!("fits:{spec}"), "hdu": h.index }),
-            _ => json!({ "storage": "fits", "source": format!("fits:{spec}"), "error": "no such HDU" }),
-        },
-        Source::Block(i) => {
-            let n = if *i < 0 { file.blocks().len() as i64 + i } else { *i };
-            match usize::try_from(n).ok().and_then(|n| file.blocks().get(n).map(|b| (n, b))) {
-                Some((n, b)) => json!({
-                    "storage": "block", "block": n, "compression": b.compression.to_string(),
-                    "streamed": b.is_streamed(),
-                }),
-                None => json!({ "storage": "block", "block": i, "error": "no such block" }),
-            }
-        }
-    };
-    if let (Some(a), serde_json::Value::Object(s)) = (a.as_object_mut(), storage) {
-        a.extend(s);
-    }
-    a
-}
-
-/// Writes what `info` shows as one JSON document (`info --json`; `max_rows` and
-/// `max_cols` do not apply):
-///
-/// `{"asdf_version", "standard", "nodes": [{"path", "type", "tag" (or null), "value"
-/// (scalars, unless values are hidden), "len" (containers), "array": {"shape",
-/// "datatype", "byteorder", "storage" ("block", "inline", "external", "fits"), "block",
-/// "compression", "streamed", "source", "hdu"} (ndarrays)}, then {"path", "alias_of"} for each
-/// path that reaches a node listed before (an alias)],
-/// "blocks": [{"index", "offset", "flags", "compression", "streamed", "allocated_size",
-/// "used_size", "data_size", "checksum"}], "stats": [{"path", "datatype", "shape",
-/// "min", "max", "mean", "nan", "masked"} or {"path", "error"}] (with `stats`)}`.
-///
-/// Nodes come depth first in the tree's order; the keys of an ndarray, and of the
-/// objects the reference shows without children (`core/integer`, a set...), are not
-/// listed.
-///
-/// # Errors
-/// Only errors writing to `out`.
-pub fn report_json(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> io::Result<Outcome> {
-    use serde_json::json;
-    let h = file.header();
-    let mut nodes = Vec::new();
-    let mut first_path: std::collections::HashMap<NodeId, String> = std::collections::HashMap::new();
-    let mut inside_array: Option<String> = None;
-    let tree = file.tree();
-    tree.walk(|path, node| {
-        let path = path.to_string();
-        if let Some(a) = &inside_array {
-            if path.starts_with(a.as_str()) && path.as_bytes().get(a.len()) == Some(&b'/') {
-                return;
-            }
-            inside_array = None;
-        }
-        first_path.insert(node.id(), path.clone());
-        let kind = pyrepr::kind(node);
-        let mut n = json!({ "path": path, "type": pyrepr::type_name(node), "tag": node.tag() });
-        let m = n.as_object_mut().expect("an object");
-        if matches!(node.value(), Value::Map(_) | Value::Seq(_)) && !matches!(kind, Kind::Dict | Kind::List) {
-            // What the reference makes an object without children of: its keys are not
-            // nodes.
-            inside_array = Some(path.clone());
-        }
-        match (kind, node.value()) {
-            (Kind::Array, _) => {
-                m.insert("array".into(), json_array(file, node));
-            }
-            (Kind::Leaf, _) if options.show_values => {
-                m.insert("value".into(), json_value(file, node));
-            }
-            (Kind::Leaf, _) => {}
-            (_, Value::Map(p)) => {
-                m.insert("len".into(), p.len().into());
-            }
-            (_, Value::Seq(items)) => {
-                m.insert("len".into(), items.len().into());
-            }
-            _ if options.show_values => {
-                m.insert("value".into(), json_value(file, node));
-            }
-            _ => {}
-        }
-        nodes.push(n);
-    });
-    // Aliases: a node reached again is listed where it is met, pointing at its first path.
-    let mut aliases = Vec::new();
-    if let Some(root) = tree.root() {
-        let mut stack = vec![(root, String::new())];
-        let mut entered = std::collections::HashSet::new();
-        while let Some((node, path)) = stack.pop() {
-            if !entered.insert(node.id()) || !matches!(pyrepr::kind(node), Kind::Dict | Kind::List) {
-                continue;
-            }
-            let children: Vec<(String, NodeRef<'_>)> = match (node.items(), node.pairs()) {
-                (Some(items), _) => items.enumerate().map(|(i, c)| (format!("{path}/{i}"), c)).collect(),
-                (_, Some(pairs)) => {
-                    pairs.map(|(k, v)| (format!("{path}/{}", rasdf::tree::escape_step(&k.key_text())), v)).collect()
-                }
-                _ => Vec::new(),
-            };
-            for (p, c) in children {
-                match first_path.get(&c.id()) {
-                    Some(first) if *first != p => aliases.push(json!({ "path": p, "alias_of": first })),
-                    _ => stack.push((c, p)),
-                }
-            }
-        }
-    }
-    nodes.extend(aliases);
-    let blocks: Vec<serde_json::Value> = file
-        .blocks()
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            json!({
-                "index": i, "offset": b.offset, "flags": b.flags, "compression": b.compression.to_string(),
-                "streamed": b.is_streamed(), "allocated_size": b.allocated_size, "used_size": b.used_size,
-                "data_size": b.data_size, "checksum": b.checksum.iter().map(|c| format!("{c:02x}")).collect::<String>(),
-            })
-        })
-        .collect();
-    let mut doc = json!({
-        "asdf_version": h.file_format_version.to_string(), "standard": h.standard_version,
-        "nodes": nodes, "blocks": blocks,
-    });
-    let mut outcome = Outcome::Ok;
-    if options.stats {
-        let stats: Vec<serde_json::Value> = file
-            .ndarray_nodes()
-            .par_iter()
-            .map(|(p, node)| match file.ndarray_stats_at(*node) {
-                Ok(a) => {
-                    let mut v = json!({ "path": p, "datatype": a.datatype.to_string(), "shape": a.shape });
-                    if let (Some(s), Some(m)) = (a.stats, v.as_object_mut()) {
-                        m.insert("min".into(), json_float(s.min));
-                        m.insert("max".into(), json_float(s.max));
-                        m.insert("mean".into(), json_float(s.mean()));
-                        m.insert("nan".into(), s.nan.into());
-                        m.insert("masked".into(), a.masked.into());
-                    }
-                    v
-                }
-                Err(e) => json!({ "path": p, "error": e.at_path(p).to_string() }),
-            })
-            .collect();
-        if stats.iter().any(|s| s.get("error").is_some()) {
-            outcome = Outcome::Failed;
-        }
-        doc["stats"] = stats.into();
-    }
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
-    writeln!(out)?;
-    Ok(outcome)
+    Ok(all_read)
 }
 
 #[cfg(test)]

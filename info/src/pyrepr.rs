@@ -1,13 +1,14 @@
 //! Python's `str()` and `repr()` of the objects the reference library makes of tree
 //! nodes, for `info`, which shows values as the reference's `asdftool info` prints them
-//! (`None`, `True`, `1e+16`, `inf`, `b'hi'`, `(1+2j)`, `2001-12-14 21:59:43.100000-05:00`).
+//! (`None`, `True`, `1e+16`, `inf`, `b'hi'`, `(1+2j)`, `2001-12-14 21:59:43.100000-05:00`),
+//! and for the command line's `diff` and `search`, which show them the same way.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use rasdf::AsdfFile;
 use rasdf::tree::numtext::complex_repr;
-pub(crate) use rasdf::tree::numtext::float_repr;
+pub use rasdf::tree::numtext::float_repr;
 use rasdf::tree::resolve::{Timestamp, parse_timestamp};
 use rasdf::tree::{NodeRef, Value};
 
@@ -15,7 +16,7 @@ use rasdf::tree::{OMAP_TAG, SET_TAG};
 
 /// What the reference makes of a node, as far as its display goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     /// A dict (or one of its subclasses: tagged dicts, `Software`, `OrderedDict`).
     Dict,
     /// A list (or a tagged list).
@@ -29,7 +30,7 @@ pub(crate) enum Kind {
 }
 
 /// The kind of `node`.
-pub(crate) fn kind(node: NodeRef<'_>) -> Kind {
+pub fn kind(node: NodeRef<'_>) -> Kind {
     if node.is_asdf_tag("core/ndarray") {
         return Kind::Array;
     }
@@ -51,7 +52,7 @@ fn is_leaf_object(node: NodeRef<'_>) -> bool {
 
 /// The name of the Python class the reference makes of `node` (for tags it has no class
 /// for, which depend on the extensions installed, the tag itself).
-pub(crate) fn type_name<'t>(node: NodeRef<'t>) -> &'t str {
+pub fn type_name<'t>(node: NodeRef<'t>) -> &'t str {
     for (tag, name) in [
         ("core/asdf", "AsdfObject"),
         ("core/software", "Software"),
@@ -93,7 +94,7 @@ pub(crate) fn type_name<'t>(node: NodeRef<'t>) -> &'t str {
 
 /// Python's `str()` of `node`, which `info` shows after a leaf's type (arrays are
 /// described by the caller); a container's is its repr, cut at `max` bytes.
-pub(crate) fn str_of<'t>(file: &AsdfFile, node: NodeRef<'t>, max: usize) -> Cow<'t, str> {
+pub fn str_of<'t>(file: &AsdfFile, node: NodeRef<'t>, max: usize) -> Cow<'t, str> {
     match node.value() {
         Value::Str(s) if node.is_asdf_tag("core/complex") => {
             rasdf::ndarray::parse_complex(s).map_or_else(|| s.as_str().into(), |(re, im)| complex_repr(re, im).into())
@@ -110,7 +111,7 @@ pub(crate) fn str_of<'t>(file: &AsdfFile, node: NodeRef<'t>, max: usize) -> Cow<
 ///
 /// Aliases are expanded, as in Python; a text that would pass `max` bytes (an alias
 /// bomb's) ends there in `...`.
-pub(crate) fn repr_of(file: &AsdfFile, node: NodeRef<'_>, max: usize) -> String {
+pub fn repr_of(file: &AsdfFile, node: NodeRef<'_>, max: usize) -> String {
     let mut out = String::new();
     let mut open = Vec::new();
     repr_into(file, node, &mut open, &mut out, max);
@@ -126,7 +127,7 @@ pub(crate) fn repr_of(file: &AsdfFile, node: NodeRef<'_>, max: usize) -> String 
 }
 
 /// The longest repr `info` shows.
-pub(crate) const REPR_MAX: usize = 1 << 20;
+pub const REPR_MAX: usize = 1 << 20;
 
 fn repr_into(file: &AsdfFile, node: NodeRef<'_>, open: &mut Vec<u32>, out: &mut String, max: usize) {
     if out.len() > max {
@@ -300,7 +301,7 @@ fn datetime_repr(t: &Timestamp) -> String {
 
 /// Python's `repr()` of a `str`, appended to `out`: single quotes unless the text holds
 /// one and no double quote; backslash escapes for the characters Python does not print.
-pub(crate) fn str_repr(s: &str, out: &mut String) {
+pub fn str_repr(s: &str, out: &mut String) {
     let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
     out.push(quote);
     for c in s.chars() {
