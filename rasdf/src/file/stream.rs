@@ -65,7 +65,7 @@ impl AsdfFile {
     /// are reached:
     /// - A large compressed block (of [`STREAM_STATS_BYTES`] or more; zlib above
     ///   [`STREAM_STATS_ZLIB_BYTES`]) is not held decoded: it is decoded piece by piece
-    ///   ([`BlockHeader::decode_pieces`]) and each piece reduced as it comes
+    ///   ([`BlockHeader::decode_pieces`](crate::block::BlockHeader::decode_pieces)) and each piece reduced as it comes
     ///   ([`StatsStream`]), so memory stays at a few megabytes however large the array.
     ///   A layout that is not C-contiguous, and verified checksums (which need the block
     ///   whole), take the whole path instead.
@@ -154,7 +154,7 @@ impl AsdfFile {
         self.ndarray_of(node, &meta).map(ReadOnce::Whole)
     }
 
-    /// Decodes block `n` piece by piece (see [`BlockHeader::decode_pieces`]) into `sink`,
+    /// Decodes block `n` piece by piece (see [`BlockHeader::decode_pieces`](crate::block::BlockHeader::decode_pieces)) into `sink`,
     /// caching nothing.
     ///
     /// # Errors
