@@ -30,7 +30,7 @@ with rasdf.open(example, verify_checksums=True) as af:
     catalog = af["catalog"][...]
     assert catalog.dtype.names == ("id", "mag", "kind"), catalog.dtype
     assert "sci/dq" in af.arrays()
-    assert "sci" in af.info()
+    assert "sci" in af.info_text()
 
 with tempfile.TemporaryDirectory() as tmp:
     out = Path(tmp) / "smoke.asdf"
