@@ -173,11 +173,15 @@ def limit(max_mb: int):
     return apply
 
 
-def run(cmd: list[str], timeout: float, max_mb: int, env: dict) -> tuple[int | None, str, float, int]:
+def run(cmd: list[str], timeout: float, max_mb: int, env: dict, cwd: str) -> tuple[int | None, str, float, int]:
     """(status, output, seconds, peak RSS in MiB); status None on a timeout, negative for
-    a signal."""
+    a signal. The child runs in `cwd`, a folder outside the repository, so that `python -c`
+    imports the installed package, never the source folder `python/rasdf` (which holds no
+    extension module when the package was installed from its wheel)."""
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=limit(max_mb), env=env)
+    p = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=limit(max_mb), env=env, cwd=cwd
+    )
     deadline = t0 + timeout
     out = b""
     status = None
@@ -224,11 +228,11 @@ def main() -> int:
             case.write_bytes(data)
             runs = [("python", [args.python, "-c", CHILD, str(case)], (0, 3))]
             if args.cli:
-                runs.append(("check", [str(args.cli), "check", str(case)], (0, 1, 2)))
-                runs.append(("info", [str(args.cli), "info", "--stats", str(case)], (0, 1, 2)))
+                runs.append(("check", [str(Path(args.cli).resolve()), "check", str(case)], (0, 1, 2)))
+                runs.append(("info", [str(Path(args.cli).resolve()), "info", "--stats", str(case)], (0, 1, 2)))
             counts["cases"] += 1
             for name, cmd, allowed in runs:
-                status, out, secs, rss = run(cmd, args.timeout, args.max_mb, env)
+                status, out, secs, rss = run(cmd, args.timeout, args.max_mb, env, tmp)
                 peak = max(peak, rss)
                 reason = None
                 if status is None:
