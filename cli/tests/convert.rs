@@ -7,8 +7,7 @@
 //! `tests/python/make_b2nd_fixtures.py`) the same ways, with gsd.fl and python-blosc2 as
 //! the other side.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 mod support;
 
 use support::cli;

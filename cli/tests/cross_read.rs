@@ -3,8 +3,7 @@
 //! in the canonical JSON form of tests/python/dump_tree.py, against dumps committed with
 //! the fixtures and, through the venv, against the reference library run live.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

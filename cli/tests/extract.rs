@@ -6,8 +6,7 @@
 //! `--raw`, `--mask`, `-o -`; blocks decoded piece by piece write what whole ones do;
 //! errors (exit codes, messages naming the path) leave no file, nor part of one.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 mod support;
 
 use std::path::{Path, PathBuf};

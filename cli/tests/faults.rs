@@ -1,8 +1,7 @@
 //! Faults of the environment: inputs that cannot be opened, a file cut short or rewritten
 //! while read, outputs that are not regular files, a file-size limit, long names.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};

@@ -4,8 +4,7 @@
 //! `convert` read the tree from the ASDF extension and the arrays from the HDUs; `edit`
 //! refuses, leaving the file as it was.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

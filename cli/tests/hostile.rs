@@ -2,8 +2,7 @@
 //! Hostile files: each gets a clear error (or bounded work), never a crash, a hang, an
 //! unbounded allocation or a read outside the file's folder.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::path::PathBuf;
 

@@ -7,8 +7,7 @@
 //! defragment -c`, `rasdf convert -c`) read back by the reference with the plugin
 //! (`tests/python/read_codec_files.py`).
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 mod support;
 
 use support::cli;

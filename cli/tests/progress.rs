@@ -2,8 +2,7 @@
 //! by `script`), never when it is not, never with `--quiet`; the library's progress
 //! reaches its total.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 mod support;
 
 use std::path::Path;

@@ -3,8 +3,7 @@
 //! values written: rewrites of every fixture with each codec and storage, views only,
 //! the builder API, and writes killed part-way.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

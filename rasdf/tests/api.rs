@@ -1,7 +1,7 @@
 //! The writing API as a Rust user meets it: each capability written to a file, read back
 //! with `AsdfFile`, and compared with what went in.
 
-mod common;
+use rasdf_testkit as common;
 
 use std::path::{Path, PathBuf};
 

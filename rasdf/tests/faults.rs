@@ -2,9 +2,8 @@
 //! another writer while it is open gives an error when read, never zeros, a mix of two
 //! versions or a `SIGBUS`; what was read before keeps its values.
 
-mod common;
-#[path = "common/lz4_file.rs"]
-mod lz4_file;
+use rasdf_testkit as common;
+use rasdf_testkit::lz4_file;
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@
 //! hostile FITS files (cut short, huge axes, an ASDF extension past the end, a `fits:`
 //! source naming no HDU) give clear errors, never a panic or an unbounded allocation.
 
-mod common;
+use rasdf_testkit as common;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! alone, so a file whose blocks are damaged still lists; shapes print as numbers;
 //! block, external and inline storage told apart.
 
-mod common;
+use rasdf_testkit as common;
 
 use std::path::PathBuf;
 

@@ -3,7 +3,7 @@
 //! into its values, equals its `.yaml` (ndarrays inline, aliases expanded), as the
 //! reference_files README asks.
 
-mod common;
+use rasdf_testkit as common;
 
 use std::collections::HashSet;
 

@@ -2,10 +2,8 @@
 //! 127.0.0.1 reads as the local file does; few requests; S3 URLs; servers that fail or
 //! lie give clear errors, bounded in time, never a wrong array.
 
-#[path = "common/lz4_file.rs"]
-mod lz4_file;
-#[path = "common/range_server.rs"]
-mod range_server;
+use rasdf_testkit::lz4_file;
+use rasdf_testkit::range_server;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

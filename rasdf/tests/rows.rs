@@ -2,9 +2,8 @@
 //! hold them alone, the same bytes as the whole array's; `None` where the whole array is
 //! to be read; the records decoded last kept for the next rows.
 
-mod common;
-#[path = "common/lz4_file.rs"]
-mod lz4_file;
+use rasdf_testkit as common;
+use rasdf_testkit::lz4_file;
 
 use rasdf::OpenOptions;
 use rasdf::block::Compression;

@@ -57,6 +57,8 @@ fn converted_to_dict(f: &AsdfFile, node: NodeRef<'_>) -> bool {
         || node.tag() == Some("tag:yaml.org,2002:omap")
 }
 
+/// The canonical JSON form of `f`: its tree, with every array's values (a file whose
+/// arrays cannot all be read panics: see [`dump_file_lenient`]).
 pub fn dump_file(f: &AsdfFile) -> J {
     dump_root(f, false)
 }
