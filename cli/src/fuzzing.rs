@@ -43,8 +43,9 @@ pub fn open_all(data: &[u8]) {
     let Ok(once) = OpenOptions::new().limits(tight_limits()).stream_zlib_stats_from(0).from_bytes(data.to_vec()) else {
         panic!("a file that opened does not open again");
     };
-    for path in f.ndarray_paths() {
-        if let (Ok(a), Some(node)) = (f.ndarray(&path), once.get(&path)) {
+    for array in f.arrays() {
+        let path = array.path().unwrap_or_default();
+        if let (Ok(a), Some(node)) = (f.array(path).and_then(|a| a.read_dyn()), once.get(path)) {
             let mut whole = Vec::new();
             let mut pieces = Vec::new();
             let _ = rasdf_convert::write_elements(&a, false, &mut whole);

@@ -56,7 +56,7 @@ fn every_ra_fixture_converts_to_asdf_the_reference_reads() {
         // rasdf reads its own output to the shape the .ra dimensions give (plus a byte
         // axis for user-defined elements).
         let f = AsdfFile::open(&out).unwrap();
-        let a = f.ndarray("data").unwrap();
+        let a = f.array("data").unwrap().read_dyn().unwrap();
         let bytes = std::fs::read(&ra).unwrap();
         let header = rasdf_convert::ra::RaHeader::parse(&bytes).unwrap();
         let dims: Vec<usize> = header.dims.iter().map(|&d| usize::try_from(d).unwrap()).collect();
@@ -191,7 +191,7 @@ fn command_line_exit_codes() {
     let asdf = dir.join("cube.asdf");
     assert_eq!(cli(&["convert", &s(&ra), &s(&asdf), "--array", "a/b", "-c", "lz4"]), 0);
     let f = AsdfFile::open(&asdf).unwrap();
-    assert_eq!(f.ndarray("a/b").unwrap().shape, vec![2, 3, 4]);
+    assert_eq!(f.array("a/b").unwrap().read_dyn().unwrap().shape, vec![2, 3, 4]);
     assert_eq!(f.blocks()[0].compression, rasdf::block::Compression::Lz4);
     // Back to .ra: the only array is found.
     assert_eq!(cli(&["convert", &s(&asdf), &s(&dir.join("cube.ra"))]), 0);
@@ -211,7 +211,7 @@ fn command_line_exit_codes() {
         .to_array::<f32>()
         .unwrap();
     let e = AsdfFile::open(&two).unwrap();
-    assert_eq!(x, e.array::<f32>("sci/data").unwrap().to_owned());
+    assert_eq!(x, e.array("sci/data").unwrap().read::<f32>().unwrap().to_owned());
     // A damaged input: exit 1, and the output is not made.
     let bad = dir.join("bad.ra");
     let mut bytes = std::fs::read(&ra).unwrap();
@@ -300,10 +300,7 @@ fn gsd_files_convert_to_asdf_the_reference_reads_as_gsd_reads_them() {
     assert!(f.blocks().iter().all(|b| b.compression == rasdf::block::Compression::Zlib));
     let plain = AsdfFile::open(dir.join("hoomd.asdf")).unwrap();
     let arrays = |f: &AsdfFile| -> Vec<String> {
-        f.ndarray_nodes()
-            .into_iter()
-            .map(|(_, n)| format!("{:?}", f.ndarray_at(n).unwrap().elements().collect::<Vec<_>>()))
-            .collect()
+        f.arrays().map(|a| format!("{:?}", a.read_dyn().unwrap().elements().collect::<Vec<_>>())).collect()
     };
     assert!(arrays(&f).len() > 10);
     assert_eq!(arrays(&f), arrays(&plain));
@@ -416,7 +413,7 @@ fn a_large_strided_big_endian_array_streams_to_ra() {
         assert_eq!(v, (i * cols + j) as f64 * 0.5, "[{i}, {j}]");
     }
     let a = AsdfFile::open(&asdf).unwrap();
-    assert_eq!(f.ndarray().to_array::<f64>().unwrap(), a.array::<f64>("big").unwrap().to_owned());
+    assert_eq!(f.ndarray().to_array::<f64>().unwrap(), a.array("big").unwrap().read::<f64>().unwrap().to_owned());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -465,7 +462,7 @@ fn every_b2nd_fixture_converts_to_asdf_the_reference_reads_as_blosc2_reads_it() 
         convert::convert(&b, &out, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", b.display()));
         let bytes = std::fs::read(&b).unwrap();
         let f = AsdfFile::open(&out).unwrap();
-        assert_eq!(f.ndarray("data").unwrap().shape, b2nd_parse(&bytes).shape, "{}", b.display());
+        assert_eq!(f.array("data").unwrap().read_dyn().unwrap().shape, b2nd_parse(&bytes).shape, "{}", b.display());
         args.push(out);
         args.push(b.with_extension("npy"));
     }
@@ -646,7 +643,7 @@ fn b2nd_command_line_exit_codes() {
     let b = common::root().join("testdata/b2nd/dtype_record.b2nd");
     let asdf = dir.join("r.asdf");
     assert_eq!(cli(&["convert", &s(&b), &s(&asdf), "--array", "cat/rows"]), 0);
-    assert_eq!(AsdfFile::open(&asdf).unwrap().ndarray("cat/rows").unwrap().shape, vec![7]);
+    assert_eq!(AsdfFile::open(&asdf).unwrap().array("cat/rows").unwrap().read_dyn().unwrap().shape, vec![7]);
     for codec in ["zstd", "lz4", "zlib", "none"] {
         assert_eq!(cli(&["convert", &s(&asdf), &s(&dir.join(format!("r_{codec}.b2nd"))), "-c", codec]), 0);
     }
@@ -684,7 +681,7 @@ fn keys_holding_slashes_are_named_by_escaped_paths() {
     let f = AsdfFile::open(&asdf).unwrap();
     let keys: Vec<String> = f.get("frames~1x").unwrap().pairs().unwrap().map(|(k, _)| k.key_text()).collect();
     assert_eq!(keys, ["particles/position", "log~n"]);
-    assert_eq!(f.ndarray_paths(), ["/frames~1x/particles~1position", "/frames~1x/log~0n"]);
+    assert_eq!(common::array_paths(&f), ["/frames~1x/particles~1position", "/frames~1x/log~0n"]);
     let ra = dir.join("p.ra");
     assert_eq!(cli(&["convert", &s(&asdf), &s(&ra), "--array", "/frames~1x/particles~1position"]), 0);
     let bytes = std::fs::read(&ra).unwrap();

@@ -24,7 +24,7 @@ fn md5s(path: &Path, paths: impl Iterator<Item = String>) -> BTreeMap<String, St
     let f = AsdfFile::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     paths
         .map(|p| {
-            let a = f.ndarray(&p).unwrap_or_else(|e| panic!("{}: {p}: {e}", path.display()));
+            let a = f.array(&p).and_then(|a| a.read_dyn()).unwrap_or_else(|e| panic!("{}: {p}: {e}", path.display()));
             let size = a.datatype.size();
             let data = a.data();
             let bytes: Vec<u8> = a.byte_offsets().flat_map(|o| data[o..o + size].iter().copied()).collect();

@@ -85,7 +85,7 @@ pub fn array_text(file: &AsdfFile, node: NodeRef<'_>) -> String {
     let storage = match &meta.source {
         // Inline values are in the tree already: converted here, so that one numpy
         // refuses shows as the array being invalid, as a failed conversion does.
-        Source::Inline => match file.ndarray_at(node) {
+        Source::Inline => match file.array_at(node).read_dyn() {
             Ok(_) => "inline".to_string(),
             Err(e) => return format!("invalid: {}", e.kind()),
         },
@@ -410,9 +410,10 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
     let mut all_read = true;
     if options.stats {
         writeln!(out, "Arrays:")?;
-        let arrays = file.ndarray_nodes();
-        let one = |(p, node): &(String, NodeRef<'_>)| {
-            let r = file.ndarray_stats_at(*node).map_err(|e| e.at_path(p).to_string()).map(|a| {
+        let arrays: Vec<_> = file.arrays().collect();
+        let one = |array: &rasdf::ArrayRef<'_>| {
+            let p = array.path().unwrap_or_default();
+            let r = array.stats().map_err(|e| e.at_path(p).to_string()).map(|a| {
                 let storage = match &a.storage {
                     Storage::Block(n) => format!("block {n}"),
                     Storage::External(u) => format!("external {u}"),
@@ -421,7 +422,7 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
                 };
                 a.stats.map(|s| (s, a.masked, format!("{} {:?} {storage}", a.datatype, a.shape)))
             });
-            (p.clone(), r)
+            (p.to_string(), r)
         };
         // Small data is reduced on this thread: starting the pool's threads would cost
         // more than they save (500 arrays of 128 bytes: about a millisecond).

@@ -62,7 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Read both back: the same rows.
     for path in [&streamed, &chunked] {
         let file = AsdfFile::open(path)?;
-        let frames = file.array::<f32>("frames")?.into_dimensionality::<ndarray::Ix2>()?;
+        let frames = file.array("frames")?.read::<f32>()?.into_dimensionality::<ndarray::Ix2>()?;
         assert_eq!(frames.shape(), [rows, WIDTH]);
         for i in [0, rows / 2, rows - 1] {
             assert_eq!(frames.row(i), row(i), "row {i} of {}", path.display());

@@ -57,7 +57,7 @@ fn seen(f: &rasdf::Result<AsdfFile>, name: &str) -> String {
                 f.index_status(),
                 f.blocks_error().map(|e| e.to_string()),
                 f.warnings(),
-                f.arrays().map(|a| format!("{a:?}")).map_err(|e| e.to_string()),
+                rasdf_testkit::listing(f).map(|a| format!("{a:?}")).map_err(|e| e.to_string()),
             );
             for n in 0..f.blocks().len() {
                 s += &match f.block_data(n) {
@@ -138,17 +138,17 @@ fn an_open_takes_few_requests_and_reads_only_what_is_asked() {
     assert!(sent_at_open < len / 4, "{sent_at_open} of {len} bytes sent to open");
     // One small array: one request, its block only.
     server.reset_counters();
-    let a = file.array::<f64>("small/a7").unwrap();
+    let a = file.array("small/a7").unwrap().read::<f64>().unwrap();
     assert_eq!(a.iter().copied().collect::<Vec<_>>(), (448..512).map(f64::from).collect::<Vec<_>>());
     assert_eq!(server.requests(), 1);
     assert!(server.bytes_sent() < 1024, "{} bytes for a 512-byte block", server.bytes_sent());
     // The same array again: nothing more.
-    let _ = file.array::<f64>("small/a7").unwrap();
+    let _ = file.array("small/a7").unwrap().read::<f64>().unwrap();
     assert_eq!(server.requests(), 1);
     // The large one: its block, fetched once, decoded as the local file's.
     server.reset_counters();
     let local = OpenOptions::new().open(&path).unwrap();
-    assert_eq!(file.array::<f32>("big").unwrap(), local.array::<f32>("big").unwrap());
+    assert_eq!(file.array("big").unwrap().read::<f32>().unwrap(), local.array("big").unwrap().read::<f32>().unwrap());
     assert_eq!(server.requests(), 1);
     assert!(server.bytes_sent() <= big.used_size + 64);
     drop(server);
@@ -166,7 +166,10 @@ fn a_file_without_index_and_a_large_tree() {
     assert!(local.tree_bytes().unwrap().len() > 128 * 1024, "the tree is larger than the first fetch");
     assert_eq!(remote.tree(), local.tree());
     assert_eq!(remote.blocks(), local.blocks());
-    assert_eq!(remote.array::<f64>("small/a1999").unwrap(), local.array::<f64>("small/a1999").unwrap());
+    assert_eq!(
+        remote.array("small/a1999").unwrap().read::<f64>().unwrap(),
+        local.array("small/a1999").unwrap().read::<f64>().unwrap()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -187,7 +190,10 @@ fn s3_urls_path_style_signed_and_unsigned() {
             .open_url("s3://bucket/dir/example.asdf")
             .unwrap();
         assert_eq!(f.tree(), local.tree());
-        assert_eq!(f.array::<f32>("sci/data").unwrap(), local.array::<f32>("sci/data").unwrap());
+        assert_eq!(
+            f.array("sci/data").unwrap().read::<f32>().unwrap(),
+            local.array("sci/data").unwrap().read::<f32>().unwrap()
+        );
     }
     let s3 = S3Options { endpoint: Some(server.base()), ..S3Options::default() };
     let missing = OpenOptions::new().remote(RemoteOptions { s3, ..quick() }).open_url("s3://bucket/nope.asdf");
@@ -237,7 +243,10 @@ fn servers_that_fail_or_lie() {
     let s = start(Fault::FailFirst(3));
     let f = options.open_url(&s.url("example.asdf")).unwrap();
     let local = OpenOptions::new().open(root.join("example.asdf")).unwrap();
-    assert_eq!(f.array::<f32>("sci/data").unwrap(), local.array::<f32>("sci/data").unwrap());
+    assert_eq!(
+        f.array("sci/data").unwrap().read::<f32>().unwrap(),
+        local.array("sci/data").unwrap().read::<f32>().unwrap()
+    );
 
     // A server that never answers: a timeout, in one timeout (0.4 s: a timeout is not
     // retried), the head and the tail asked for once each.
@@ -269,7 +278,10 @@ fn open_any_tells_urls_from_paths() {
     let remote = options.open_any(&url).unwrap();
     let local = options.open_any(root.join("example.asdf")).unwrap();
     assert!(remote.is_remote() && !local.is_remote());
-    assert_eq!(remote.array::<f32>("sci/data").unwrap(), local.array::<f32>("sci/data").unwrap());
+    assert_eq!(
+        remote.array("sci/data").unwrap().read::<f32>().unwrap(),
+        local.array("sci/data").unwrap().read::<f32>().unwrap()
+    );
     let msg = assert_io_kind(options.open_any("ftp://user:secret@x/y"), std::io::ErrorKind::InvalidInput);
     assert!(msg.contains("ftp://user:***@x/y") && !msg.contains("secret"), "{msg}");
     assert_io_kind(options.open_any(root.join("nothing.asdf")), std::io::ErrorKind::NotFound);
@@ -300,7 +312,7 @@ fn exploded_files_read_their_blocks_from_the_same_folder_only() {
     let server = RangeServer::start(&dir, ServerOptions::default());
     let file = OpenOptions::new().remote(quick()).open_url(&server.url("site/main.asdf")).unwrap();
     server.reset_counters();
-    let e = file.ndarray_at(file.get("x").unwrap()).unwrap_err();
+    let e = file.array_at(file.get("x").unwrap()).read_dyn().unwrap_err();
     assert!(e.to_string().contains("outside"), "{e}");
     assert_eq!(server.requests(), 0, "nothing outside the folder is asked for");
 }
@@ -314,22 +326,22 @@ fn rows_of_an_uncompressed_array_are_fetched_alone() {
     let local = OpenOptions::new().open(&path).unwrap();
     let node = file.get("small/a2").unwrap();
     server.reset_counters();
-    let (bytes, shape) = file.rows_at(node, 10..20).unwrap().unwrap();
+    let (bytes, shape) = file.array_at(node).rows(10..20).unwrap().unwrap();
     assert_eq!(shape, vec![10]);
     assert_eq!(server.requests(), 1);
     assert_eq!(server.bytes_sent(), 80);
-    let all = local.array::<f64>("small/a2").unwrap();
+    let all = local.array("small/a2").unwrap().read::<f64>().unwrap();
     let got: Vec<f64> = bytes.chunks(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
     assert_eq!(got, all.iter().skip(10).take(10).copied().collect::<Vec<_>>());
-    assert!(file.rows_at(node, 60..65).is_err(), "rows past the end");
+    assert!(file.array_at(node).rows(60..65).is_err(), "rows past the end");
     // A zlib block is decoded whole: not by rows.
     let mut doc = rasdf::write::Document::new();
     doc.set_array("z", ndarray::Array1::<f64>::zeros(100).view(), rasdf::block::Compression::Zlib).unwrap();
     doc.write_to_path(dir.join("z.asdf"), &rasdf::write::WriteOptions::default()).unwrap();
     let z = OpenOptions::new().remote(quick()).open_url(&server.url("z.asdf")).unwrap();
-    assert!(z.rows_at(z.get("z").unwrap(), 0..1).unwrap().is_none());
+    assert!(z.array_at(z.get("z").unwrap()).rows(0..1).unwrap().is_none());
     // A local file: not by rows either.
-    assert!(local.rows_at(local.get("small/a2").unwrap(), 0..1).unwrap().is_none());
+    assert!(local.array_at(local.get("small/a2").unwrap()).rows(0..1).unwrap().is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -341,12 +353,12 @@ fn rows_of_an_lz4_array_come_from_the_records_that_hold_them() {
     let server = RangeServer::start(&dir, ServerOptions::default());
     let file = OpenOptions::new().remote(quick()).open_url(&server.url("f.asdf")).unwrap();
     let local = OpenOptions::new().open(&path).unwrap();
-    let all = local.array::<f32>("big").unwrap();
+    let all = local.array("big").unwrap().read::<f32>().unwrap();
     let node = file.get("big").unwrap();
     let block = file.blocks().last().unwrap().clone();
     for rows in [0..16, 5000..5016, 4090..4100, 11_990..12_000, 0..12_000, 7..7] {
         server.reset_counters();
-        let (bytes, shape) = file.rows_at(node, rows.clone()).unwrap().unwrap();
+        let (bytes, shape) = file.array_at(node).rows(rows.clone()).unwrap().unwrap();
         assert_eq!(shape, vec![rows.len(), 256]);
         let got: Vec<f32> = bytes.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
         let expected: Vec<f32> = all.slice(ndarray::s![rows.clone(), ..]).iter().copied().collect();
@@ -359,19 +371,19 @@ fn rows_of_an_lz4_array_come_from_the_records_that_hold_them() {
     // The headers are walked once: a second read asks only for its record.
     let file = OpenOptions::new().remote(quick()).open_url(&server.url("f.asdf")).unwrap();
     let node = file.get("big").unwrap();
-    file.rows_at(node, 11_000..11_001).unwrap().unwrap();
+    file.array_at(node).rows(11_000..11_001).unwrap().unwrap();
     server.reset_counters();
-    file.rows_at(node, 0..1).unwrap().unwrap();
+    file.array_at(node).rows(0..1).unwrap().unwrap();
     assert_eq!(server.requests(), 1);
     assert!(server.bytes_sent() < block.used_size / 2);
     // Rows from the records read last: no request.
-    let (bytes, _) = file.rows_at(node, 100..120).unwrap().unwrap();
+    let (bytes, _) = file.array_at(node).rows(100..120).unwrap().unwrap();
     assert_eq!(server.requests(), 1);
     let got: Vec<f32> = bytes.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
     assert!(got == all.slice(ndarray::s![100..120, ..]).iter().copied().collect::<Vec<f32>>());
     // The whole block (12 MB): in parts of 8 MiB side by side, joined in order.
     server.reset_counters();
-    assert_eq!(file.array::<f32>("big").unwrap(), all);
+    assert_eq!(file.array("big").unwrap().read::<f32>().unwrap(), all);
     assert_eq!(server.requests(), block.used_size.div_ceil(8 << 20));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -412,7 +424,7 @@ fn lz4_rows_follow_the_records_headers_through_guessed_windows() {
         let all = lz4_file::lz4_records_file(&dir.join(name), records, raw, fill);
         let n = all.len();
         let local = OpenOptions::new().open(dir.join(name)).unwrap();
-        let bits: Vec<u32> = local.array::<f32>("data").unwrap().iter().map(|x| x.to_bits()).collect();
+        let bits: Vec<u32> = local.array("data").unwrap().read::<f32>().unwrap().iter().map(|x| x.to_bits()).collect();
         assert!(bits == all, "{name}: the local read");
         let per = raw / 4;
         for rows in [n - 16..n, 0..16, per * 5 - 3..per * 5 + 3, n / 2..n / 2 + 1000, per * 7..per * 9 + 1, n - 1..n] {
@@ -420,7 +432,7 @@ fn lz4_rows_follow_the_records_headers_through_guessed_windows() {
             let file = OpenOptions::new().remote(quick()).open_url(&server.url(name)).unwrap();
             let node = file.get("data").unwrap();
             server.reset_counters();
-            let (bytes, shape) = file.rows_at(node, rows.clone()).unwrap().unwrap();
+            let (bytes, shape) = file.array_at(node).rows(rows.clone()).unwrap().unwrap();
             assert_eq!(shape, vec![rows.len()]);
             let got: Vec<u32> = bytes.chunks(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect();
             assert!(got == all[rows.clone()], "{name}, rows {rows:?}");
@@ -566,10 +578,11 @@ fn asdf_in_fits_reads_over_http_as_locally() {
         let opened = server.bytes_sent();
         assert_eq!(format!("{:?}", remote.tree()), format!("{:?}", local.tree()), "{name}");
         assert_eq!(remote.fits_extension(), local.fits_extension(), "{name}");
-        let arrays = local.arrays().unwrap();
+        let arrays = rasdf_testkit::listing(&local).unwrap();
         assert!(!arrays.is_empty(), "{name}");
         for a in arrays {
-            let (l, r) = (local.ndarray(&a.path).unwrap(), remote.ndarray(&a.path).unwrap());
+            let (l, r) =
+                (local.array(&a.path).unwrap().read_dyn().unwrap(), remote.array(&a.path).unwrap().read_dyn().unwrap());
             assert_eq!((&l.shape, &l.datatype, l.byteorder), (&r.shape, &r.datatype, r.byteorder), "{name} {}", a.path);
             assert!(l.data() == r.data() && l.offset == r.offset, "{name} {}: data", a.path);
         }
@@ -579,7 +592,7 @@ fn asdf_in_fits_reads_over_http_as_locally() {
             assert!(opened < 200_000, "{opened} bytes to open");
             assert!(server.bytes_sent() < opened + 2_100_000, "{} bytes in all", server.bytes_sent());
             let before = server.requests();
-            let got: Vec<f32> = remote.array::<f32>("data").unwrap().iter().copied().collect();
+            let got: Vec<f32> = remote.array("data").unwrap().read::<f32>().unwrap().iter().copied().collect();
             assert!(got == values);
             assert_eq!(server.requests(), before, "the HDU's data was fetched once");
         }
@@ -606,12 +619,14 @@ fn damaged_asdf_in_fits_over_http_fails_as_locally() {
     }
     let server = RangeServer::start(&dir, ServerOptions::default());
     for name in ["cut.fits", "no_end.fits", "huge.fits"] {
-        let local = OpenOptions::new().open(dir.join(name)).map(|f| f.array::<f32>("data").map(|a| a.len()));
+        let local = OpenOptions::new()
+            .open(dir.join(name))
+            .map(|f| f.array("data").and_then(|a| a.read::<f32>()).map(|a| a.len()));
         server.reset_counters();
         let remote = OpenOptions::new()
             .remote(quick())
             .open_url(&server.url(name))
-            .map(|f| f.array::<f32>("data").map(|a| a.len()));
+            .map(|f| f.array("data").and_then(|a| a.read::<f32>()).map(|a| a.len()));
         // The same verdict: the same length read, or errors of the same kind.
         let verdict = |r: &rasdf::Result<rasdf::Result<usize>>| match r {
             Ok(Ok(n)) => format!("{n} values"),
@@ -645,7 +660,10 @@ fn a_fits_url_of_many_small_hdus_opens_in_few_requests() {
     let remote = OpenOptions::new().remote(quick()).open_url(&server.url("many.fits")).unwrap();
     assert_eq!(remote.fits().unwrap().hdus().len(), local.fits().unwrap().hdus().len());
     assert!(server.requests() < 30, "{} requests", server.requests());
-    assert_eq!(remote.array::<f32>("data").unwrap(), local.array::<f32>("data").unwrap());
+    assert_eq!(
+        remote.array("data").unwrap().read::<f32>().unwrap(),
+        local.array("data").unwrap().read::<f32>().unwrap()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -725,7 +743,11 @@ fn redirects_are_followed_within_the_origin_only() {
             // Every request (the open's, then the block's) is redirected and followed.
             let url = server.url(&format!("__redirect/{code}/{how}/example.asdf"));
             let f = options.open_url(&url).unwrap();
-            assert_eq!(f.array::<f32>("sci/data").unwrap(), local.array::<f32>("sci/data").unwrap(), "{code} {how}");
+            assert_eq!(
+                f.array("sci/data").unwrap().read::<f32>().unwrap(),
+                local.array("sci/data").unwrap().read::<f32>().unwrap(),
+                "{code} {how}"
+            );
             assert_eq!(f.url(), Some(url.as_str()));
         }
     }
@@ -765,10 +787,10 @@ fn an_exploded_files_blocks_are_not_redirected_out_of_its_folder() {
     let options = OpenOptions::new().remote(quick());
     let local = OpenOptions::new().open(arrays.join("exploded.asdf")).unwrap();
     let f = options.open_url(&server.url("site/inside.asdf")).unwrap();
-    assert_eq!(f.array::<i32>("a").unwrap(), local.array::<i32>("a").unwrap());
+    assert_eq!(f.array("a").unwrap().read::<i32>().unwrap(), local.array("a").unwrap().read::<i32>().unwrap());
     let f = options.open_url(&server.url("site/outside.asdf")).unwrap();
     server.reset_counters();
-    let e = f.array::<i32>("a").unwrap_err();
+    let e = f.array("a").and_then(|a| a.read::<i32>()).unwrap_err();
     assert!(e.to_string().contains("out of the folder"), "{e}");
     assert!(server.log().iter().all(|s| s.target != "/exploded0000.asdf"), "{:?}", server.log());
     // The main file itself may be redirected anywhere on its origin: its blocks are
@@ -778,8 +800,12 @@ fn an_exploded_files_blocks_are_not_redirected_out_of_its_folder() {
         [("elsewhere/__redirect/307/same/site/inside.asdf", true), ("x/__redirect/301/same/site/outside.asdf", false)]
     {
         let f = options.open_url(&server.url(main)).unwrap();
-        assert_eq!(f.array::<f64>("b/c").unwrap(), local.array::<f64>("b/c").unwrap(), "{main}");
-        assert_eq!(f.array::<i32>("a").is_ok(), ok, "{main}");
+        assert_eq!(
+            f.array("b/c").unwrap().read::<f64>().unwrap(),
+            local.array("b/c").unwrap().read::<f64>().unwrap(),
+            "{main}"
+        );
+        assert_eq!(f.array("a").and_then(|a| a.read::<i32>()).is_ok(), ok, "{main}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -815,7 +841,7 @@ fn changed(e: &rasdf::Error) -> bool {
 fn a_file_that_changes_is_never_read_as_two_versions() {
     let dir = tempdir("changes");
     let (a, b) = two_versions(&dir, "f", 0);
-    let values = |p: &Path| OpenOptions::new().open(p).unwrap().array::<f64>("a1").unwrap().to_owned();
+    let values = |p: &Path| OpenOptions::new().open(p).unwrap().array("a1").unwrap().read::<f64>().unwrap().to_owned();
     assert_ne!(values(&a), values(&b));
     let options = OpenOptions::new().remote(quick());
     for validators in [Validators::Strong, Validators::Weak, Validators::LastModified] {
@@ -826,22 +852,22 @@ fn a_file_that_changes_is_never_read_as_two_versions() {
                 RangeServer::start(&dir, ServerOptions { validators, ignore_preconditions, ..Default::default() });
             let f = options.open_url(&server.url("f.asdf")).unwrap();
             assert_eq!(f.get("version").unwrap().as_str(), Some("A"));
-            let first = f.array::<f64>("a0").unwrap();
+            let first = f.array("a0").unwrap().read::<f64>().unwrap();
             // Version B in its place (a new file: another ETag; a later date).
             let next = dir.join("f.next");
             std::fs::copy(&b, &next).unwrap();
             let later = std::time::SystemTime::now() + Duration::from_secs(10);
             std::fs::File::options().write(true).open(&next).unwrap().set_modified(later).unwrap();
             std::fs::rename(&next, dir.join("f.asdf")).unwrap();
-            let e = f.array::<f64>("a1").unwrap_err();
+            let e = f.array("a1").and_then(|a| a.read::<f64>()).unwrap_err();
             assert!(changed(&e), "{what}: {e}");
             assert_eq!(e.location().block, Some(1), "{what}: {e}");
             // Once changed, the file reads no more, what was fetched before included,
             // and asks nothing more of the server.
             let log = server.log();
             server.reset_counters();
-            assert!(f.array::<f64>("a0").is_err_and(|e| changed(&e)), "{what}");
-            assert!(f.array::<f64>("a2").is_err_and(|e| changed(&e)), "{what}");
+            assert!(f.array("a0").and_then(|a| a.read::<f64>()).is_err_and(|e| changed(&e)), "{what}");
+            assert!(f.array("a2").and_then(|a| a.read::<f64>()).is_err_and(|e| changed(&e)), "{what}");
             assert!(f.check_unchanged().is_err_and(|e| changed(&e)), "{what}");
             assert_eq!(server.requests(), 0, "{what}");
             drop(first);
@@ -933,7 +959,7 @@ fn a_stalled_server_fails_within_the_timeout() {
     let big = f.blocks().last().unwrap().used_size;
     assert!(big > 16 * 64 * 1024 && big < len, "{big}");
     let t = Instant::now();
-    let e = f.array::<f32>("big").unwrap_err();
+    let e = f.array("big").and_then(|a| a.read::<f32>()).unwrap_err();
     let took = t.elapsed();
     assert!(took >= timeout && took < timeout * 3, "{took:?}: {e}");
     assert!(e.to_string().contains("timed out"), "{e}");
@@ -943,7 +969,7 @@ fn a_stalled_server_fails_within_the_timeout() {
     let server = RangeServer::start(&dir, ServerOptions { fault: Fault::HangAfter(4), ..Default::default() });
     let f = options.clone().verify_checksums(true).open_url(&server.url("f.asdf")).unwrap();
     let t = Instant::now();
-    let e = f.array::<f32>("big").unwrap_err();
+    let e = f.array("big").and_then(|a| a.read::<f32>()).unwrap_err();
     let took = t.elapsed();
     assert!(took >= timeout && took < timeout * 3, "{took:?}: {e}");
     assert!(e.to_string().contains("timed out"), "{e}");

@@ -100,6 +100,16 @@ pub fn strace() -> Option<PathBuf> {
     found
 }
 
+/// Every array's listing ([`rasdf::ArrayRef::info`]), in tree order; the first error.
+pub fn listing(file: &rasdf::AsdfFile) -> rasdf::Result<Vec<rasdf::file::ArrayInfo>> {
+    file.arrays().map(|a| a.info()).collect()
+}
+
+/// Every array's path, in tree order (`/sci/data`).
+pub fn array_paths(file: &rasdf::AsdfFile) -> Vec<String> {
+    file.arrays().filter_map(|a| a.path().map(str::to_string)).collect()
+}
+
 /// MD5 hex.
 pub fn md5_hex(data: &[u8]) -> String {
     rasdf::block::md5(data).iter().map(|b| format!("{b:02x}")).collect()

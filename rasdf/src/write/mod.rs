@@ -85,7 +85,7 @@ pub enum ArrayStorage {
 ///
 /// let file = rasdf::AsdfFile::open(&path)?;
 /// assert_eq!(file.blocks()[0].compression, Compression::Zlib);
-/// assert_eq!(file.array::<i64>("ramp")?[99_999], 99_999);
+/// assert_eq!(file.array("ramp")?.read::<i64>()?[99_999], 99_999);
 /// # drop(file);
 /// # std::fs::remove_file(&path).ok();
 /// # Ok::<(), rasdf::Error>(())
@@ -245,7 +245,7 @@ mod tests {
         assert!(text.starts_with("#ASDF 1.0.0\n#ASDF_STANDARD 1.3.0\n"), "{text}");
         assert!(text.contains("--- !core/asdf-1.1.0") && text.contains("a: !core/ndarray-1.0.0"), "{text}");
         let file = crate::OpenOptions::new().from_bytes(bytes).unwrap();
-        assert_eq!(file.array::<f64>("a").unwrap().iter().copied().collect::<Vec<_>>(), [1.5, 2.5]);
+        assert_eq!(file.array("a").unwrap().read::<f64>().unwrap().iter().copied().collect::<Vec<_>>(), [1.5, 2.5]);
     }
 
     /// Every choice of direct I/O writes the same file (past the page cache or not, where
