@@ -29,12 +29,10 @@ pub fn open_all(data: &[u8]) {
     // Every line, and a drawing cut in both directions with the block tables.
     let all = rasdf_info::InfoOptions::default();
     let _ = rasdf_info::report(&f, &all, &mut sink);
-    let cut = rasdf_info::InfoOptions {
-        max_rows: Some(data.len() % 40),
-        max_cols: Some(data.len() % 50),
-        show_blocks: true,
-        ..Default::default()
-    };
+    let cut = rasdf_info::InfoOptions::default()
+        .max_rows(Some(data.len() % 40))
+        .max_cols(Some(data.len() % 50))
+        .show_blocks(true);
     let _ = rasdf_info::report(&f, &cut, &mut sink);
     let _ = crate::check::report(&f, "fuzz", &mut sink);
     let _ = crate::to_yaml::to_yaml(&f);

@@ -85,10 +85,8 @@ fn plain_ra_files_round_trip_byte_for_byte() {
         let asdf = dir.join(format!("{}.asdf", stem(&ra)));
         let back = dir.join(format!("{}.ra", stem(&ra)));
         for compression in ["none", "zlib"] {
-            let options = ConvertOptions {
-                compression: rasdf::block::Compression::from_name(compression).unwrap(),
-                ..Default::default()
-            };
+            let options =
+                ConvertOptions::default().compression(rasdf::block::Compression::from_name(compression).unwrap());
             convert::convert(&ra, &asdf, &options).unwrap();
             convert::convert(&asdf, &back, &ConvertOptions::default()).unwrap();
             let again = std::fs::read(&back).unwrap();
@@ -149,7 +147,7 @@ fn asdf_files_of_the_reference_convert_to_ra() {
     reference_files_convert("make_ra_fixtures.py", "check-ra", "ra", npy, |input, out, name| {
         // The only array is found without --array; named, it is the same.
         let named = out.with_file_name(format!("{name}_named.ra"));
-        let options = ConvertOptions { array: Some("x/y".into()), ..Default::default() };
+        let options = ConvertOptions::default().array(Some("x/y".into()));
         convert::convert(input, &named, &options).unwrap();
         assert_eq!(std::fs::read(out).unwrap(), std::fs::read(&named).unwrap());
     });
@@ -177,7 +175,7 @@ fn masks_left_behind_are_named() {
     assert!(named(convert::Format::Asdf, None).is_empty());
     // The conversion tells of them as it writes.
     let mut warnings = Vec::new();
-    let options = ConvertOptions { array: Some("frames/0/b".into()), ..Default::default() };
+    let options = ConvertOptions::default().array(Some("frames/0/b".into()));
     convert::convert_with_warnings(&path, &dir.join("b.ra"), &options, &mut |w| warnings.push(w)).unwrap();
     assert_eq!(warnings, ["/frames/0/b: the mask is not written (RawArray holds none)"]);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -294,7 +292,7 @@ fn gsd_files_convert_to_asdf_the_reference_reads_as_gsd_reads_them() {
     // Compressed blocks hold the same.
     let g = common::root().join("testdata/gsd/hoomd.gsd");
     let z = dir.join("hoomd_zlib.asdf");
-    let options = ConvertOptions { compression: rasdf::block::Compression::Zlib, ..Default::default() };
+    let options = ConvertOptions::default().compression(rasdf::block::Compression::Zlib);
     convert::convert(&g, &z, &options).unwrap();
     let f = AsdfFile::open(&z).unwrap();
     assert!(f.blocks().iter().all(|b| b.compression == rasdf::block::Compression::Zlib));
@@ -433,7 +431,7 @@ fn a_ra_file_of_64_mib_is_written_past_the_page_cache_and_reads_back() {
     };
     doc.set_array_bytes("f", array, rasdf::block::Compression::None).unwrap();
     let asdf = dir.join("f.asdf");
-    doc.write_to_path(&asdf, &rasdf::write::WriteOptions { checksums: false, ..Default::default() }).unwrap();
+    doc.write_to_path(&asdf, &rasdf::write::WriteOptions::default().checksums(false)).unwrap();
     let ra = dir.join("f.ra");
     convert::convert(&asdf, &ra, &ConvertOptions::default()).unwrap();
     let bytes = std::fs::read(&ra).unwrap();
@@ -486,7 +484,7 @@ fn asdf_files_of_the_reference_convert_to_b2nd_that_blosc2_reads_with_every_code
         for codec in ["zstd", "lz4", "zlib", "none"] {
             let out = dir.join(format!("{name}_{codec}.b2nd"));
             let blosc_codec = convert::b2nd::BloscCodec::from_name(codec).unwrap();
-            let options = ConvertOptions { blosc_codec, ..Default::default() };
+            let options = ConvertOptions::default().blosc_codec(blosc_codec);
             convert::convert(&input, &out, &options).unwrap_or_else(|e| panic!("{name} ({codec}): {e}"));
             let bytes = std::fs::read(&out).unwrap();
             let f = b2nd_parse(&bytes);
@@ -511,10 +509,8 @@ fn b2nd_files_round_trip_through_asdf_to_the_same_items() {
         let asdf = dir.join("x.asdf");
         let back = dir.join("x.b2nd");
         for compression in ["none", "lz4"] {
-            let options = ConvertOptions {
-                compression: rasdf::block::Compression::from_name(compression).unwrap(),
-                ..Default::default()
-            };
+            let options =
+                ConvertOptions::default().compression(rasdf::block::Compression::from_name(compression).unwrap());
             convert::convert(&b, &asdf, &options).unwrap();
             convert::convert(&asdf, &back, &ConvertOptions::default()).unwrap();
             let again = std::fs::read(&back).unwrap();
@@ -631,7 +627,7 @@ fn b2nd_frames_claiming_huge_arrays_stop_at_the_limits() {
     }
     let e = rasdf_convert::b2nd::B2ndFile::parse(&b, &Limits::default()).unwrap_err().to_string();
     assert!(e.contains("array elements"), "{e}");
-    let tight = Limits { max_block_bytes: 1000, ..Limits::default() };
+    let tight = Limits::default().max_block_bytes(1000);
     let e = rasdf_convert::b2nd::B2ndFile::parse(&bytes, &tight).unwrap_err().to_string();
     assert!(e.contains("decoded array bytes"), "{e}");
 }

@@ -123,7 +123,7 @@ fn many_empty_blocks() {
     assert_eq!(f.blocks().len(), n);
     assert_eq!(f.index_status(), &rasdf::index::IndexStatus::Valid);
     // Too many for a tight limit: an error, not an allocation.
-    let tight = OpenOptions::new().limits(Limits { max_blocks: 1000, ..Limits::default() }).from_bytes(file).unwrap();
+    let tight = OpenOptions::new().limits(Limits::default().max_blocks(1000)).from_bytes(file).unwrap();
     assert_eq!(tight.blocks().len(), 1000);
     assert!(matches!(tight.blocks_error().unwrap().kind(), ErrorKind::Limit(_)));
 }
@@ -136,7 +136,7 @@ fn decompression_bombs_and_huge_sizes() {
     for (data_size, limits) in [
         (1024u64, Limits::default()),
         (1 << 40, Limits::default()),
-        (64 << 20, Limits { max_block_bytes: 1 << 20, ..Limits::default() }),
+        (64 << 20, Limits::default().max_block_bytes(1 << 20)),
     ] {
         let mut file = asdf_with_tree("x: 1");
         let h = BlockHeader {
@@ -440,7 +440,7 @@ fn item_sizes_and_inline_bytes_are_bounded() {
     }
     // A limit raised lets a file one trusts through; the default lets real inline data.
     let small = inline("[ucs4, 4]");
-    let tight = Limits { max_inline_bytes: 95, ..Limits::default() };
+    let tight = Limits::default().max_inline_bytes(95);
     let e = OpenOptions::new()
         .limits(tight)
         .from_bytes(small.clone())
@@ -449,7 +449,7 @@ fn item_sizes_and_inline_bytes_are_bounded() {
         .and_then(|a| a.read_dyn())
         .unwrap_err();
     assert_eq!(e.limit().map(|l| (l.what, l.value, l.limit)), Some(("max_inline_bytes", 96, 95)));
-    let loose = Limits { max_inline_bytes: 96, ..Limits::default() };
+    let loose = Limits::default().max_inline_bytes(96);
     assert!(OpenOptions::new().limits(loose).from_bytes(small).unwrap().array("a").and_then(|a| a.read_dyn()).is_ok());
     // The command line names the option that raises it.
     let path = dir.join("ucs4_512m.asdf");

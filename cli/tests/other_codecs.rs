@@ -163,7 +163,7 @@ fn the_reference_with_the_plugin_reads_what_rasdf_writes() {
         ("blsc1.asdf", Compression::Blosc, Some(1)),
     ] {
         let path = dir.join(name);
-        let options = WriteOptions { compression: Some(comp), compression_level: level, ..WriteOptions::default() };
+        let options = WriteOptions::default().compression(Some(comp)).compression_level(level);
         doc.write_to_path(&path, &options).unwrap();
         assert!(sound(&path).iter().all(|c| *c == comp), "{name}");
         files.push(path);
@@ -232,8 +232,7 @@ fn python_blosc_reads_the_buffers_rasdf_writes() {
     let dir = common::temp_dir("codecs-blosc");
     let doc = document();
     let path = dir.join("blsc.asdf");
-    doc.write_to_path(&path, &WriteOptions { compression: Some(Compression::Blosc), ..WriteOptions::default() })
-        .unwrap();
+    doc.write_to_path(&path, &WriteOptions::default().compression(Some(Compression::Blosc))).unwrap();
     let f = AsdfFile::open(&path).unwrap();
     let limits = Limits::default();
     let mut stored_dir = Vec::new();

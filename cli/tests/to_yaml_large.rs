@@ -103,10 +103,7 @@ fn large_outputs_open_with_max_tree_bytes() {
         assert!(shown.contains(line), "{line} not in:\n{shown}");
     }
     // What it shows is what the input holds.
-    let back = rasdf::OpenOptions::new()
-        .limits(rasdf::Limits { max_tree_bytes: len, ..rasdf::Limits::default() })
-        .open(&out)
-        .unwrap();
+    let back = rasdf::OpenOptions::new().limits(rasdf::Limits::default().max_tree_bytes(len)).open(&out).unwrap();
     let file = rasdf::AsdfFile::open(&input).unwrap();
     assert!(back.blocks().is_empty());
     for name in ["f", "g", "i", "u"] {

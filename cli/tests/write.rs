@@ -648,7 +648,7 @@ fn pipelined_lz4_and_direct_writes_match_one_shot_encoding() {
         doc.set_array("lz4", ndarray::ArrayView1::from(&lz4[..]), Compression::Lz4).unwrap();
         doc.set_array("plain", ndarray::ArrayView1::from(&plain[..]), Compression::None).unwrap();
         let path = dir.join(format!("big{pad}.asdf"));
-        let options = WriteOptions { pad_blocks: pad, ..WriteOptions::default() };
+        let options = WriteOptions::default().pad_blocks(pad);
         doc.write_to_path(&path, &options).unwrap();
         let f = AsdfFile::options().verify_checksums(true).open(&path).unwrap();
         assert!(f.verify_blocks().iter().all(Result::is_ok), "pad {pad}: a checksum fails");
@@ -754,7 +754,7 @@ fn large_exploded_blocks_carry_their_checksums() {
     doc.set_array("plain", ndarray::ArrayView1::from(&data[..]), Compression::None).unwrap();
     doc.set_array("lz4", ndarray::ArrayView1::from(&data[..]), Compression::Lz4).unwrap();
     let main = dir.join("big.asdf");
-    let options = WriteOptions { storage: Some(ArrayStorage::External), ..Default::default() };
+    let options = WriteOptions::default().storage(Some(ArrayStorage::External));
     doc.write_to_path(&main, &options).unwrap();
     for (k, name) in ["plain", "lz4"].iter().enumerate() {
         let part = AsdfFile::options().verify_checksums(true).open(dir.join(format!("big{k:04}.asdf"))).unwrap();
@@ -789,7 +789,7 @@ fn exploded_arrays_are_read_without_a_copy() {
     doc.set_array("plain", ndarray::ArrayView1::from(&data[..]), Compression::None).unwrap();
     doc.set_array("zlib", ndarray::ArrayView1::from(&data[..]), Compression::Zlib).unwrap();
     let main = dir.join("x.asdf");
-    doc.write_to_path(&main, &WriteOptions { storage: Some(ArrayStorage::External), ..Default::default() }).unwrap();
+    doc.write_to_path(&main, &WriteOptions::default().storage(Some(ArrayStorage::External))).unwrap();
     let f = AsdfFile::open(&main).unwrap();
     for name in ["plain", "zlib"] {
         // Two reads lend the same bytes: neither is a copy.
@@ -808,7 +808,7 @@ fn exploded_arrays_are_read_without_a_copy() {
 fn a_failed_exploded_write_replaces_none_of_the_old_files() {
     let dir = temp_dir("explode-all-or-none");
     let main = dir.join("y.asdf");
-    let exploded = WriteOptions { storage: Some(ArrayStorage::External), ..Default::default() };
+    let exploded = WriteOptions::default().storage(Some(ArrayStorage::External));
     let write = |arrays: usize, scale: f64| {
         let mut doc = Document::new();
         for n in 0..arrays {

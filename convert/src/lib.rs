@@ -182,8 +182,9 @@ impl Format {
     }
 }
 
-/// How to convert.
+/// How to convert: [`ConvertOptions::default`], then a setter for each field to change.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ConvertOptions {
     /// From ASDF: the tree path of the array to write (needed when the file has more
     /// than one). To ASDF: where the array goes (default `data`).
@@ -204,6 +205,36 @@ impl Default for ConvertOptions {
             blosc_codec: b2nd::BloscCodec::Zstd,
             limits: Limits::default(),
         }
+    }
+}
+
+impl ConvertOptions {
+    /// These options with `array` set (see the field).
+    #[must_use]
+    pub fn array(mut self, array: Option<String>) -> Self {
+        self.array = array;
+        self
+    }
+
+    /// These options with `compression` set (see the field).
+    #[must_use]
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// These options with `blosc_codec` set (see the field).
+    #[must_use]
+    pub fn blosc_codec(mut self, blosc_codec: b2nd::BloscCodec) -> Self {
+        self.blosc_codec = blosc_codec;
+        self
+    }
+
+    /// These options with `limits` set (see the field).
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 }
 

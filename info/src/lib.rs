@@ -43,8 +43,9 @@ use rasdf::ndarray::{ArrayMeta, Dim, Source, Storage};
 use rasdf::tree::numtext::push_float;
 use rasdf::tree::{NodeId, NodeRef, Value};
 
-/// What `info` shows.
+/// What `info` shows: [`InfoOptions::default`], then a setter for each field to change.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct InfoOptions {
     /// Most lines of the tree, the `Some nodes not shown.` line included, as the
     /// reference counts them (`None`: all; fewer than 2: none).
@@ -64,6 +65,43 @@ impl Default for InfoOptions {
     /// As `asdftool info`: every line, uncut, values shown.
     fn default() -> Self {
         InfoOptions { max_rows: None, max_cols: None, show_values: true, show_blocks: false, stats: false }
+    }
+}
+
+impl InfoOptions {
+    /// These options with `max_rows` set (see the field).
+    #[must_use]
+    pub fn max_rows(mut self, max_rows: Option<usize>) -> Self {
+        self.max_rows = max_rows;
+        self
+    }
+
+    /// These options with `max_cols` set (see the field).
+    #[must_use]
+    pub fn max_cols(mut self, max_cols: Option<usize>) -> Self {
+        self.max_cols = max_cols;
+        self
+    }
+
+    /// These options with `show_values` set (see the field).
+    #[must_use]
+    pub fn show_values(mut self, show_values: bool) -> Self {
+        self.show_values = show_values;
+        self
+    }
+
+    /// These options with `show_blocks` set (see the field).
+    #[must_use]
+    pub fn show_blocks(mut self, show_blocks: bool) -> Self {
+        self.show_blocks = show_blocks;
+        self
+    }
+
+    /// These options with `stats` set (see the field).
+    #[must_use]
+    pub fn stats(mut self, stats: bool) -> Self {
+        self.stats = stats;
+        self
     }
 }
 

@@ -575,7 +575,12 @@ impl File {
     ) -> PyResult<String> {
         crate::errors::guarded(py, || {
             let (file, _) = self.get()?;
-            let options = rasdf_info::InfoOptions { max_rows, max_cols, show_values, show_blocks, stats };
+            let options = rasdf_info::InfoOptions::default()
+                .max_rows(max_rows)
+                .max_cols(max_cols)
+                .show_values(show_values)
+                .show_blocks(show_blocks)
+                .stats(stats);
             let out = py
                 .detach(|| {
                     let mut out = Vec::new();
@@ -792,7 +797,10 @@ fn write(
         };
         w.doc_mut().set_standard(chosen).map_err(|e| to_pyerr(py, e))?;
         let doc = w.finish();
-        let options = rasdf::write::WriteOptions { compression_level, include_index, checksums, ..Default::default() };
+        let options = rasdf::write::WriteOptions::default()
+            .compression_level(compression_level)
+            .include_index(include_index)
+            .checksums(checksums);
         let out = match path {
             Some(path) => {
                 py.detach(|| doc.write_to_path(&path, &options)).map_err(|e| to_pyerr(py, e))?;

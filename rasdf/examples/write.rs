@@ -63,10 +63,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Compression::None,
     )?;
 
-    let options = WriteOptions {
-        compression_level: Some(9), // zlib and bzp2 at their best ratio (1-9)
-        ..WriteOptions::default()
-    };
+    // zlib and bzp2 at their best ratio (1-9).
+    let options = WriteOptions::default().compression_level(Some(9));
     doc.write_to_path(&path, &options)?;
     println!("wrote {} ({} bytes)", path.display(), std::fs::metadata(&path)?.len());
 

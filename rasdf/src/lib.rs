@@ -58,6 +58,7 @@ pub mod remote;
 #[doc(hidden)]
 pub mod samples;
 pub mod schema;
+mod setters;
 #[cfg(test)]
 mod testutil;
 pub mod tree;

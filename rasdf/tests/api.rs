@@ -228,7 +228,7 @@ fn ndarray_fields_of_serde_values_become_arrays_with_blocks() {
         values: Ndarray<Array1<f64>>,
     }
     let doc = Document::from_serialize(&Root { values: Ndarray::new(Array1::from_vec(vec![0.5, -1.5])) }).unwrap();
-    let inline = WriteOptions { storage: Some(ArrayStorage::Inline), ..WriteOptions::default() };
+    let inline = WriteOptions::default().storage(Some(ArrayStorage::Inline));
     let file = write(&doc, &dir.file("inline.asdf"), &inline);
     assert!(file.blocks().is_empty());
     assert!(file.get("values/data").is_some_and(|d| d.items().is_some()));
@@ -265,7 +265,7 @@ fn compression_levels_apply_to_zlib_and_bzp2() {
         doc.set_array("data", data.view(), comp).unwrap();
         let chunks = data.as_slice().unwrap().chunks(100_000).map(<[u8]>::to_vec).collect::<Vec<_>>();
         doc.set_array_chunks("chunked", ScalarType::UInt8, &[data.len()], comp, chunks.into_iter()).unwrap();
-        let options = WriteOptions { compression_level: Some(level), ..WriteOptions::default() };
+        let options = WriteOptions::default().compression_level(Some(level));
         let file = write(&doc, &dir.file(&format!("level{n}.asdf")), &options);
         assert_eq!(file.array("data").unwrap().read::<u8>().unwrap(), data.clone().into_dyn(), "{comp} {level}");
         assert_eq!(file.array("chunked").unwrap().read::<u8>().unwrap(), data.clone().into_dyn(), "{comp} {level}");
@@ -285,13 +285,13 @@ fn compression_levels_apply_to_zlib_and_bzp2() {
     let mut doc = Document::new();
     doc.set_array("data", data.view(), Compression::Zlib).unwrap();
     let default = write(&doc, &dir.file("default.asdf"), &WriteOptions::default());
-    let six = WriteOptions { compression_level: Some(6), ..WriteOptions::default() };
+    let six = WriteOptions::default().compression_level(Some(6));
     let six = write(&doc, &dir.file("six.asdf"), &six);
     assert_eq!(default.block_stored(0).unwrap(), six.block_stored(0).unwrap());
 
     // Levels outside 1-9 are refused, and no file is made.
     for level in [0, 10] {
-        let options = WriteOptions { compression_level: Some(level), ..WriteOptions::default() };
+        let options = WriteOptions::default().compression_level(Some(level));
         let path = dir.file(&format!("bad{level}.asdf"));
         assert!(doc.write_to_path(&path, &options).is_err(), "level {level}");
         assert!(!path.exists());

@@ -212,7 +212,7 @@ fn hostile_fits_files_give_clear_errors() {
     assert!(e.to_string().contains("a FITS file without an ASDF extension: none of its 5 HDUs is named ASDF"), "{e}");
 
     // A limit on the elements read.
-    let tight = Limits { max_array_elements: 5, ..Limits::default() };
+    let tight = Limits::default().max_array_elements(5);
     let f = OpenOptions::new().limits(tight).from_bytes(bytes.clone()).unwrap();
     assert!(f.array("dq").and_then(|a| a.read_dyn()).unwrap_err().to_string().contains("max_array_elements"));
 

@@ -186,7 +186,7 @@ fn external_arrays_list_their_source() {
     doc.set_array("sci/data", image.view(), Compression::None).unwrap();
     doc.set_array("sci/err", ndarray::Array1::<f64>::zeros(7).view(), Compression::Zlib).unwrap();
     let path = dir.0.join("exploded.asdf");
-    let options = WriteOptions { storage: Some(ArrayStorage::External), ..WriteOptions::default() };
+    let options = WriteOptions::default().storage(Some(ArrayStorage::External));
     doc.write_to_path(&path, &options).unwrap();
 
     let file = AsdfFile::open(&path).unwrap();
@@ -221,7 +221,7 @@ fn inline_arrays_list_as_inline() {
     let mut doc = Document::new();
     doc.set_array("small", ndarray::array![[1u8, 2, 3], [4, 5, 6]].view(), Compression::None).unwrap();
     let path = dir.0.join("inline.asdf");
-    let options = WriteOptions { storage: Some(ArrayStorage::Inline), ..WriteOptions::default() };
+    let options = WriteOptions::default().storage(Some(ArrayStorage::Inline));
     doc.write_to_path(&path, &options).unwrap();
     let file = AsdfFile::open(&path).unwrap();
     assert!(file.blocks().is_empty());

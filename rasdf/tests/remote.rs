@@ -36,11 +36,7 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 fn quick() -> RemoteOptions {
-    RemoteOptions {
-        timeout: Duration::from_secs(5),
-        retry_pause: Duration::from_millis(10),
-        ..RemoteOptions::default()
-    }
+    RemoteOptions::default().timeout(Duration::from_secs(5)).retry_pause(Duration::from_millis(10))
 }
 
 /// What a reader sees of a file: tree, blocks, index, warnings, every block's data (or
@@ -109,7 +105,7 @@ fn write_file(dir: &Path, name: &str, n: usize, large: usize, index: bool) -> Pa
     });
     doc.set_array("big", big.view(), Compression::Lz4).unwrap();
     let path = dir.join(name);
-    doc.write_to_path(&path, &WriteOptions { include_index: index, ..WriteOptions::default() }).unwrap();
+    doc.write_to_path(&path, &WriteOptions::default().include_index(index)).unwrap();
     path
 }
 
@@ -180,23 +176,22 @@ fn s3_urls_path_style_signed_and_unsigned() {
     std::fs::copy(testdata().join("example.asdf"), dir.join("bucket/dir/example.asdf")).unwrap();
     let server = RangeServer::start(&dir, ServerOptions::default());
     let local = OpenOptions::new().open(testdata().join("example.asdf")).unwrap();
-    for credentials in [
-        None,
-        Some(S3Credentials { key_id: "AKIDEXAMPLE".into(), secret: "secret".into(), session_token: Some("t".into()) }),
-    ] {
-        let s3 = S3Options { endpoint: Some(server.base()), region: Some("eu-west-1".into()), credentials };
-        let f = OpenOptions::new()
-            .remote(RemoteOptions { s3, ..quick() })
-            .open_url("s3://bucket/dir/example.asdf")
-            .unwrap();
+    for credentials in
+        [None, Some(S3Credentials::new("AKIDEXAMPLE".into(), "secret".into()).session_token(Some("t".into())))]
+    {
+        let s3 = S3Options::default()
+            .endpoint(Some(server.base()))
+            .region(Some("eu-west-1".into()))
+            .credentials(credentials);
+        let f = OpenOptions::new().remote(quick().s3(s3)).open_url("s3://bucket/dir/example.asdf").unwrap();
         assert_eq!(f.tree(), local.tree());
         assert_eq!(
             f.array("sci/data").unwrap().read::<f32>().unwrap(),
             local.array("sci/data").unwrap().read::<f32>().unwrap()
         );
     }
-    let s3 = S3Options { endpoint: Some(server.base()), ..S3Options::default() };
-    let missing = OpenOptions::new().remote(RemoteOptions { s3, ..quick() }).open_url("s3://bucket/nope.asdf");
+    let s3 = S3Options::default().endpoint(Some(server.base()));
+    let missing = OpenOptions::new().remote(quick().s3(s3)).open_url("s3://bucket/nope.asdf");
     assert_io_kind(missing, std::io::ErrorKind::NotFound);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -214,7 +209,7 @@ fn assert_io_kind(r: rasdf::Result<AsdfFile>, kind: std::io::ErrorKind) -> Strin
 #[test]
 fn servers_that_fail_or_lie() {
     let root = testdata();
-    let options = OpenOptions::new().remote(RemoteOptions { timeout: Duration::from_millis(400), ..quick() });
+    let options = OpenOptions::new().remote(quick().timeout(Duration::from_millis(400)));
     let start = |fault| RangeServer::start(&root, ServerOptions { fault, ..Default::default() });
 
     let s = start(Fault::None);
@@ -458,7 +453,7 @@ fn lz4_blocks_decoded_as_their_parts_arrive_are_the_local_ones() {
         .collect();
     assert!(lz4_files.len() >= 5, "{lz4_files:?}");
     for part_bytes in [5, 1000, 100_000] {
-        let options = OpenOptions::new().remote(RemoteOptions { part_bytes, ..quick() });
+        let options = OpenOptions::new().remote(quick().part_bytes(part_bytes));
         for path in &lz4_files {
             let rel = path.strip_prefix(&root).unwrap().to_str().unwrap().replace('\\', "/");
             let url = server.url(&rel);
@@ -473,10 +468,7 @@ fn lz4_blocks_decoded_as_their_parts_arrive_are_the_local_ones() {
     let local = AsdfFile::open(&path).unwrap();
     let n = local.blocks().len() - 1;
     assert!(local.blocks()[n].data_size > 3 * rasdf::block::codec::LZ4_CHUNK as u64);
-    let remote = OpenOptions::new()
-        .remote(RemoteOptions { part_bytes: 1 << 20, ..quick() })
-        .open_url(&server.url("big.asdf"))
-        .unwrap();
+    let remote = OpenOptions::new().remote(quick().part_bytes(1 << 20)).open_url(&server.url("big.asdf")).unwrap();
     let before = remote.remote().unwrap().requests();
     assert_eq!(remote.block_data(n).unwrap(), local.block_data(n).unwrap());
     let parts = remote.remote().unwrap().requests() - before;
@@ -486,10 +478,7 @@ fn lz4_blocks_decoded_as_their_parts_arrive_are_the_local_ones() {
     assert!(parts >= 10 && parts == used.div_ceil(1 << 20), "{parts} requests for {used} bytes");
     // The object cut short after the open: parts fail, an error of that block, never a
     // wrong array.
-    let remote = OpenOptions::new()
-        .remote(RemoteOptions { part_bytes: 1 << 20, ..quick() })
-        .open_url(&server.url("big.asdf"))
-        .unwrap();
+    let remote = OpenOptions::new().remote(quick().part_bytes(1 << 20)).open_url(&server.url("big.asdf")).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() * 2 / 3]).unwrap();
     let e = remote.block_data(n).unwrap_err();
@@ -715,16 +704,13 @@ fn passwords_and_signatures_are_never_shown() {
     assert!(no_secret(&e.to_string()) && no_secret(&format!("{e:?}")), "{e}");
     // S3: neither the credentials nor the signature of the request.
     std::fs::create_dir_all(dir.join("bucket")).unwrap();
-    let s3 = S3Options {
-        endpoint: Some(format!("http://user:secret@127.0.0.1:{port}")),
-        region: None,
-        credentials: Some(S3Credentials {
-            key_id: "AKIDSECRETKEYID".into(),
-            secret: "s3secretkey".into(),
-            session_token: Some("tok789".into()),
-        }),
-    };
-    let remote = RemoteOptions { s3, ..quick() };
+    let s3 = S3Options::default()
+        .endpoint(Some(format!("http://user:secret@127.0.0.1:{port}")))
+        .region(None)
+        .credentials(Some(
+            S3Credentials::new("AKIDSECRETKEYID".into(), "s3secretkey".into()).session_token(Some("tok789".into())),
+        ));
+    let remote = quick().s3(s3);
     assert!(no_secret(&format!("{remote:?}")), "{remote:?}");
     let e = OpenOptions::new().remote(remote).open_url("s3://bucket/missing.asdf").unwrap_err();
     assert!(no_secret(&e.to_string()) && no_secret(&format!("{e:?}")), "{e}");
@@ -914,8 +900,8 @@ fn a_change_seen_while_opening_fails_the_open() {
         let server = RangeServer::start(&dir, ServerOptions { swap: Some(swap), ..Default::default() });
         let opened = match name {
             "bucket/f.asdf" => {
-                let s3 = S3Options { endpoint: Some(server.base()), ..S3Options::default() };
-                OpenOptions::new().remote(RemoteOptions { s3, ..quick() }).open_url("s3://bucket/f.asdf")
+                let s3 = S3Options::default().endpoint(Some(server.base()));
+                OpenOptions::new().remote(quick().s3(s3)).open_url("s3://bucket/f.asdf")
             }
             _ => options.open_url(&server.url(name)),
         };
@@ -939,7 +925,7 @@ fn a_stalled_server_fails_within_the_timeout() {
     let len = std::fs::metadata(&path).unwrap().len();
     let timeout = Duration::from_secs(1);
     // Small parts: a block is many requests, which must not each wait a timeout.
-    let remote = RemoteOptions { part_bytes: 64 * 1024, parallel: 4, ..RemoteOptions::default() }.timeout(timeout);
+    let remote = RemoteOptions::default().part_bytes(64 * 1024).parallel(4).timeout(timeout);
     assert_eq!(remote.timeout, timeout);
     let options = OpenOptions::new().remote(remote);
     // Silent from the first request: the open fails in one timeout.

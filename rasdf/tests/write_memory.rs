@@ -63,7 +63,7 @@ fn a_copy_larger_than_memory_is_an_error_not_an_abort() {
     drop(a);
     drop(file);
     // Written inline, the view needs no copy: its elements are written from the 8 bytes.
-    let options = WriteOptions { storage: Some(ArrayStorage::Inline), ..WriteOptions::default() };
+    let options = WriteOptions::default().storage(Some(ArrayStorage::Inline));
     doc.write_to_path(&path, &options).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains(&format!("data: [{}]", vec!["1.5"; 1000].join(", "))), "{text}");

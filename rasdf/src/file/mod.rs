@@ -79,7 +79,7 @@ pub const READ_WHOLE_BYTES: u64 = 256 << 10;
 /// ```
 /// use rasdf::{Limits, OpenOptions};
 /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
-/// let limits = Limits { max_array_elements: 1 << 20, ..Limits::default() };
+/// let limits = Limits::default().max_array_elements(1 << 20);
 /// let file = OpenOptions::new().verify_checksums(true).limits(limits).open(path)?;
 /// assert_eq!(file.array("sci/data")?.read::<f32>()?.shape(), &[64, 64]); // checksum verified
 ///
@@ -90,6 +90,7 @@ pub const READ_WHOLE_BYTES: u64 = 256 << 10;
 /// # Ok::<(), rasdf::Error>(())
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct OpenOptions {
     limits: Limits,
     verify_checksums: bool,

@@ -75,11 +75,7 @@ pub enum ArrayStorage {
 /// let mut doc = Document::new();
 /// doc.set_array("ramp", ndarray::Array1::from_iter(0..100_000i64), Compression::None)?;
 /// // Every block zlib-compressed, at the fastest level.
-/// let options = WriteOptions {
-///     compression: Some(Compression::Zlib),
-///     compression_level: Some(1),
-///     ..WriteOptions::default()
-/// };
+/// let options = WriteOptions::default().compression(Some(Compression::Zlib)).compression_level(Some(1));
 /// let path = std::env::temp_dir().join(format!("rasdf-options-{}.asdf", std::process::id()));
 /// doc.write_to_path(&path, &options)?;
 ///
@@ -91,6 +87,7 @@ pub enum ArrayStorage {
 /// # Ok::<(), rasdf::Error>(())
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct WriteOptions {
     /// Compress every block with this (overrides each array's).
     pub compression: Option<Compression>,
@@ -143,6 +140,19 @@ pub enum DirectIo {
     /// Every document, whatever its size.
     Always,
 }
+
+crate::setters::setters!(WriteOptions {
+    compression: Option<Compression>,
+    compression_level: Option<u32>,
+    storage: Option<ArrayStorage>,
+    pad_blocks: bool,
+    include_index: bool,
+    checksums: bool,
+    views_only: bool,
+    sync: bool,
+    progress: Option<Progress>,
+    direct_io: DirectIo,
+});
 
 impl Default for WriteOptions {
     fn default() -> Self {
