@@ -46,7 +46,7 @@ use crate::tree::NodeRef;
 /// assert_eq!(data.shape(), &[64, 64]);
 /// assert!(sci.read::<f64>().is_err()); // float32, not float64
 /// for array in file.arrays() {
-///     let stats = array.stats()?; // piece by piece, whatever the size
+///     let stats = array.stats()?; // a large compressed block piece by piece
 ///     println!("{}: {:?}", array.path().unwrap_or_default(), stats.stats);
 /// }
 /// # Ok::<(), rasdf::Error>(())
