@@ -4,9 +4,9 @@
 
 use std::io::Cursor;
 
+use rasdf::OpenOptions;
 use rasdf::fuzzing::tight_limits;
 use rasdf::write::WriteOptions;
-use rasdf::OpenOptions;
 
 /// The names of the converters' targets, as in fuzz/Cargo.toml.
 pub const TARGETS: &[&str] = &["convert_ra", "convert_gsd", "convert_b2nd"];

@@ -100,7 +100,7 @@ impl AsdfFile {
     }
 
     /// The FITS file holding this ASDF file, when it is one (ASDF-in-FITS): its HDUs.
-    /// The ASDF file itself ([`AsdfFile::bytes`], and the offsets of its tree and
+    /// The ASDF file itself ([`AsdfFile::read_bytes`], and the offsets of its tree and
     /// blocks) is the data of the HDU [`AsdfFile::fits_extension`] names.
     pub fn fits(&self) -> Option<&Fits> {
         self.fits.as_ref().map(|c| &c.fits)

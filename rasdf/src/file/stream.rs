@@ -65,7 +65,7 @@ impl<'f> ArrayRef<'f> {
     /// are reached:
     /// - A large compressed block (of [`STREAM_STATS_BYTES`] or more; zlib above
     ///   [`STREAM_STATS_ZLIB_BYTES`]) is not held decoded: it is decoded piece by piece
-    ///   ([`BlockHeader::decode_pieces`]) and each piece reduced as it comes
+    ///   ([`BlockHeader::decode_pieces`](crate::block::BlockHeader::decode_pieces)) and each piece reduced as it comes
     ///   ([`StatsStream`]), so memory stays at a few megabytes however large the array.
     ///   A layout that is not C-contiguous, and verified checksums (which need the block
     ///   whole), take the whole path instead.
@@ -100,7 +100,7 @@ impl<'f> ArrayRef<'f> {
         self.file.read_once_of(self.node, pieces).map_err(|e| self.located(e))
     }
 
-    /// Decodes the array's block piece by piece (see [`BlockHeader::decode_pieces`])
+    /// Decodes the array's block piece by piece (see [`BlockHeader::decode_pieces`](crate::block::BlockHeader::decode_pieces))
     /// into `sink`, caching nothing: the whole block, for a [`ReadOnce::Pieces`] of
     /// [`ArrayRef::read_once`] (whose `layout` tells where the elements lie in it).
     ///
