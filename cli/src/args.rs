@@ -56,14 +56,11 @@ struct LimitArgs {
 impl LimitArgs {
     fn limits(&self) -> rasdf::Limits {
         let d = rasdf::Limits::default();
-        rasdf::Limits {
-            max_tree_bytes: self.max_tree_bytes.unwrap_or(d.max_tree_bytes),
-            max_nodes: self.max_nodes.unwrap_or(d.max_nodes),
-            max_block_bytes: self.max_block_bytes.unwrap_or(d.max_block_bytes),
-            max_array_elements: self.max_array_elements.unwrap_or(d.max_array_elements),
-            max_inline_bytes: self.max_inline_bytes.unwrap_or(d.max_inline_bytes),
-            ..d
-        }
+        d.max_tree_bytes(self.max_tree_bytes.unwrap_or(d.max_tree_bytes))
+            .max_nodes(self.max_nodes.unwrap_or(d.max_nodes))
+            .max_block_bytes(self.max_block_bytes.unwrap_or(d.max_block_bytes))
+            .max_array_elements(self.max_array_elements.unwrap_or(d.max_array_elements))
+            .max_inline_bytes(self.max_inline_bytes.unwrap_or(d.max_inline_bytes))
     }
 }
 
@@ -441,8 +438,12 @@ fn run_command(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8>
         }
         Command::Info { file, max_rows, max_cols, show_values: _, no_show_values, show_blocks, stats, json } => {
             let f = open(&file, &options)?;
-            let options =
-                rasdf_info::InfoOptions { max_rows, max_cols, show_values: !no_show_values, show_blocks, stats };
+            let options = rasdf_info::InfoOptions::default()
+                .max_rows(max_rows)
+                .max_cols(max_cols)
+                .show_values(!no_show_values)
+                .show_blocks(show_blocks)
+                .stats(stats);
             let all_read = match json {
                 true => rasdf_info::report_json(&f, &options, out),
                 false => rasdf_info::report(&f, &options, out),
@@ -508,7 +509,11 @@ fn run_command(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8>
                 say_line!("{m}");
                 return Err(2);
             }
-            let options = rasdf_convert::ConvertOptions { array, compression, blosc_codec, limits };
+            let options = rasdf_convert::ConvertOptions::default()
+                .array(array)
+                .compression(compression)
+                .blosc_codec(blosc_codec)
+                .limits(limits);
             let _spinner = crate::progress::spinner(args.quiet, &format!("convert to {}", output.display()));
             let mut warn = |w: String| say_line!("warning: {w}");
             if remote {

@@ -275,22 +275,23 @@ fn check(file: &AsdfFile, r: &mut Report, schemas: &Schemas, out: &mut impl Writ
     }
     // Every array the tree declares must resolve: its block (or external file) exists
     // and holds the bytes its layout needs.
-    let paths = file.ndarray_nodes();
+    let paths: Vec<_> = file.arrays().collect();
     let mut bad_arrays = 0usize;
-    for (path, node) in &paths {
+    for array in &paths {
+        let (path, node) = (array.path().unwrap_or_default(), array.node());
         // An array whose block failed above is not readable (its bytes are not the
         // ones written), and one verified above is not decoded again.
-        let failed_block = match file.ndarray_block(*node) {
+        let failed_block = match array.block() {
             Ok(Some(n)) => (sound.get(n) == Some(&false)).then_some(n),
             _ => None,
         };
         if let Some(n) = failed_block {
             r.error(out, &format!("tree path {path}: its data is in block {n}, which failed (above)"))?;
             bad_arrays += 1;
-        } else if let Err(e) = file.check_ndarray_at(*node, |n| sound.get(n) == Some(&true)) {
+        } else if let Err(e) = array.check(|n| sound.get(n) == Some(&true)) {
             r.error(out, &e.at_path(path).to_string())?;
             bad_arrays += 1;
-        } else if let Ok(Some(said)) = file.fits_disagreement(*node) {
+        } else if let Ok(Some(said)) = file.fits_disagreement(node) {
             r.warning(out, &format!("tree path {path}: {said}"))?;
         } else if let Some(strides) = node.key("strides")
             && let Some(mut items) = strides.items()

@@ -220,7 +220,7 @@ impl Differ<'_> {
     /// A value as the difference shows it: Python's repr, an array by its shape and type.
     fn describe(&self, file: &AsdfFile, node: NodeRef<'_>) -> String {
         if pyrepr::kind(node) == Kind::Array {
-            return match file.ndarray_shape_at(node) {
+            return match file.array_at(node).meta() {
                 Ok((dt, _, s)) => format!("<ndarray {dt} {}>", shape(&s)),
                 Err(_) => "<ndarray>".into(),
             };
@@ -356,7 +356,8 @@ impl Differ<'_> {
         if matches!((na.value(), nb.value()), (Value::Map(_), Value::Map(_))) && self.seen.insert((na.id(), nb.id())) {
             self.maps(na, nb, path, &ARRAY_LAYOUT)?;
         }
-        let (xa, xb) = (self.a.ndarray_at(na)?, self.b.ndarray_at(nb)?);
+        let (ha, hb) = (self.a.array_at(na), self.b.array_at(nb));
+        let (xa, xb) = (ha.read_dyn()?, hb.read_dyn()?);
         if xa.shape != xb.shape {
             self.push(path, Change::Shape { a: xa.shape.clone(), b: xb.shape.clone() });
         }
@@ -368,7 +369,7 @@ impl Differ<'_> {
         if xa.shape != xb.shape {
             return Ok(());
         }
-        let (ma, mb) = (self.a.mask_at(na, &xa)?, self.b.mask_at(nb, &xb)?);
+        let (ma, mb) = (ha.mask(&xa)?, hb.mask(&xb)?);
         let total = xa.len() as u64;
         let masked = |m: &Option<Vec<bool>>, i: usize| m.as_ref().is_some_and(|m| m.get(i).copied().unwrap_or(false));
         let mut mask_count = 0u64;

@@ -265,7 +265,8 @@ fn check(file: &AsdfFile, layout: &Layout, edited: &[u8]) -> Result<(), EditErro
     }
     // Arrays may only name blocks the file has.
     let blocks = layout.offsets.len() as i64;
-    for (path, node) in parsed.ndarray_nodes() {
+    for array in parsed.arrays() {
+        let (path, node) = (array.path().unwrap_or_default(), array.node());
         if let Some(s) = node.key("source").and_then(|s| s.as_i64())
             && !(-blocks..blocks).contains(&s)
         {

@@ -42,8 +42,9 @@ pub fn run(
     // The mask first: an array with none writes nothing.
     let masked = match mask {
         Some(_) => {
-            let array = file.ndarray_at(node).map_err(named)?;
-            let Some(bools) = file.mask_at(node, &array).map_err(named)? else {
+            let handle = file.array_at(node);
+            let array = handle.read_dyn().map_err(named)?;
+            let Some(bools) = handle.mask(&array).map_err(named)? else {
                 let why = "the array has no mask (--mask needs a masked array)".to_string();
                 return Err(named(rasdf::Error::new(ErrorKind::NotFound(why), Location::default())).into());
             };

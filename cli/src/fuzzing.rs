@@ -29,12 +29,10 @@ pub fn open_all(data: &[u8]) {
     // Every line, and a drawing cut in both directions with the block tables.
     let all = rasdf_info::InfoOptions::default();
     let _ = rasdf_info::report(&f, &all, &mut sink);
-    let cut = rasdf_info::InfoOptions {
-        max_rows: Some(data.len() % 40),
-        max_cols: Some(data.len() % 50),
-        show_blocks: true,
-        ..Default::default()
-    };
+    let cut = rasdf_info::InfoOptions::default()
+        .max_rows(Some(data.len() % 40))
+        .max_cols(Some(data.len() % 50))
+        .show_blocks(true);
     let _ = rasdf_info::report(&f, &cut, &mut sink);
     let _ = crate::check::report(&f, "fuzz", &mut sink);
     let _ = crate::to_yaml::to_yaml(&f);
@@ -43,8 +41,9 @@ pub fn open_all(data: &[u8]) {
     let Ok(once) = OpenOptions::new().limits(tight_limits()).stream_zlib_stats_from(0).from_bytes(data.to_vec()) else {
         panic!("a file that opened does not open again");
     };
-    for path in f.ndarray_paths() {
-        if let (Ok(a), Some(node)) = (f.ndarray(&path), once.get(&path)) {
+    for array in f.arrays() {
+        let path = array.path().unwrap_or_default();
+        if let (Ok(a), Some(node)) = (f.array(path).and_then(|a| a.read_dyn()), once.get(path)) {
             let mut whole = Vec::new();
             let mut pieces = Vec::new();
             let _ = rasdf_convert::write_elements(&a, false, &mut whole);

@@ -45,7 +45,9 @@ pub fn inputs_of(path: &Path, file: &AsdfFile) -> Vec<PathBuf> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    for array in file.arrays().unwrap_or_default() {
+    // (A file one of whose arrays cannot be listed names none.)
+    let listed: rasdf::Result<Vec<_>> = file.arrays().map(|a| a.info()).collect();
+    for array in listed.unwrap_or_default() {
         if let StorageInfo::External { source } = &array.storage
             && let Ok(Some(p)) = rasdf::external::resolve(&base, source)
             && !out.contains(&p)

@@ -230,7 +230,8 @@ pub fn prepare<'f>(file: &'f AsdfFile, path: &str, options: &PreviewOptions) -> 
     if !node.is_asdf_tag("core/ndarray") {
         return Err(lacks(not_an_array(file, path)));
     }
-    let array = file.ndarray_at(node).map_err(|e| e.at_path(path))?;
+    let handle = file.array_at(node);
+    let array = handle.read_dyn().map_err(|e| e.at_path(path))?;
     match array.datatype {
         Datatype::Scalar(ScalarType::Complex64 | ScalarType::Complex128) => {
             return Err(lacks(format!("{}: complex numbers have no preview (only real numbers)", array.datatype)));
@@ -281,7 +282,7 @@ pub fn prepare<'f>(file: &'f AsdfFile, path: &str, options: &PreviewOptions) -> 
     }
     let (row_stride, col_stride) =
         if plot { (0, array.strides[0]) } else { (array.strides[ndim - 2], array.strides[ndim - 1]) };
-    let mask = file.mask_at(node, &array).map_err(|e| e.at_path(path))?;
+    let mask = handle.mask(&array).map_err(|e| e.at_path(path))?;
     if let Some(m) = &mask
         && m.len() != array.len()
     {
@@ -329,9 +330,8 @@ pub fn prepare<'f>(file: &'f AsdfFile, path: &str, options: &PreviewOptions) -> 
 fn not_an_array(file: &AsdfFile, path: &str) -> String {
     let prefix = format!("/{}/", path.trim_matches('/'));
     let under: Vec<String> = file
-        .ndarray_nodes()
-        .into_iter()
-        .map(|(p, _)| p)
+        .arrays()
+        .filter_map(|a| a.path().map(str::to_string))
         .filter(|p| p.starts_with(&prefix) || prefix == "//")
         .map(|p| p.trim_start_matches('/').to_string())
         .collect();

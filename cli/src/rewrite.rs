@@ -67,7 +67,10 @@ pub fn rewrite_in_place(
     };
     let doc = Document::from_file(file)?;
     let storage = Some(ArrayStorage::Internal);
-    doc.write_to_path(path, &WriteOptions { storage, compression, views_only, progress, ..WriteOptions::default() })
+    doc.write_to_path(
+        path,
+        &WriteOptions::default().storage(storage).compression(compression).views_only(views_only).progress(progress),
+    )
 }
 
 /// [`rewrite`] from an open file; an output that is a file `file` reads (the file itself
@@ -89,7 +92,11 @@ pub fn rewrite_file(
     let t0 = std::time::Instant::now();
     let doc = Document::from_file(file)?;
     let t1 = std::time::Instant::now();
-    let options = WriteOptions { storage: Some(storage), compression, views_only, progress, ..WriteOptions::default() };
+    let options = WriteOptions::default()
+        .storage(Some(storage))
+        .compression(compression)
+        .views_only(views_only)
+        .progress(progress);
     doc.write_to_path(output, &options)?;
     if std::env::var_os("RASDF_TIMINGS").is_some_and(|v| v == "1") {
         eprintln!("timings: read {:.6} s, write {:.6} s", (t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64());

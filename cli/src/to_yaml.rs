@@ -14,7 +14,7 @@ use rasdf::error::Result;
 use rasdf::write::{ArrayStorage, Document, WriteOptions};
 
 fn options() -> WriteOptions {
-    WriteOptions { storage: Some(ArrayStorage::Inline), ..WriteOptions::default() }
+    WriteOptions::default().storage(Some(ArrayStorage::Inline))
 }
 
 /// The whole YAML-only ASDF file for `file`, in memory (for small files: [`write()`]

@@ -3,8 +3,7 @@
 //! testdata/bad/expected.json records (both made by tests/python/make_bad.py). A file
 //! there without an expectation fails the test.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::collections::BTreeMap;
 

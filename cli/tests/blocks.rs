@@ -2,8 +2,7 @@
 //! The block layer against files the reference library wrote (testdata/pyasdf, made by
 //! tests/python/make_fixtures.py) and the standard's reference files.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

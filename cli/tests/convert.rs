@@ -7,8 +7,7 @@
 //! `tests/python/make_b2nd_fixtures.py`) the same ways, with gsd.fl and python-blosc2 as
 //! the other side.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 mod support;
 
 use support::cli;
@@ -57,7 +56,7 @@ fn every_ra_fixture_converts_to_asdf_the_reference_reads() {
         // rasdf reads its own output to the shape the .ra dimensions give (plus a byte
         // axis for user-defined elements).
         let f = AsdfFile::open(&out).unwrap();
-        let a = f.ndarray("data").unwrap();
+        let a = f.array("data").unwrap().read_dyn().unwrap();
         let bytes = std::fs::read(&ra).unwrap();
         let header = rasdf_convert::ra::RaHeader::parse(&bytes).unwrap();
         let dims: Vec<usize> = header.dims.iter().map(|&d| usize::try_from(d).unwrap()).collect();
@@ -86,10 +85,8 @@ fn plain_ra_files_round_trip_byte_for_byte() {
         let asdf = dir.join(format!("{}.asdf", stem(&ra)));
         let back = dir.join(format!("{}.ra", stem(&ra)));
         for compression in ["none", "zlib"] {
-            let options = ConvertOptions {
-                compression: rasdf::block::Compression::from_name(compression).unwrap(),
-                ..Default::default()
-            };
+            let options =
+                ConvertOptions::default().compression(rasdf::block::Compression::from_name(compression).unwrap());
             convert::convert(&ra, &asdf, &options).unwrap();
             convert::convert(&asdf, &back, &ConvertOptions::default()).unwrap();
             let again = std::fs::read(&back).unwrap();
@@ -150,7 +147,7 @@ fn asdf_files_of_the_reference_convert_to_ra() {
     reference_files_convert("make_ra_fixtures.py", "check-ra", "ra", npy, |input, out, name| {
         // The only array is found without --array; named, it is the same.
         let named = out.with_file_name(format!("{name}_named.ra"));
-        let options = ConvertOptions { array: Some("x/y".into()), ..Default::default() };
+        let options = ConvertOptions::default().array(Some("x/y".into()));
         convert::convert(input, &named, &options).unwrap();
         assert_eq!(std::fs::read(out).unwrap(), std::fs::read(&named).unwrap());
     });
@@ -178,7 +175,7 @@ fn masks_left_behind_are_named() {
     assert!(named(convert::Format::Asdf, None).is_empty());
     // The conversion tells of them as it writes.
     let mut warnings = Vec::new();
-    let options = ConvertOptions { array: Some("frames/0/b".into()), ..Default::default() };
+    let options = ConvertOptions::default().array(Some("frames/0/b".into()));
     convert::convert_with_warnings(&path, &dir.join("b.ra"), &options, &mut |w| warnings.push(w)).unwrap();
     assert_eq!(warnings, ["/frames/0/b: the mask is not written (RawArray holds none)"]);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -192,7 +189,7 @@ fn command_line_exit_codes() {
     let asdf = dir.join("cube.asdf");
     assert_eq!(cli(&["convert", &s(&ra), &s(&asdf), "--array", "a/b", "-c", "lz4"]), 0);
     let f = AsdfFile::open(&asdf).unwrap();
-    assert_eq!(f.ndarray("a/b").unwrap().shape, vec![2, 3, 4]);
+    assert_eq!(f.array("a/b").unwrap().read_dyn().unwrap().shape, vec![2, 3, 4]);
     assert_eq!(f.blocks()[0].compression, rasdf::block::Compression::Lz4);
     // Back to .ra: the only array is found.
     assert_eq!(cli(&["convert", &s(&asdf), &s(&dir.join("cube.ra"))]), 0);
@@ -212,7 +209,7 @@ fn command_line_exit_codes() {
         .to_array::<f32>()
         .unwrap();
     let e = AsdfFile::open(&two).unwrap();
-    assert_eq!(x, e.array::<f32>("sci/data").unwrap().to_owned());
+    assert_eq!(x, e.array("sci/data").unwrap().read::<f32>().unwrap().to_owned());
     // A damaged input: exit 1, and the output is not made.
     let bad = dir.join("bad.ra");
     let mut bytes = std::fs::read(&ra).unwrap();
@@ -295,16 +292,13 @@ fn gsd_files_convert_to_asdf_the_reference_reads_as_gsd_reads_them() {
     // Compressed blocks hold the same.
     let g = common::root().join("testdata/gsd/hoomd.gsd");
     let z = dir.join("hoomd_zlib.asdf");
-    let options = ConvertOptions { compression: rasdf::block::Compression::Zlib, ..Default::default() };
+    let options = ConvertOptions::default().compression(rasdf::block::Compression::Zlib);
     convert::convert(&g, &z, &options).unwrap();
     let f = AsdfFile::open(&z).unwrap();
     assert!(f.blocks().iter().all(|b| b.compression == rasdf::block::Compression::Zlib));
     let plain = AsdfFile::open(dir.join("hoomd.asdf")).unwrap();
     let arrays = |f: &AsdfFile| -> Vec<String> {
-        f.ndarray_nodes()
-            .into_iter()
-            .map(|(_, n)| format!("{:?}", f.ndarray_at(n).unwrap().elements().collect::<Vec<_>>()))
-            .collect()
+        f.arrays().map(|a| format!("{:?}", a.read_dyn().unwrap().elements().collect::<Vec<_>>())).collect()
     };
     assert!(arrays(&f).len() > 10);
     assert_eq!(arrays(&f), arrays(&plain));
@@ -417,7 +411,7 @@ fn a_large_strided_big_endian_array_streams_to_ra() {
         assert_eq!(v, (i * cols + j) as f64 * 0.5, "[{i}, {j}]");
     }
     let a = AsdfFile::open(&asdf).unwrap();
-    assert_eq!(f.ndarray().to_array::<f64>().unwrap(), a.array::<f64>("big").unwrap().to_owned());
+    assert_eq!(f.ndarray().to_array::<f64>().unwrap(), a.array("big").unwrap().read::<f64>().unwrap().to_owned());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -437,7 +431,7 @@ fn a_ra_file_of_64_mib_is_written_past_the_page_cache_and_reads_back() {
     };
     doc.set_array_bytes("f", array, rasdf::block::Compression::None).unwrap();
     let asdf = dir.join("f.asdf");
-    doc.write_to_path(&asdf, &rasdf::write::WriteOptions { checksums: false, ..Default::default() }).unwrap();
+    doc.write_to_path(&asdf, &rasdf::write::WriteOptions::default().checksums(false)).unwrap();
     let ra = dir.join("f.ra");
     convert::convert(&asdf, &ra, &ConvertOptions::default()).unwrap();
     let bytes = std::fs::read(&ra).unwrap();
@@ -466,7 +460,7 @@ fn every_b2nd_fixture_converts_to_asdf_the_reference_reads_as_blosc2_reads_it() 
         convert::convert(&b, &out, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", b.display()));
         let bytes = std::fs::read(&b).unwrap();
         let f = AsdfFile::open(&out).unwrap();
-        assert_eq!(f.ndarray("data").unwrap().shape, b2nd_parse(&bytes).shape, "{}", b.display());
+        assert_eq!(f.array("data").unwrap().read_dyn().unwrap().shape, b2nd_parse(&bytes).shape, "{}", b.display());
         args.push(out);
         args.push(b.with_extension("npy"));
     }
@@ -490,7 +484,7 @@ fn asdf_files_of_the_reference_convert_to_b2nd_that_blosc2_reads_with_every_code
         for codec in ["zstd", "lz4", "zlib", "none"] {
             let out = dir.join(format!("{name}_{codec}.b2nd"));
             let blosc_codec = convert::b2nd::BloscCodec::from_name(codec).unwrap();
-            let options = ConvertOptions { blosc_codec, ..Default::default() };
+            let options = ConvertOptions::default().blosc_codec(blosc_codec);
             convert::convert(&input, &out, &options).unwrap_or_else(|e| panic!("{name} ({codec}): {e}"));
             let bytes = std::fs::read(&out).unwrap();
             let f = b2nd_parse(&bytes);
@@ -515,10 +509,8 @@ fn b2nd_files_round_trip_through_asdf_to_the_same_items() {
         let asdf = dir.join("x.asdf");
         let back = dir.join("x.b2nd");
         for compression in ["none", "lz4"] {
-            let options = ConvertOptions {
-                compression: rasdf::block::Compression::from_name(compression).unwrap(),
-                ..Default::default()
-            };
+            let options =
+                ConvertOptions::default().compression(rasdf::block::Compression::from_name(compression).unwrap());
             convert::convert(&b, &asdf, &options).unwrap();
             convert::convert(&asdf, &back, &ConvertOptions::default()).unwrap();
             let again = std::fs::read(&back).unwrap();
@@ -635,7 +627,7 @@ fn b2nd_frames_claiming_huge_arrays_stop_at_the_limits() {
     }
     let e = rasdf_convert::b2nd::B2ndFile::parse(&b, &Limits::default()).unwrap_err().to_string();
     assert!(e.contains("array elements"), "{e}");
-    let tight = Limits { max_block_bytes: 1000, ..Limits::default() };
+    let tight = Limits::default().max_block_bytes(1000);
     let e = rasdf_convert::b2nd::B2ndFile::parse(&bytes, &tight).unwrap_err().to_string();
     assert!(e.contains("decoded array bytes"), "{e}");
 }
@@ -647,7 +639,7 @@ fn b2nd_command_line_exit_codes() {
     let b = common::root().join("testdata/b2nd/dtype_record.b2nd");
     let asdf = dir.join("r.asdf");
     assert_eq!(cli(&["convert", &s(&b), &s(&asdf), "--array", "cat/rows"]), 0);
-    assert_eq!(AsdfFile::open(&asdf).unwrap().ndarray("cat/rows").unwrap().shape, vec![7]);
+    assert_eq!(AsdfFile::open(&asdf).unwrap().array("cat/rows").unwrap().read_dyn().unwrap().shape, vec![7]);
     for codec in ["zstd", "lz4", "zlib", "none"] {
         assert_eq!(cli(&["convert", &s(&asdf), &s(&dir.join(format!("r_{codec}.b2nd"))), "-c", codec]), 0);
     }
@@ -685,7 +677,7 @@ fn keys_holding_slashes_are_named_by_escaped_paths() {
     let f = AsdfFile::open(&asdf).unwrap();
     let keys: Vec<String> = f.get("frames~1x").unwrap().pairs().unwrap().map(|(k, _)| k.key_text()).collect();
     assert_eq!(keys, ["particles/position", "log~n"]);
-    assert_eq!(f.ndarray_paths(), ["/frames~1x/particles~1position", "/frames~1x/log~0n"]);
+    assert_eq!(common::array_paths(&f), ["/frames~1x/particles~1position", "/frames~1x/log~0n"]);
     let ra = dir.join("p.ra");
     assert_eq!(cli(&["convert", &s(&asdf), &s(&ra), "--array", "/frames~1x/particles~1position"]), 0);
     let bytes = std::fs::read(&ra).unwrap();

@@ -3,8 +3,7 @@
 //! in the canonical JSON form of tests/python/dump_tree.py, against dumps committed with
 //! the fixtures and, through the venv, against the reference library run live.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -101,9 +100,9 @@ fn data_holding_a_block_number_reads_as_the_reference_reads_it() {
     std::fs::write(&path, [&edited[..], &text[1229..]].concat()).unwrap();
     let f = AsdfFile::open(&path).unwrap();
     // sci/err: big-endian 0.25s read as little-endian.
-    let err = f.array::<f64>("sci/err").unwrap();
+    let err = f.array("sci/err").unwrap().read::<f64>().unwrap();
     assert!(err.iter().all(|&x| x.to_bits() == 0.25f64.to_bits().swap_bytes()), "{:?}", &err.as_slice().unwrap()[..2]);
-    assert_eq!(f.ndarray("sci/dq").unwrap().storage, rasdf::ndarray::Storage::Block(1));
+    assert_eq!(f.array("sci/dq").unwrap().read_dyn().unwrap().storage, rasdf::ndarray::Storage::Block(1));
     assert_reads_as_the_reference(&path);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -132,12 +131,12 @@ fn inline_zero_d_records_and_masked_strings_read_as_the_reference_reads_them() {
     std::fs::write(&wrapped, format!("{head}rec: !core/ndarray-1.1.0\n  data: [[[7, 8]]]\n  {record}...\n")).unwrap();
     for p in [&path, &wrapped] {
         let f = AsdfFile::open(p).unwrap();
-        let a = f.ndarray("rec").unwrap();
+        let a = f.array("rec").unwrap().read_dyn().unwrap();
         assert!(a.shape.is_empty(), "{}", p.display());
         assert_eq!(a.data(), [7i16, 8].map(i16::to_ne_bytes).concat(), "{}", p.display());
     }
     let f = AsdfFile::open(&path).unwrap();
-    assert_eq!(f.ndarray("s").unwrap().data(), b"ab0\0c\0");
+    assert_eq!(f.array("s").unwrap().read_dyn().unwrap().data(), b"ab0\0c\0");
     assert_reads_as_the_reference(&path);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -188,14 +187,14 @@ fn overlapping_strides_read_as_the_reference_reads_them() {
     );
     std::fs::write(&path, [tree.as_bytes(), &h.to_bytes(), &data].concat()).unwrap();
     let f = AsdfFile::open(&path).unwrap();
-    let rows = f.array::<i32>("rows").unwrap();
+    let rows = f.array("rows").unwrap().read::<i32>().unwrap();
     let first: Vec<i32> = (0..3).map(|i| i32::from_le_bytes([4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3])).collect();
     for row in rows.rows() {
         assert_eq!(row.to_vec(), first);
     }
-    let window = f.array::<u32>("window").unwrap();
+    let window = f.array("window").unwrap().read::<u32>().unwrap();
     assert_eq!(window[[3, 1]], u32::from_le_bytes([7, 8, 9, 10]));
-    assert!(f.array::<u8>("all").unwrap().iter().all(|&x| x == 23));
+    assert!(f.array("all").unwrap().read::<u8>().unwrap().iter().all(|&x| x == 23));
     assert_reads_as_the_reference(&path);
     // `check` warns of the strides of 0 the schema forbids; a rewrite materialises those
     // views (as the reference's writer does) and keeps overlapping ones.
@@ -273,14 +272,14 @@ fn inline_values_and_scalar_masks_read_as_the_reference_reads_them() {
     let path = dir.join("values.asdf");
     std::fs::write(&path, format!("{head}{body}")).unwrap();
     let f = AsdfFile::open(&path).unwrap();
-    assert_eq!(f.array::<i16>("ints_from_text").unwrap().as_slice().unwrap(), [12, -3, 1000]);
-    assert_eq!(f.array::<i8>("cut").unwrap().as_slice().unwrap(), [2, -2, 1]);
-    assert_eq!(f.ndarray("truth").unwrap().data(), [1, 0, 1, 0, 1, 0]);
-    assert_eq!(f.array::<u64>("u64_inferred").unwrap().as_slice().unwrap(), [1 << 63, 1]);
-    assert_eq!(f.array::<f64>("mixed_inferred").unwrap().as_slice().unwrap(), [1.0, 2f64.powi(63)]);
-    assert_eq!(f.ndarray("text_room").unwrap().datatype.to_string(), "[ucs4, 32]");
-    assert_eq!(f.ndarray("ascii_cut").unwrap().data(), b"abc1231.5");
-    let mask = |p: &str| f.mask_at(f.get(p).unwrap(), &f.ndarray(p).unwrap()).unwrap();
+    assert_eq!(f.array("ints_from_text").unwrap().read::<i16>().unwrap().as_slice().unwrap(), [12, -3, 1000]);
+    assert_eq!(f.array("cut").unwrap().read::<i8>().unwrap().as_slice().unwrap(), [2, -2, 1]);
+    assert_eq!(f.array("truth").unwrap().read_dyn().unwrap().data(), [1, 0, 1, 0, 1, 0]);
+    assert_eq!(f.array("u64_inferred").unwrap().read::<u64>().unwrap().as_slice().unwrap(), [1 << 63, 1]);
+    assert_eq!(f.array("mixed_inferred").unwrap().read::<f64>().unwrap().as_slice().unwrap(), [1.0, 2f64.powi(63)]);
+    assert_eq!(f.array("text_room").unwrap().read_dyn().unwrap().datatype.to_string(), "[ucs4, 32]");
+    assert_eq!(f.array("ascii_cut").unwrap().read_dyn().unwrap().data(), b"abc1231.5");
+    let mask = |p: &str| f.array_at(f.get(p).unwrap()).mask(&f.array(p).unwrap().read_dyn().unwrap()).unwrap();
     assert_eq!(mask("mask_true"), Some(vec![false, true, false]));
     assert_eq!(mask("mask_complex"), Some(vec![true, false]));
     assert_eq!(mask("mask_inf"), Some(vec![true, false, false]));
@@ -307,7 +306,7 @@ fn inline_values_and_scalar_masks_read_as_the_reference_reads_them() {
         let f = rasdf::OpenOptions::new()
             .from_bytes(format!("{head}a: !core/ndarray-1.1.0 {case}\n...\n").into_bytes())
             .unwrap();
-        let e = f.ndarray("a").expect_err(case).to_string();
+        let e = f.array("a").and_then(|a| a.read_dyn()).expect_err(case).to_string();
         assert!(e.contains(message), "{case}: {e}");
     }
     // Masks the reference fails on; inline nulls stay masked under a scalar mask.
@@ -322,7 +321,8 @@ fn inline_values_and_scalar_masks_read_as_the_reference_reads_them() {
         let f = rasdf::OpenOptions::new()
             .from_bytes(format!("{head}a: !core/ndarray-1.1.0 {case}\n...\n").into_bytes())
             .unwrap();
-        let got = f.mask_at(f.get("a").unwrap(), &f.ndarray("a").unwrap()).map_err(|e| e.to_string());
+        let got =
+            f.array_at(f.get("a").unwrap()).mask(&f.array("a").unwrap().read_dyn().unwrap()).map_err(|e| e.to_string());
         match (got, expected) {
             (Ok(m), Ok(want)) => assert_eq!(m, want, "{case}"),
             (Err(e), Err(message)) => assert!(e.contains(message), "{case}: {e}"),
@@ -442,7 +442,7 @@ fn core_tags_convert_where_the_standard_lists_them() {
         let f = AsdfFile::open(path).unwrap();
         let x = f.tree().root().unwrap().key("x").unwrap();
         if x.is_asdf_tag("core/ndarray") {
-            assert_eq!(f.array::<i64>("x").unwrap().iter().copied().collect::<Vec<_>>(), [1, 2]);
+            assert_eq!(f.array("x").unwrap().read::<i64>().unwrap().iter().copied().collect::<Vec<_>>(), [1, 2]);
         }
         let mut report = Vec::new();
         rasdf_cli::check::report(&f, "x", &mut report).unwrap();
@@ -467,7 +467,7 @@ fn core_tags_convert_where_the_standard_lists_them() {
         doc.write_to_path(&out, &rasdf::write::WriteOptions::default()).unwrap();
         let g = AsdfFile::open(&out).unwrap();
         let std = g.header().standard().to_string();
-        assert_eq!(g.array::<f64>("new").unwrap().iter().copied().collect::<Vec<_>>(), [1.5, -2.0]);
+        assert_eq!(g.array("new").unwrap().read::<f64>().unwrap().iter().copied().collect::<Vec<_>>(), [1.5, -2.0]);
         g.tree().walk(|p, n| {
             let listed = |t: &str| rasdf::tree::core_tag_version(t, &std).is_some();
             if ["asdf", "ndarray", "integer"].iter().any(|t| n.is_asdf_tag(&format!("core/{t}")) && listed(t)) {

@@ -2,8 +2,7 @@
 //! (and on asdf's own diff test pairs), where rasdf differs on purpose and why; the
 //! report's lines, tolerances, `--ignore`, `--json`, and exit codes.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 mod support;
 
 use support::rasdf;

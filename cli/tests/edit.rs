@@ -2,8 +2,7 @@
 //! does not rewrites the file (blocks byte for byte, the index moved); every failure
 //! leaves the file as it was and no file behind; the reference reads what was written.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

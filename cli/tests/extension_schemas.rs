@@ -6,8 +6,7 @@
 //! packages installed, the failing tree path among rasdf's; and hand-made schema folders
 //! (no Python needed) for `$ref`s, manifests, errors and hostile schemas.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 mod support;
 
 use std::collections::BTreeMap;

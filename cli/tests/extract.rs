@@ -6,8 +6,7 @@
 //! `--raw`, `--mask`, `-o -`; blocks decoded piece by piece write what whole ones do;
 //! errors (exit codes, messages naming the path) leave no file, nor part of one.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -68,7 +67,7 @@ fn fixtures() -> Vec<PathBuf> {
 /// The arrays of `f` the reference gives at their path: every ndarray but those inside
 /// another tagged object (a masked array's `mask`).
 fn array_paths(f: &AsdfFile) -> Vec<String> {
-    f.ndarray_paths()
+    common::array_paths(f)
         .into_iter()
         .filter(|p| {
             let parent = &p[..p.rfind('/').unwrap_or(0)];
@@ -86,8 +85,8 @@ fn every_array_extracts_as_the_reference_reads_it() {
         let f = AsdfFile::open(file).unwrap();
         for (k, path) in array_paths(&f).iter().enumerate() {
             let node = f.get(path).unwrap();
-            let array = f.ndarray_at(node).unwrap();
-            let masked = f.mask_at(node, &array).unwrap().is_some();
+            let array = f.array_at(node).read_dyn().unwrap();
+            let masked = f.array_at(node).mask(&array).unwrap().is_some();
             let inline = array.storage == rasdf::ndarray::Storage::Inline;
             masks += usize::from(masked);
             for raw in [false, true] {
@@ -169,8 +168,8 @@ fn blocks_decoded_piece_by_piece_write_what_whole_blocks_do() {
     let path = common::testdata("pyasdf/arrays/dtypes_zlib.asdf");
     let whole = AsdfFile::open(&path).unwrap();
     let pieces = AsdfFile::options().stream_zlib_stats_from(0).open(&path).unwrap();
-    for p in pieces.ndarray_paths() {
-        let once = pieces.ndarray_once_at(pieces.get(&p).unwrap(), |_, _| Some(())).unwrap();
+    for p in common::array_paths(&pieces) {
+        let once = pieces.array(&p).unwrap().read_once(|_, _| Some(())).unwrap();
         assert!(matches!(once, rasdf::file::ReadOnce::Pieces { .. }), "{p}");
         for raw in [false, true] {
             let mut want = Vec::new();

@@ -1,8 +1,7 @@
 //! Replays every input kept under testdata/fuzz/<target>/ (crashes found by fuzzing,
 //! and seeds) through the same entry points the fuzz targets use.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 #[test]
 fn replay_fuzz_inputs() {

@@ -2,8 +2,7 @@
 //! Hostile files: each gets a clear error (or bounded work), never a crash, a hang, an
 //! unbounded allocation or a read outside the file's folder.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::path::PathBuf;
 
@@ -124,7 +123,7 @@ fn many_empty_blocks() {
     assert_eq!(f.blocks().len(), n);
     assert_eq!(f.index_status(), &rasdf::index::IndexStatus::Valid);
     // Too many for a tight limit: an error, not an allocation.
-    let tight = OpenOptions::new().limits(Limits { max_blocks: 1000, ..Limits::default() }).from_bytes(file).unwrap();
+    let tight = OpenOptions::new().limits(Limits::default().max_blocks(1000)).from_bytes(file).unwrap();
     assert_eq!(tight.blocks().len(), 1000);
     assert!(matches!(tight.blocks_error().unwrap().kind(), ErrorKind::Limit(_)));
 }
@@ -137,7 +136,7 @@ fn decompression_bombs_and_huge_sizes() {
     for (data_size, limits) in [
         (1024u64, Limits::default()),
         (1 << 40, Limits::default()),
-        (64 << 20, Limits { max_block_bytes: 1 << 20, ..Limits::default() }),
+        (64 << 20, Limits::default().max_block_bytes(1 << 20)),
     ] {
         let mut file = asdf_with_tree("x: 1");
         let h = BlockHeader {
@@ -195,7 +194,7 @@ fn layouts_that_overflow_or_escape_the_block() {
         file.extend_from_slice(&h.to_bytes());
         file.extend_from_slice(&[0u8; 32]);
         let f = OpenOptions::new().from_bytes(file).unwrap();
-        let e = f.ndarray("a").unwrap_err();
+        let e = f.array("a").and_then(|a| a.read_dyn()).unwrap_err();
         assert!(e.location().path.is_some() || e.location().line.is_some(), "{case}: {e}");
     }
 }
@@ -231,7 +230,7 @@ fn external_sources_stay_in_the_folder() {
         )
         .unwrap();
         let f = AsdfFile::open(&main).unwrap();
-        let r = f.ndarray("a");
+        let r = f.array("a").and_then(|a| a.read_dyn());
         assert_eq!(r.is_ok(), ok, "{source}: {:?}", r.err());
         if let Err(e) = r {
             assert!(matches!(e.kind(), ErrorKind::External(_)), "{source}: {e}");
@@ -262,7 +261,8 @@ fn fifos_folders_and_devices_are_refused_not_waited_on() {
     let (m, d) = (main.clone(), dir.clone());
     std::thread::spawn(move || {
         let f = AsdfFile::open(&m).unwrap();
-        let sources = ["pipe", "folder"].map(|a| f.ndarray(a).map(|_| ()).map_err(|e| e.to_string()));
+        let sources =
+            ["pipe", "folder"].map(|a| f.array(a).and_then(|a| a.read_dyn()).map(|_| ()).map_err(|e| e.to_string()));
         let itself = AsdfFile::open(d.join("pipe.asdf")).map(|_| ()).map_err(|e| e.to_string());
         let device = AsdfFile::open("/dev/zero").map(|_| ()).map_err(|e| e.to_string());
         let convert = rasdf_convert::convert(&d.join("pipe.asdf"), &d.join("out.ra"), &Default::default())
@@ -413,7 +413,7 @@ fn item_sizes_and_inline_bytes_are_bounded() {
     ];
     for (name, bytes, why) in &cases {
         let f = OpenOptions::new().from_bytes(bytes.clone()).unwrap();
-        let e = f.ndarray("a").unwrap_err();
+        let e = f.array("a").and_then(|a| a.read_dyn()).unwrap_err();
         assert!(e.to_string().contains(why), "{name}: {e}");
         if *why == "max_inline_bytes" {
             assert_eq!(e.limit().map(|l| l.what), Some("max_inline_bytes"), "{name}: a typed limit");
@@ -440,11 +440,17 @@ fn item_sizes_and_inline_bytes_are_bounded() {
     }
     // A limit raised lets a file one trusts through; the default lets real inline data.
     let small = inline("[ucs4, 4]");
-    let tight = Limits { max_inline_bytes: 95, ..Limits::default() };
-    let e = OpenOptions::new().limits(tight).from_bytes(small.clone()).unwrap().ndarray("a").unwrap_err();
+    let tight = Limits::default().max_inline_bytes(95);
+    let e = OpenOptions::new()
+        .limits(tight)
+        .from_bytes(small.clone())
+        .unwrap()
+        .array("a")
+        .and_then(|a| a.read_dyn())
+        .unwrap_err();
     assert_eq!(e.limit().map(|l| (l.what, l.value, l.limit)), Some(("max_inline_bytes", 96, 95)));
-    let loose = Limits { max_inline_bytes: 96, ..Limits::default() };
-    assert!(OpenOptions::new().limits(loose).from_bytes(small).unwrap().ndarray("a").is_ok());
+    let loose = Limits::default().max_inline_bytes(96);
+    assert!(OpenOptions::new().limits(loose).from_bytes(small).unwrap().array("a").and_then(|a| a.read_dyn()).is_ok());
     // The command line names the option that raises it.
     let path = dir.join("ucs4_512m.asdf");
     let (code, text) = rasdf_capped(&[std::ffi::OsStr::new("to-yaml"), path.as_os_str()], 512);
@@ -544,8 +550,8 @@ fn overlapping_masks_are_not_gathered() {
     std::fs::write(&path, &bytes).unwrap();
     let f = AsdfFile::open(&path).unwrap();
     let node = f.get("a").unwrap();
-    let a = f.ndarray_at(node).unwrap();
-    let mask = f.mask_at(node, &a).unwrap().unwrap();
+    let a = f.array_at(node).read_dyn().unwrap();
+    let mask = f.array_at(node).mask(&a).unwrap().unwrap();
     assert_eq!(mask.len() as u64, n);
     assert!(mask.iter().all(|&m| m));
     let s = std::ffi::OsStr::new;

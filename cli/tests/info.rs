@@ -4,8 +4,7 @@
 //! classes (rasdf shows an array as one line with its storage, and a tag it has no class
 //! for by the tag itself).
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::path::{Path, PathBuf};
 

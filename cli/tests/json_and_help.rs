@@ -1,8 +1,7 @@
 //! `--json` of `info` and `check` (the same findings as their text), asdftool's
 //! spellings, shell completions, `--help` examples and the one error prefix.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 mod support;
 
 use support::rasdf;

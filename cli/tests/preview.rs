@@ -5,8 +5,7 @@
 //! image, 1-D plots, the errors and their exit codes; and the stretches' intervals
 //! against astropy's (`tests/python/stretch_limits.py` in `.venv-astro`).
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 mod support;
 
 use std::borrow::Cow;

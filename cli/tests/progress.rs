@@ -2,8 +2,7 @@
 //! by `script`), never when it is not, never with `--quiet`; the library's progress
 //! reaches its total.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 mod support;
 
 use std::path::Path;
@@ -85,7 +84,7 @@ fn the_library_counts_to_the_total() {
     let file = rasdf::AsdfFile::open(common::testdata("example.asdf")).unwrap();
     let doc = rasdf::write::Document::from_file(&file).unwrap();
     let dir = common::temp_dir("progress-lib");
-    let options = rasdf::write::WriteOptions { progress: Some(progress.clone()), ..Default::default() };
+    let options = rasdf::write::WriteOptions::default().progress(Some(progress.clone()));
     doc.write_to_path(dir.join("w.asdf"), &options).unwrap();
     let data: u64 = file.blocks().iter().map(|b| b.data_size).sum();
     let got = calls.lock().unwrap().clone();

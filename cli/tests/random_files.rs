@@ -3,8 +3,7 @@
 //! and values, and what rasdf rewrites from them (each codec, exploded, YAML only) the
 //! reference reads back to the same.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,10 +2,8 @@
 //! http:// or s3:// URL give what they give for the local file; exit codes; `--timeout`;
 //! a password in a URL never printed; a file that changes while it is read.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
-#[path = "../../rasdf/tests/common/range_server.rs"]
-mod range_server;
+use rasdf_testkit as common;
+use rasdf_testkit::range_server;
 mod support;
 
 use support::rasdf;

@@ -1,8 +1,7 @@
 //! `rasdf search`: the paths `AsdfFile.search` of the reference library finds, for keys,
 //! types and values, on the reference files and the fixtures; JSON; exit codes.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 mod support;
 
 use support::rasdf;

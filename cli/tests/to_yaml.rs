@@ -2,8 +2,7 @@
 //! `rasdf to-yaml`: the YAML-only output reads (in rasdf and in the reference library) to
 //! the same tree and values as the input.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::path::{Path, PathBuf};
 

@@ -3,8 +3,7 @@
 //! values written: rewrites of every fixture with each codec and storage, views only,
 //! the builder API, and writes killed part-way.
 
-#[path = "../../rasdf/tests/common/mod.rs"]
-mod common;
+use rasdf_testkit as common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -127,7 +126,7 @@ fn inline_nulls_written_to_blocks_keep_their_mask() {
         let f = AsdfFile::open(&out).unwrap();
         assert!(f.get("a/data").is_none(), "{mode}: not inline");
         assert_eq!(f.get("a/mask/datatype").and_then(|n| n.as_str()), Some("bool8"), "{mode}");
-        let mask = f.mask_at(f.get("b").unwrap(), &f.ndarray("b").unwrap()).unwrap();
+        let mask = f.array_at(f.get("b").unwrap()).mask(&f.array("b").unwrap().read_dyn().unwrap()).unwrap();
         assert_eq!(mask, Some(vec![false, true, true]), "{mode}");
         assert_eq!(dump(&out), before, "{mode}");
         outputs.push(out);
@@ -157,7 +156,7 @@ fn views_only_writes_less() {
     let (w, p) = (AsdfFile::open(&whole).unwrap(), AsdfFile::open(&part).unwrap());
     assert_eq!(w.blocks().len(), 2, "views share their base's block");
     assert!(p.blocks().len() > w.blocks().len(), "each view got its own block");
-    let slice = p.ndarray("slice").unwrap();
+    let slice = p.array("slice").unwrap().read_dyn().unwrap();
     assert_eq!(slice.data().len(), slice.len() * 2, "a view's block holds only the view");
     assert_eq!(dump(&whole), dump(&part));
     std::fs::remove_dir_all(&dir).unwrap();
@@ -238,10 +237,10 @@ fn builder_api_writes_what_the_reference_reads() {
     doc.write_to_path(&path, &WriteOptions::default()).unwrap();
 
     let f = AsdfFile::open(&path).unwrap();
-    assert_eq!(f.array::<f32>("sci/image").unwrap(), image.clone().into_dyn());
-    assert_eq!(f.array::<i64>("sci/cube").unwrap(), cube.into_dyn());
-    assert_eq!(f.array::<f32>("sci/transposed").unwrap(), transposed.into_dyn());
-    assert_eq!(f.array::<f32>("sci/cut").unwrap(), cut.into_dyn());
+    assert_eq!(f.array("sci/image").unwrap().read::<f32>().unwrap(), image.clone().into_dyn());
+    assert_eq!(f.array("sci/cube").unwrap().read::<i64>().unwrap(), cube.into_dyn());
+    assert_eq!(f.array("sci/transposed").unwrap().read::<f32>().unwrap(), transposed.into_dyn());
+    assert_eq!(f.array("sci/cut").unwrap().read::<f32>().unwrap(), cut.into_dyn());
     assert_eq!(f.get("meta/struct/tricky/0").unwrap().as_str(), Some("1:30"));
     assert!(f.get("meta/struct/not_a_number").unwrap().as_f64().is_some_and(f64::is_nan));
     assert_eq!(f.get("meta/struct/limits/1").unwrap().as_f64(), Some(f64::INFINITY));
@@ -357,8 +356,8 @@ fn streamed_rows_read_back_in_rasdf_and_the_reference() {
     w.finish().unwrap();
     let f = AsdfFile::open(&path).unwrap();
     assert!(f.blocks().last().unwrap().is_streamed());
-    assert_eq!(f.array::<f64>("rows").unwrap(), rows.into_dyn());
-    assert_eq!(f.array::<i32>("fixed").unwrap().as_slice().unwrap(), &[1, 2, 3]);
+    assert_eq!(f.array("rows").unwrap().read::<f64>().unwrap(), rows.into_dyn());
+    assert_eq!(f.array("fixed").unwrap().read::<i32>().unwrap().as_slice().unwrap(), &[1, 2, 3]);
     let ours = common::dump::dump_file(&f);
     if let Some(json) = common::run_python("dump_tree.py", &[path.as_path()]) {
         let reference: std::collections::BTreeMap<String, Value> = serde_json::from_str(&json).unwrap();
@@ -506,7 +505,7 @@ fn chunked_arrays_read_back() {
         let f = AsdfFile::open(&path).unwrap();
         let mut report = Vec::new();
         assert_eq!(rasdf_cli::check::report(&f, "x", &mut report).unwrap(), rasdf_cli::Outcome::Ok, "{comp}");
-        let big = f.array::<f64>("big").unwrap();
+        let big = f.array("big").unwrap().read::<f64>().unwrap();
         assert_eq!(big.shape(), &[n / 1000, 1000]);
         assert!(big.iter().enumerate().all(|(i, &x)| x == i as f64), "{comp}");
         // Written once: the chunks are used up.
@@ -593,7 +592,7 @@ fn large_compressed_blocks_cross_the_reference() {
         names
             .iter()
             .map(|&n| {
-                let a = f.array::<f32>(n).unwrap_or_else(|e| panic!("{n}: {e}"));
+                let a = f.array(n).and_then(|a| a.read::<f32>()).unwrap_or_else(|e| panic!("{n}: {e}"));
                 let bytes: Vec<u8> = a.iter().flat_map(|x| x.to_le_bytes()).collect();
                 (n.to_string(), common::md5_hex(&bytes))
             })
@@ -612,7 +611,7 @@ fn large_compressed_blocks_cross_the_reference() {
     let ours = dir.join("ours.asdf");
     let mut doc = Document::from_file(&f).unwrap();
     for n in names {
-        let a = f.array::<f32>(n).unwrap();
+        let a = f.array(n).unwrap().read::<f32>().unwrap();
         doc.set_array(n, a.view(), Compression::from_name(n).unwrap()).unwrap();
     }
     doc.write_to_path(&ours, &WriteOptions::default()).unwrap();
@@ -624,7 +623,7 @@ fn large_compressed_blocks_cross_the_reference() {
     // rasdf's bzip2, though compressed block by block on several threads, is the very
     // stream the reference wrote: the same length, the same MD5 of the stored bytes.
     let stored = |f: &AsdfFile| {
-        let rasdf::ndarray::Storage::Block(n) = f.ndarray("bzp2").unwrap().storage else {
+        let rasdf::ndarray::Storage::Block(n) = f.array("bzp2").unwrap().read_dyn().unwrap().storage else {
             panic!("bzp2 not in a block")
         };
         let b = &f.blocks()[n];
@@ -649,7 +648,7 @@ fn pipelined_lz4_and_direct_writes_match_one_shot_encoding() {
         doc.set_array("lz4", ndarray::ArrayView1::from(&lz4[..]), Compression::Lz4).unwrap();
         doc.set_array("plain", ndarray::ArrayView1::from(&plain[..]), Compression::None).unwrap();
         let path = dir.join(format!("big{pad}.asdf"));
-        let options = WriteOptions { pad_blocks: pad, ..WriteOptions::default() };
+        let options = WriteOptions::default().pad_blocks(pad);
         doc.write_to_path(&path, &options).unwrap();
         let f = AsdfFile::options().verify_checksums(true).open(&path).unwrap();
         assert!(f.verify_blocks().iter().all(Result::is_ok), "pad {pad}: a checksum fails");
@@ -659,8 +658,8 @@ fn pipelined_lz4_and_direct_writes_match_one_shot_encoding() {
             f.block_stored(n).unwrap() == rasdf::block::codec::encode(Compression::Lz4, &raw).unwrap(),
             "pad {pad}: the lz4 block differs from compressing it at once"
         );
-        assert_eq!(f.array::<f32>("lz4").unwrap().as_slice().unwrap(), &lz4[..]);
-        assert_eq!(f.array::<f32>("plain").unwrap().as_slice().unwrap(), &plain[..]);
+        assert_eq!(f.array("lz4").unwrap().read::<f32>().unwrap().as_slice().unwrap(), &lz4[..]);
+        assert_eq!(f.array("plain").unwrap().read::<f32>().unwrap().as_slice().unwrap(), &plain[..]);
         assert!(matches!(f.index_status(), rasdf::index::IndexStatus::Valid), "pad {pad}: {:?}", f.index_status());
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -693,7 +692,7 @@ fn exploded_names_that_need_escaping_cross_the_reference() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `ndarray_stats_at` reduces large compressed blocks piece by piece, never holding them
+/// `ArrayRef::stats` reduces large compressed blocks piece by piece, never holding them
 /// decoded (zlib ones too when told to stream them from this size), or decodes them whole
 /// (zlib by default), and its numbers are those of the whole array to the last bit either
 /// way; a damaged block is an error that names it.
@@ -716,8 +715,8 @@ fn streamed_statistics_equal_the_whole_arrays() {
     for f in [AsdfFile::open(&path).unwrap(), streaming.open(&path).unwrap()] {
         for name in ["zlib", "lz4", "bzp2"] {
             let node = f.get(name).unwrap();
-            let streamed = f.ndarray_stats_at(node).unwrap();
-            let a = f.ndarray_at(node).unwrap();
+            let streamed = f.array_at(node).stats().unwrap();
+            let a = f.array_at(node).read_dyn().unwrap();
             let whole = stats::stats(&a).unwrap();
             let got = streamed.stats.unwrap();
             assert_eq!((got.count, got.nan), (whole.count, whole.nan), "{name}");
@@ -736,7 +735,7 @@ fn streamed_statistics_equal_the_whole_arrays() {
     let bad = dir.join("bad.asdf");
     std::fs::write(&bad, &bytes).unwrap();
     for f in [AsdfFile::open(&bad).unwrap(), streaming.open(&bad).unwrap()] {
-        let e = f.ndarray_stats_at(f.get("zlib").unwrap()).unwrap_err().to_string();
+        let e = f.array_at(f.get("zlib").unwrap()).stats().unwrap_err().to_string();
         assert!(e.contains("block 0"), "{e}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -755,7 +754,7 @@ fn large_exploded_blocks_carry_their_checksums() {
     doc.set_array("plain", ndarray::ArrayView1::from(&data[..]), Compression::None).unwrap();
     doc.set_array("lz4", ndarray::ArrayView1::from(&data[..]), Compression::Lz4).unwrap();
     let main = dir.join("big.asdf");
-    let options = WriteOptions { storage: Some(ArrayStorage::External), ..Default::default() };
+    let options = WriteOptions::default().storage(Some(ArrayStorage::External));
     doc.write_to_path(&main, &options).unwrap();
     for (k, name) in ["plain", "lz4"].iter().enumerate() {
         let part = AsdfFile::options().verify_checksums(true).open(dir.join(format!("big{k:04}.asdf"))).unwrap();
@@ -767,8 +766,8 @@ fn large_exploded_blocks_carry_their_checksums() {
         assert!(matches!(part.verify_blocks()[..], [Ok(rasdf::block::ChecksumStatus::MatchesStored)]), "{name}");
     }
     let f = AsdfFile::open(&main).unwrap();
-    assert_eq!(f.array::<f32>("lz4").unwrap().as_slice().unwrap(), &data[..]);
-    assert_eq!(f.array::<f32>("plain").unwrap().as_slice().unwrap(), &data[..]);
+    assert_eq!(f.array("lz4").unwrap().read::<f32>().unwrap().as_slice().unwrap(), &data[..]);
+    assert_eq!(f.array("plain").unwrap().read::<f32>().unwrap().as_slice().unwrap(), &data[..]);
     if let Some(out) = common::run_python_code(&format!(
         "import asdf, numpy as np\nwith asdf.open({:?}, validate_checksums=True) as af:\n    print(float(np.asarray(af['lz4']).sum()), float(np.asarray(af['plain']).sum()))",
         main.to_string_lossy()
@@ -790,13 +789,13 @@ fn exploded_arrays_are_read_without_a_copy() {
     doc.set_array("plain", ndarray::ArrayView1::from(&data[..]), Compression::None).unwrap();
     doc.set_array("zlib", ndarray::ArrayView1::from(&data[..]), Compression::Zlib).unwrap();
     let main = dir.join("x.asdf");
-    doc.write_to_path(&main, &WriteOptions { storage: Some(ArrayStorage::External), ..Default::default() }).unwrap();
+    doc.write_to_path(&main, &WriteOptions::default().storage(Some(ArrayStorage::External))).unwrap();
     let f = AsdfFile::open(&main).unwrap();
     for name in ["plain", "zlib"] {
         // Two reads lend the same bytes: neither is a copy.
-        let (a, b) = (f.ndarray(name).unwrap(), f.ndarray(name).unwrap());
+        let (a, b) = (f.array(name).unwrap().read_dyn().unwrap(), f.array(name).unwrap().read_dyn().unwrap());
         assert!(std::ptr::eq(a.data(), b.data()), "{name}: the exploded array is copied per read");
-        assert_eq!(f.array::<f64>(name).unwrap().iter().copied().collect::<Vec<_>>(), data);
+        assert_eq!(f.array(name).unwrap().read::<f64>().unwrap().iter().copied().collect::<Vec<_>>(), data);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -809,7 +808,7 @@ fn exploded_arrays_are_read_without_a_copy() {
 fn a_failed_exploded_write_replaces_none_of_the_old_files() {
     let dir = temp_dir("explode-all-or-none");
     let main = dir.join("y.asdf");
-    let exploded = WriteOptions { storage: Some(ArrayStorage::External), ..Default::default() };
+    let exploded = WriteOptions::default().storage(Some(ArrayStorage::External));
     let write = |arrays: usize, scale: f64| {
         let mut doc = Document::new();
         for n in 0..arrays {
@@ -842,7 +841,7 @@ fn a_failed_exploded_write_replaces_none_of_the_old_files() {
     std::fs::remove_dir(dir.join("y-0002.asdf")).unwrap();
     write(3, 2.0).unwrap();
     let f = AsdfFile::open(&main).unwrap();
-    assert_eq!(f.array::<f64>("a0").unwrap()[1], 2.0);
+    assert_eq!(f.array("a0").unwrap().read::<f64>().unwrap()[1], 2.0);
     let names: Vec<String> = files(&dir).into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["y-0000.asdf", "y-0001.asdf", "y-0002.asdf", "y.asdf"]);
     // The next rewrite goes back to the reference's names.

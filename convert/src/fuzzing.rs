@@ -4,9 +4,9 @@
 
 use std::io::Cursor;
 
+use rasdf::OpenOptions;
 use rasdf::fuzzing::tight_limits;
 use rasdf::write::WriteOptions;
-use rasdf::{Limits, OpenOptions};
 
 /// The names of the converters' targets, as in fuzz/Cargo.toml.
 pub const TARGETS: &[&str] = &["convert_ra", "convert_gsd", "convert_b2nd"];
@@ -48,7 +48,7 @@ pub fn convert_gsd(data: &[u8]) {
     if doc.write(&mut out, None, &WriteOptions::default()).is_err() {
         return;
     }
-    let limits = Limits { max_nodes: 1_000_000, ..tight_limits() };
+    let limits = tight_limits().max_nodes(1_000_000);
     let Ok(f) = OpenOptions::new().limits(limits).from_bytes(out.into_inner()) else { return };
     let Ok(again) = crate::asdf_to_gsd(&f) else { return };
     let back = crate::gsd::GsdFile::parse(&again);
@@ -86,7 +86,8 @@ pub fn convert_b2nd(data: &[u8]) {
     let Ok(_) = f.datatype() else { return };
     let Ok(bytes) = f.decode() else { return };
     let dtype = f.dtype.clone().unwrap_or_else(|| format!("|S{}", f.typesize));
-    let options = b2nd::EncodeOptions { codec: b2nd::BloscCodec::Lz4, max_chunk_bytes: 4096, max_block_bytes: 512 };
+    let options =
+        b2nd::EncodeOptions::default().codec(b2nd::BloscCodec::Lz4).max_chunk_bytes(4096).max_block_bytes(512);
     let Ok(again) = b2nd::encode(&bytes, &f.shape, f.typesize, &dtype, &f.vlmeta, &options) else { return };
     let back = b2nd::B2ndFile::parse(&again, &tight_limits());
     let back = back.unwrap_or_else(|e| panic!("a b2nd file rasdf wrote does not read: {e}"));

@@ -182,8 +182,9 @@ impl Format {
     }
 }
 
-/// How to convert.
+/// How to convert: [`ConvertOptions::default`], then a setter for each field to change.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ConvertOptions {
     /// From ASDF: the tree path of the array to write (needed when the file has more
     /// than one). To ASDF: where the array goes (default `data`).
@@ -204,6 +205,36 @@ impl Default for ConvertOptions {
             blosc_codec: b2nd::BloscCodec::Zstd,
             limits: Limits::default(),
         }
+    }
+}
+
+impl ConvertOptions {
+    /// These options with `array` set (see the field).
+    #[must_use]
+    pub fn array(mut self, array: Option<String>) -> Self {
+        self.array = array;
+        self
+    }
+
+    /// These options with `compression` set (see the field).
+    #[must_use]
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// These options with `blosc_codec` set (see the field).
+    #[must_use]
+    pub fn blosc_codec(mut self, blosc_codec: b2nd::BloscCodec) -> Self {
+        self.blosc_codec = blosc_codec;
+        self
+    }
+
+    /// These options with `limits` set (see the field).
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 }
 
@@ -342,7 +373,7 @@ fn from_asdf_file(
                 warn(format!("{path}: the mask is not written ({} holds none)", to.name()));
             }
             let (path, node) = pick_array(f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
-            let (datatype, order, shape) = f.ndarray_shape_at(node).map_err(|e| e.at_path(&path).in_file(input))?;
+            let (datatype, order, shape) = f.array_at(node).meta().map_err(|e| e.at_path(&path).in_file(input))?;
             let header = ra::header_of(&datatype, order, &shape).map_err(|e| convert_error(e, input).at_path(&path))?;
             // Streamed: neither file is held whole in memory (a large compressed block
             // is decoded piece by piece as it is written); a large output is written
@@ -394,7 +425,7 @@ fn from_asdf_file(
             }
             let (path, node) = pick_array(f, options.array.as_deref()).map_err(|e| e.in_file(input))?;
             let (datatype, stored_order, shape) =
-                f.ndarray_shape_at(node).map_err(|e| e.at_path(&path).in_file(input))?;
+                f.array_at(node).meta().map_err(|e| e.at_path(&path).in_file(input))?;
             // Numbers are written little-endian; text and records keep their bytes.
             let order = match datatype {
                 Datatype::Scalar(_) => ByteOrder::Little,
@@ -407,7 +438,8 @@ fn from_asdf_file(
             };
             let encode = b2nd::EncodeOptions { codec: options.blosc_codec, ..Default::default() };
             let read = |e: rasdf::Error| Error::from(e).at_path(&path).in_file(input);
-            let once = f.ndarray_once_at(node, element_span(false));
+            let array = f.array_at(node);
+            let once = array.read_once(element_span(false));
             let (size, shape) = (datatype.size(), &shape);
             let bad = |e| convert_error(e, input).at_path(&path);
             // Written as the chunks are compressed: the frame is never held whole.
@@ -438,8 +470,8 @@ fn from_asdf_file(
                         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
                         let (written, produced) = std::thread::scope(|scope| {
                             let (tx, rx) = std::sync::mpsc::sync_channel(16);
-                            let f = &f;
-                            let producer = scope.spawn(move || write_once(f, once, false, &mut PieceSender(tx)));
+                            let array = &array;
+                            let producer = scope.spawn(move || write_once(array, once, false, &mut PieceSender(tx)));
                             let written = encoder.write_from(PieceReceiver::new(rx), &mut w).and_then(|()| w.flush());
                             (written, producer.join())
                         });
@@ -546,7 +578,7 @@ fn pick_array<'f>(f: &'f AsdfFile, wanted: Option<&str>) -> Result<(String, rasd
     if let Some(p) = wanted {
         return Ok((p.to_string(), f.node_at(p)?));
     }
-    let paths = f.ndarray_paths();
+    let paths: Vec<String> = f.arrays().map(|a| a.path().unwrap_or_default().to_string()).collect();
     // Neither a masked array's mask nor the words of a big integer (core/integer) count.
     let inside = |p: &str, suffix: &str, tag: Option<&str>| {
         p.strip_suffix(suffix).is_some_and(|base| match tag {
@@ -574,11 +606,11 @@ pub fn masks_left_behind(file: &AsdfFile, to: Format, array: Option<&str>) -> Ve
     let masked = |node: rasdf::tree::NodeRef<'_>| {
         node.key("mask").is_some_and(|m| !m.is_null())
             || node.key("data").is_some_and(|d| d.items().is_some())
-                && file.ndarray_at(node).is_ok_and(|a| a.inline_mask().is_some())
+                && file.array_at(node).read_dyn().is_ok_and(|a| a.inline_mask().is_some())
     };
     let nodes: Vec<(String, rasdf::tree::NodeRef<'_>)> = match to {
         Format::Asdf => Vec::new(),
-        Format::Gsd => file.ndarray_nodes(),
+        Format::Gsd => file.arrays().map(|a| (a.path().unwrap_or_default().to_string(), a.node())).collect(),
         _ => pick_array(file, array).into_iter().collect(),
     };
     nodes.into_iter().filter(|(_, n)| masked(*n)).map(|(p, _)| format!("/{}", p.trim_start_matches('/'))).collect()
@@ -643,7 +675,7 @@ fn push_swapped(buf: &mut Vec<u8>, bytes: &[u8], part: usize) {
 }
 
 /// [`write_elements`] of the ndarray at `node` of `f`, reading it once
-/// ([`AsdfFile::ndarray_once_at`]): a large compressed block whose elements lie in the
+/// ([`rasdf::ArrayRef::read_once`]): a large compressed block whose elements lie in the
 /// order to write is decoded and written piece by piece, never held whole; another
 /// compressed block that only this array uses is decoded for the write and dropped.
 ///
@@ -655,10 +687,11 @@ pub fn write_ndarray_once(
     column_major: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    write_once(f, f.ndarray_once_at(node, element_span(column_major))?, column_major, out)
+    let array = f.array_at(node);
+    write_once(&array, array.read_once(element_span(column_major))?, column_major, out)
 }
 
-/// What [`AsdfFile::ndarray_once_at`] is given to write elements in C order, or in
+/// What [`rasdf::ArrayRef::read_once`] is given to write elements in C order, or in
 /// column-major order when `column_major`: a span over the block's pieces when the
 /// elements lie in that order (column-major is C order when at most one axis is longer
 /// than 1), else nothing, and the array is read whole.
@@ -674,15 +707,15 @@ fn element_span(
 /// [`write_elements`] of an array read once: whole, or its block decoded piece by piece
 /// through its span.
 fn write_once(
-    f: &AsdfFile,
+    array: &rasdf::ArrayRef<'_>,
     once: rasdf::file::ReadOnce<'_, ElementSpan>,
     column_major: bool,
     out: &mut impl Write,
 ) -> Result<()> {
     match once {
         rasdf::file::ReadOnce::Whole(a) => write_elements(&a, column_major, out).map_err(Error::from),
-        rasdf::file::ReadOnce::Pieces { block, sink: mut span, .. } => {
-            f.decode_pieces_of(block, |piece| span.feed(piece, out).map_err(Error::from))
+        rasdf::file::ReadOnce::Pieces { sink: mut span, .. } => {
+            array.decode_pieces(|piece| span.feed(piece, out).map_err(Error::from))
         }
     }
 }
@@ -1003,7 +1036,7 @@ fn gsd_layout(f: &AsdfFile) -> Result<(gsd::Layout, Vec<GsdSource<'_>>)> {
             let name = k.key_text();
             let path = format!("/frames/{frame}/{}", rasdf::tree::escape_step(&name));
             let (type_id, n, m, bytes) = if v.is_asdf_tag("core/ndarray") {
-                let (datatype, _, shape) = f.ndarray_shape_at(v).map_err(|e| e.at_path(&path))?;
+                let (datatype, _, shape) = f.array_at(v).meta().map_err(|e| e.at_path(&path))?;
                 let t = gsd::type_of(&datatype)
                     .ok_or_else(|| bad(path.clone(), &format!("GSD holds no {datatype} arrays")))?;
                 let (n, m) = match shape.as_slice() {
@@ -1131,19 +1164,19 @@ mod tests {
         let whole = AsdfFile::options().from_bytes(bytes).unwrap();
         let written = |name: &str, column_major: bool| {
             let mut want = Vec::new();
-            write_elements(&whole.ndarray(name).unwrap(), column_major, &mut want).unwrap();
+            write_elements(&whole.array(name).unwrap().read_dyn().unwrap(), column_major, &mut want).unwrap();
             let mut got = Vec::new();
             write_ndarray_once(&pieces, pieces.get(name).unwrap(), column_major, &mut got).unwrap();
             assert!(got == want, "{name}, column-major {column_major}");
         };
         let in_pieces = |name: &str| {
-            let once = pieces.ndarray_once_at(pieces.get(name).unwrap(), |_, _| Some(())).unwrap();
+            let once = pieces.array(name).unwrap().read_once(|_, _| Some(())).unwrap();
             matches!(once, rasdf::file::ReadOnce::Pieces { .. })
         };
         for (name, _) in arrays {
             assert_eq!(in_pieces(name), name != "strided", "{name}");
-            let array = whole.ndarray(name).unwrap();
-            let shape = pieces.ndarray_shape_at(pieces.get(name).unwrap()).unwrap();
+            let array = whole.array(name).unwrap().read_dyn().unwrap();
+            let shape = pieces.array_at(pieces.get(name).unwrap()).meta().unwrap();
             assert_eq!(shape, (array.datatype.clone(), array.byteorder, array.shape.clone()));
             written(name, false);
             // Nothing was left decoded in the file's cache (but by the strided array,

@@ -161,7 +161,7 @@ pub fn write_bools(mask: &[bool], shape: &[usize], out: &mut impl Write) -> Resu
 
 /// Writes the ndarray at `node` of `f` as a `.npy` file ([`write_array`]), or its
 /// elements alone when `raw` ([`write_raw`]), reading it once
-/// ([`AsdfFile::ndarray_once_at`]): a large compressed block whose elements lie in C
+/// ([`rasdf::ArrayRef::read_once`]): a large compressed block whose elements lie in C
 /// order is decoded and written piece by piece, never held whole.
 ///
 /// # Errors
@@ -173,14 +173,15 @@ pub fn write_ndarray_once(f: &AsdfFile, node: NodeRef<'_>, raw: bool, out: &mut 
     let as_stored = |meta: &rasdf::ndarray::ArrayMeta, layout: &rasdf::ndarray::Layout| {
         crate::ElementSpan::new(&meta.datatype, ByteOrder::Little, layout.offset, layout.len())
     };
-    match f.ndarray_once_at(node, as_stored)? {
+    let array = f.array_at(node);
+    match array.read_once(as_stored)? {
         ReadOnce::Whole(a) if raw => Ok(write_raw(&a, out)?),
         ReadOnce::Whole(a) => write_array(&a, out),
-        ReadOnce::Pieces { meta, layout, block, sink: mut span } => {
+        ReadOnce::Pieces { meta, layout, sink: mut span, .. } => {
             if !raw {
                 out.write_all(&header(&meta.datatype, meta.byteorder, &layout.shape)?)?;
             }
-            f.decode_pieces_of(block, |piece| span.feed(piece, out).map_err(Error::from))
+            array.decode_pieces(|piece| span.feed(piece, out).map_err(Error::from))
         }
     }
 }

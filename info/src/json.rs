@@ -179,9 +179,11 @@ pub fn report_json(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write)
     let mut all_read = true;
     if options.stats {
         let stats: Vec<serde_json::Value> = file
-            .ndarray_nodes()
+            .arrays()
+            .collect::<Vec<_>>()
             .par_iter()
-            .map(|(p, node)| match file.ndarray_stats_at(*node) {
+            .map(|array| (array.path().unwrap_or_default(), array.stats()))
+            .map(|(p, stats)| match stats {
                 Ok(a) => {
                     let mut v = json!({ "path": p, "datatype": a.datatype.to_string(), "shape": a.shape });
                     if let (Some(s), Some(m)) = (a.stats, v.as_object_mut()) {

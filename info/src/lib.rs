@@ -43,8 +43,9 @@ use rasdf::ndarray::{ArrayMeta, Dim, Source, Storage};
 use rasdf::tree::numtext::push_float;
 use rasdf::tree::{NodeId, NodeRef, Value};
 
-/// What `info` shows.
+/// What `info` shows: [`InfoOptions::default`], then a setter for each field to change.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct InfoOptions {
     /// Most lines of the tree, the `Some nodes not shown.` line included, as the
     /// reference counts them (`None`: all; fewer than 2: none).
@@ -67,6 +68,43 @@ impl Default for InfoOptions {
     }
 }
 
+impl InfoOptions {
+    /// These options with `max_rows` set (see the field).
+    #[must_use]
+    pub fn max_rows(mut self, max_rows: Option<usize>) -> Self {
+        self.max_rows = max_rows;
+        self
+    }
+
+    /// These options with `max_cols` set (see the field).
+    #[must_use]
+    pub fn max_cols(mut self, max_cols: Option<usize>) -> Self {
+        self.max_cols = max_cols;
+        self
+    }
+
+    /// These options with `show_values` set (see the field).
+    #[must_use]
+    pub fn show_values(mut self, show_values: bool) -> Self {
+        self.show_values = show_values;
+        self
+    }
+
+    /// These options with `show_blocks` set (see the field).
+    #[must_use]
+    pub fn show_blocks(mut self, show_blocks: bool) -> Self {
+        self.show_blocks = show_blocks;
+        self
+    }
+
+    /// These options with `stats` set (see the field).
+    #[must_use]
+    pub fn stats(mut self, stats: bool) -> Self {
+        self.stats = stats;
+        self
+    }
+}
+
 /// "shape=(64, 64), dtype=float32, block 0 (zlib)".
 pub fn array_text(file: &AsdfFile, node: NodeRef<'_>) -> String {
     let meta = match ArrayMeta::parse(node) {
@@ -85,7 +123,7 @@ pub fn array_text(file: &AsdfFile, node: NodeRef<'_>) -> String {
     let storage = match &meta.source {
         // Inline values are in the tree already: converted here, so that one numpy
         // refuses shows as the array being invalid, as a failed conversion does.
-        Source::Inline => match file.ndarray_at(node) {
+        Source::Inline => match file.array_at(node).read_dyn() {
             Ok(_) => "inline".to_string(),
             Err(e) => return format!("invalid: {}", e.kind()),
         },
@@ -410,9 +448,10 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
     let mut all_read = true;
     if options.stats {
         writeln!(out, "Arrays:")?;
-        let arrays = file.ndarray_nodes();
-        let one = |(p, node): &(String, NodeRef<'_>)| {
-            let r = file.ndarray_stats_at(*node).map_err(|e| e.at_path(p).to_string()).map(|a| {
+        let arrays: Vec<_> = file.arrays().collect();
+        let one = |array: &rasdf::ArrayRef<'_>| {
+            let p = array.path().unwrap_or_default();
+            let r = array.stats().map_err(|e| e.at_path(p).to_string()).map(|a| {
                 let storage = match &a.storage {
                     Storage::Block(n) => format!("block {n}"),
                     Storage::External(u) => format!("external {u}"),
@@ -421,7 +460,7 @@ pub fn report(file: &AsdfFile, options: &InfoOptions, out: &mut impl Write) -> i
                 };
                 a.stats.map(|s| (s, a.masked, format!("{} {:?} {storage}", a.datatype, a.shape)))
             });
-            (p.clone(), r)
+            (p.to_string(), r)
         };
         // Small data is reduced on this thread: starting the pool's threads would cost
         // more than they save (500 arrays of 128 bytes: about a millisecond).

@@ -285,7 +285,7 @@ impl<'py, 'f> Builder<'py, 'f> {
         depth: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
-        let (shape, dtype) = match file.ndarray_shape_at(node) {
+        let (shape, dtype) = match file.array_at(node).meta() {
             Ok((datatype, order, shape)) => {
                 (PyTuple::new(py, &shape)?.into_any(), crate::dtype_spec(py, &datatype, order)?)
             }

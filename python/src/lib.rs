@@ -406,7 +406,8 @@ impl File {
             let (file, filled) = slf.get().view()?;
             let tree = filled.as_deref().unwrap_or(file.tree());
             // (The filled tree holds the file's nodes under the same numbers.)
-            let nodes: Vec<(String, NodeId)> = file.ndarray_nodes().into_iter().map(|(p, n)| (p, n.id())).collect();
+            let nodes: Vec<(String, NodeId)> =
+                file.arrays().map(|a| (a.path().unwrap_or_default().to_string(), a.node().id())).collect();
             slf.get().build(slf, &file, tree, classes, |b| {
                 nodes.into_iter().map(|(path, id)| Ok((path, b.build(tree.node(id), 0)?))).collect()
             })
@@ -424,7 +425,7 @@ impl File {
             let read = py
                 .detach(|| -> rasdf::Result<Read> {
                     let node = file.tree().node(NodeId(id));
-                    let a = file.ndarray_at(node)?;
+                    let a = file.array_at(node).read_dyn()?;
                     let mask = a.inline_mask().map(<[bool]>::to_vec);
                     let (datatype, byteorder, shape, strides, offset) =
                         (a.datatype.clone(), a.byteorder, a.shape.clone(), a.strides.clone(), a.offset);
@@ -494,7 +495,7 @@ impl File {
         crate::errors::guarded(py, || {
             let (file, _) = self.get()?;
             let node = node_of(&file, id)?;
-            let (datatype, order, shape) = file.ndarray_shape_at(node).map_err(|e| to_pyerr(py, located(e, &file)))?;
+            let (datatype, order, shape) = file.array_at(node).meta().map_err(|e| to_pyerr(py, located(e, &file)))?;
             Ok((shape, dtype_spec(py, &datatype, order)?))
         })
     }
@@ -504,7 +505,7 @@ impl File {
     fn array_storage(&self, py: Python<'_>, id: u32) -> PyResult<(Option<usize>, Option<String>)> {
         let (file, _) = self.get()?;
         let node = node_of(&file, id)?;
-        let block = file.ndarray_block(node).map_err(|e| to_pyerr(py, located(e, &file)))?;
+        let block = file.array_at(node).block().map_err(|e| to_pyerr(py, located(e, &file)))?;
         let compression = block
             .and_then(|n| file.blocks().get(n))
             .map(|h| h.compression)
@@ -522,7 +523,7 @@ impl File {
     /// Rows `start..stop` of the array of node `id`, read alone (an lz4 block's records
     /// that hold them, a remote uncompressed block's byte range): `(bytes in the file's
     /// byte order, shape)`, or `None` when the whole array is to be read (see
-    /// `AsdfFile::rows_at`). The read runs with the GIL released.
+    /// `ArrayRef::rows`). The read runs with the GIL released.
     fn read_rows<'py>(
         &self,
         py: Python<'py>,
@@ -534,7 +535,7 @@ impl File {
             let (file, _) = self.get()?;
             node_of(&file, id)?;
             let got = py
-                .detach(|| file.rows_at(file.tree().node(NodeId(id)), start..stop))
+                .detach(|| file.array_at(file.tree().node(NodeId(id))).rows(start..stop))
                 .map_err(|e| to_pyerr(py, located(e, &file)))?;
             Ok(got.map(|(bytes, shape)| (PyBytes::new(py, &bytes), shape)))
         })
@@ -574,7 +575,12 @@ impl File {
     ) -> PyResult<String> {
         crate::errors::guarded(py, || {
             let (file, _) = self.get()?;
-            let options = rasdf_info::InfoOptions { max_rows, max_cols, show_values, show_blocks, stats };
+            let options = rasdf_info::InfoOptions::default()
+                .max_rows(max_rows)
+                .max_cols(max_cols)
+                .show_values(show_values)
+                .show_blocks(show_blocks)
+                .stats(stats);
             let out = py
                 .detach(|| {
                     let mut out = Vec::new();
@@ -791,7 +797,10 @@ fn write(
         };
         w.doc_mut().set_standard(chosen).map_err(|e| to_pyerr(py, e))?;
         let doc = w.finish();
-        let options = rasdf::write::WriteOptions { compression_level, include_index, checksums, ..Default::default() };
+        let options = rasdf::write::WriteOptions::default()
+            .compression_level(compression_level)
+            .include_index(include_index)
+            .checksums(checksums);
         let out = match path {
             Some(path) => {
                 py.detach(|| doc.write_to_path(&path, &options)).map_err(|e| to_pyerr(py, e))?;

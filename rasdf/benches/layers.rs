@@ -65,13 +65,13 @@ fn bench_arrays(c: &mut Criterion) {
     g.bench_function("open_and_sum_plain", |b| {
         b.iter(|| {
             let f = OpenOptions::new().open(&path).unwrap();
-            f.array::<f32>("plain").unwrap().sum()
+            f.array("plain").unwrap().read::<f32>().unwrap().sum()
         })
     });
     g.bench_function("open_and_sum_zlib", |b| {
         b.iter(|| {
             let f = OpenOptions::new().open(&path).unwrap();
-            f.array::<f32>("zlib").unwrap().sum()
+            f.array("zlib").unwrap().read::<f32>().unwrap().sum()
         })
     });
     g.bench_function("write_plain", |b| {

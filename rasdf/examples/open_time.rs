@@ -7,7 +7,7 @@ fn main() {
     let f = rasdf::AsdfFile::open(&path).unwrap();
     let opened = t.elapsed();
     let n = f.tree().len();
-    let paths = f.ndarray_paths();
+    let paths: Vec<_> = f.arrays().collect();
     let walked = t.elapsed();
     let bytes = f.tree_bytes().map_or(0, <[u8]>::len);
     println!(

@@ -5,8 +5,7 @@
 //!
 //!     cargo run --release -p rasdf --example range_server -- FOLDER LATENCY_MS
 
-#[path = "../tests/common/range_server.rs"]
-mod range_server;
+use rasdf_testkit::range_server;
 
 use std::io::BufRead;
 

@@ -8,8 +8,6 @@
 //! memory-mapped: nothing of an array is read (or decompressed) until it is asked for.
 
 use rasdf::AsdfFile;
-use rasdf::block::Compression;
-use rasdf::ndarray::Storage;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -26,33 +24,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Every array: its path, element type, shape and where its data is. This reads
     // the tree and the block headers only.
-    let arrays = file.ndarray_nodes();
+    let arrays: Vec<_> = file.arrays().collect();
     println!("\n{} arrays:", arrays.len());
-    for (at, node) in &arrays {
-        let (datatype, _, shape) = file.ndarray_shape_at(*node)?;
-        let array = file.ndarray_at(*node)?;
-        let storage = match &array.storage {
-            Storage::Block(n) => match file.blocks()[*n].compression {
-                Compression::None => format!("block {n}"),
-                c => format!("block {n}, {c}"),
-            },
-            Storage::External(name) => format!("file {name}"),
-            Storage::Inline => "inline".to_string(),
-            Storage::Fits(hdu) => format!("FITS HDU {hdu}"),
-        };
-        println!("  {at:<30} {datatype:<10} {shape:?} ({storage})");
+    for array in &arrays {
+        let info = array.info()?;
+        println!("  {:<30} {:<10} {} ({})", info.path, info.datatype.to_string(), info.shape, info.storage);
     }
 
     // One array, printed: as float64 when it holds numbers (ndarray elides the middle
     // of large ones), else its first elements as values. By default the first array of
     // numbers.
-    let numeric = arrays.iter().find(|(_, n)| {
-        file.ndarray_shape_at(*n).is_ok_and(|(d, _, _)| matches!(d, rasdf::ndarray::Datatype::Scalar(_)))
-    });
-    let Some(which) = args.next().or_else(|| numeric.or(arrays.first()).map(|(p, _)| p.clone())) else {
+    let numeric =
+        arrays.iter().find(|a| a.meta().is_ok_and(|(d, _, _)| matches!(d, rasdf::ndarray::Datatype::Scalar(_))));
+    let path = |a: &rasdf::ArrayRef<'_>| a.path().unwrap_or_default().to_string();
+    let Some(which) = args.next().or_else(|| numeric.or(arrays.first()).map(path)) else {
         return Ok(());
     };
-    let array = file.ndarray(&which)?;
+    let array = file.array(&which)?.read_dyn()?;
     println!("\n{which}: {} {:?}", array.datatype, array.shape);
     match array.to_array_f64() {
         Ok(values) => {
@@ -70,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Typed access: a view with no copy when the block allows it.
     if array.datatype == rasdf::ndarray::Datatype::Scalar(rasdf::ndarray::ScalarType::Float32) {
-        let typed = file.array::<f32>(&which)?;
+        let typed = file.array(&which)?.read::<f32>()?;
         println!("as f32: {} elements, sum {}", typed.len(), typed.sum());
     }
     Ok(())

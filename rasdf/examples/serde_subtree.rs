@@ -83,7 +83,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("wrote {} and {}", path.display(), root_path.display());
 
     // Read back: the subtree into the struct (serde ignores the `image` key it does not
-    // know), the array with `AsdfFile::array`.
+    // know), the array with `AsdfFile::array` and `ArrayRef::read`.
     let file = AsdfFile::open(&path)?;
     let node = file.node_at("observations/first")?;
     let back: Observation = node.deserialize()?;
@@ -91,7 +91,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("read back: {back:#?}");
     let image_node = file.node_at("observations/first/image")?;
     println!("image: tag {:?}, {} blocks in the file", image_node.tag(), file.blocks().len());
-    let read_image = file.array::<f32>("observations/first/image")?;
+    let read_image = file.array("observations/first/image")?.read::<f32>()?;
     assert_eq!(read_image, image.into_dyn());
     println!("image {:?} read back equal", read_image.shape());
 

@@ -56,13 +56,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut doc = Document::new();
     let chunks = (0..rows).map(|i| row(i).iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>());
     doc.set_array_chunks("frames", ScalarType::Float32, &[rows, WIDTH], Compression::Zlib, chunks)?;
-    doc.write_to_path(&chunked, &WriteOptions { compression_level: Some(1), ..WriteOptions::default() })?;
+    doc.write_to_path(&chunked, &WriteOptions::default().compression_level(Some(1)))?;
     println!("wrote {rows} rows in chunks, zlib level 1, in {:.2?}", t.elapsed());
 
     // Read both back: the same rows.
     for path in [&streamed, &chunked] {
         let file = AsdfFile::open(path)?;
-        let frames = file.array::<f32>("frames")?.into_dimensionality::<ndarray::Ix2>()?;
+        let frames = file.array("frames")?.read::<f32>()?.into_dimensionality::<ndarray::Ix2>()?;
         assert_eq!(frames.shape(), [rows, WIDTH]);
         for i in [0, rows / 2, rows - 1] {
             assert_eq!(frames.row(i), row(i), "row {i} of {}", path.display());

@@ -63,10 +63,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Compression::None,
     )?;
 
-    let options = WriteOptions {
-        compression_level: Some(9), // zlib and bzp2 at their best ratio (1-9)
-        ..WriteOptions::default()
-    };
+    // zlib and bzp2 at their best ratio (1-9).
+    let options = WriteOptions::default().compression_level(Some(9));
     doc.write_to_path(&path, &options)?;
     println!("wrote {} ({} bytes)", path.display(), std::fs::metadata(&path)?.len());
 
@@ -75,12 +73,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (n, block) in file.blocks().iter().enumerate() {
         println!("  block {n}: {} -> {} bytes, {}", block.data_size, block.used_size, block.compression);
     }
-    let data = file.array::<f32>("sci/data")?;
+    let data = file.array("sci/data")?.read::<f32>()?;
     assert_eq!(data, image.into_dyn());
-    assert_eq!(file.array::<i32>("sci/cube")?, cube.into_dyn());
+    assert_eq!(file.array("sci/cube")?.read::<i32>()?, cube.into_dyn());
     let start: u64 = file.node_at("meta/exposure/start_sample")?.deserialize()?;
     assert_eq!(start, u64::MAX);
-    let fortran = file.array::<i16>("raw/fortran")?;
+    let fortran = file.array("raw/fortran")?.read::<i16>()?;
     println!("raw/fortran, column-major on disk, read in order:\n{fortran}");
     println!("telescope: {:?}", file.get("meta/telescope").and_then(|n| n.as_str()));
     Ok(())

@@ -18,18 +18,21 @@
 //! The command-line tools are the package `rasdf-cli`; conversion to and from RawArray,
 //! GSD and Blosc2 b2nd is the package `rasdf-convert`.
 //!
-//! To see what a file holds, list its arrays with [`AsdfFile::arrays`]: path, shape,
-//! datatype and storage, from the tree and the block headers, no block decoded.
+//! To see what a file holds, list its arrays with [`AsdfFile::arrays`]: each a lazy
+//! handle ([`ArrayRef`]) whose [`ArrayRef::info`] tells path, shape, datatype and
+//! storage, from the tree and the block headers, no block decoded; its other methods
+//! read the array (typed, any datatype, by rows, once, its mask, its statistics).
 //!
 //! ```no_run
 //! let file = rasdf::AsdfFile::open("data.asdf")?;
-//! for array in file.arrays()? {
-//!     println!("{}: {} {}, {}", array.path, array.shape, array.datatype, array.storage);
+//! for array in file.arrays() {
+//!     let info = array.info()?;
+//!     println!("{}: {} {}, {}", info.path, info.shape, info.datatype, info.storage);
 //! }
 //! for (n, block) in file.blocks().iter().enumerate() {
 //!     println!("block {n}: {} bytes, {}", block.data_size, block.compression);
 //! }
-//! let data = file.array::<f32>("sci/data")?; // read (decoded) on demand
+//! let data = file.array("sci/data")?.read::<f32>()?; // read (decoded) on demand
 //! # Ok::<(), rasdf::Error>(())
 //! ```
 
@@ -55,6 +58,7 @@ pub mod remote;
 #[doc(hidden)]
 pub mod samples;
 pub mod schema;
+mod setters;
 #[cfg(test)]
 mod testutil;
 pub mod tree;
@@ -76,6 +80,6 @@ pub mod deps {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
-pub use file::{AsdfFile, OpenOptions};
+pub use file::{ArrayRef, AsdfFile, OpenOptions};
 pub use limits::{LimitError, Limits};
 pub use progress::Progress;

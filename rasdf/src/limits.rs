@@ -19,10 +19,11 @@
 /// | `max_inline_bytes` | 256 MiB |
 ///
 /// ```
-/// let tight = rasdf::Limits { max_block_bytes: 1 << 20, ..rasdf::Limits::default() };
+/// let tight = rasdf::Limits::default().max_block_bytes(1 << 20);
 /// assert!(tight.max_block_bytes < rasdf::Limits::unlimited().max_block_bytes);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Largest YAML tree, in bytes.
     pub max_tree_bytes: u64,
@@ -50,6 +51,19 @@ pub struct Limits {
     /// type of a gigabyte per element).
     pub max_inline_bytes: u64,
 }
+
+crate::setters::setters!(Limits {
+    max_tree_bytes: u64,
+    max_depth: usize,
+    max_nodes: usize,
+    max_alias_expansion: u64,
+    max_blocks: usize,
+    max_block_bytes: u64,
+    max_array_elements: u64,
+    max_overlap_bytes: u64,
+    max_index_bytes: u64,
+    max_inline_bytes: u64,
+});
 
 impl Default for Limits {
     fn default() -> Self {

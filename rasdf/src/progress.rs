@@ -13,7 +13,7 @@
 /// let progress = rasdf::Progress::new(move |done, _total| {
 ///     seen.store(done, Ordering::Relaxed);
 /// });
-/// let options = rasdf::write::WriteOptions { progress: Some(progress), ..Default::default() };
+/// let options = rasdf::write::WriteOptions::default().progress(Some(progress));
 /// # let _ = options;
 /// ```
 #[derive(Clone)]

@@ -56,8 +56,10 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// How remote objects are read.
+/// How remote objects are read: [`RemoteOptions::default`] or
+/// [`RemoteOptions::from_env`], then a setter for each field to change.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RemoteOptions {
     /// How long a server may stay silent (60 s by default): a request fails when no
     /// connection is made within it, or when no byte of the answer arrives for that long.
@@ -80,14 +82,18 @@ pub struct RemoteOptions {
     pub max_redirects: u32,
 }
 
-impl RemoteOptions {
-    /// These options with `timeout` (see [`RemoteOptions::timeout`]).
-    #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
+crate::setters::setters!(RemoteOptions {
+    timeout: Duration,
+    retries: u32,
+    retry_pause: Duration,
+    coalesce_gap: u64,
+    parallel: usize,
+    part_bytes: u64,
+    s3: S3Options,
+    max_redirects: u32,
+});
 
+impl RemoteOptions {
     /// The default options with [`S3Options`] from the environment AWS's tools read:
     /// `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL` (another S3 endpoint), `AWS_REGION` or
     /// `AWS_DEFAULT_REGION`, `AWS_ACCESS_KEY_ID` with `AWS_SECRET_ACCESS_KEY` (and
@@ -136,8 +142,10 @@ impl Default for RemoteOptions {
     }
 }
 
-/// Where S3 is and the credentials to sign with.
+/// Where S3 is and the credentials to sign with: [`S3Options::default`] (AWS, unsigned),
+/// then a setter for each field to change.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct S3Options {
     /// An endpoint other than AWS's (`http://127.0.0.1:9000`, a MinIO, moto...): objects
     /// are then addressed path-style, `ENDPOINT/bucket/key`.
@@ -148,8 +156,10 @@ pub struct S3Options {
     pub credentials: Option<S3Credentials>,
 }
 
-/// AWS credentials.
+/// AWS credentials: [`S3Credentials::new`], with [`S3Credentials::session_token`] for
+/// temporary ones.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct S3Credentials {
     /// `AWS_ACCESS_KEY_ID`.
     pub key_id: String,
@@ -158,6 +168,18 @@ pub struct S3Credentials {
     /// `AWS_SESSION_TOKEN`, for temporary credentials.
     pub session_token: Option<String>,
 }
+
+crate::setters::setters!(S3Options { endpoint: Option<String>, region: Option<String>, credentials: Option<S3Credentials> });
+
+impl S3Credentials {
+    /// The key id (`AWS_ACCESS_KEY_ID`) and secret (`AWS_SECRET_ACCESS_KEY`), with no
+    /// session token.
+    pub fn new(key_id: String, secret: String) -> Self {
+        S3Credentials { key_id, secret, session_token: None }
+    }
+}
+
+crate::setters::setters!(S3Credentials { session_token: Option<String> });
 
 impl std::fmt::Debug for S3Options {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -1,7 +1,7 @@
 //! The writing API as a Rust user meets it: each capability written to a file, read back
 //! with `AsdfFile`, and compared with what went in.
 
-mod common;
+use rasdf_testkit as common;
 
 use std::path::{Path, PathBuf};
 
@@ -72,29 +72,34 @@ fn set_array_takes_owned_arrays_views_and_references_of_any_dimension() {
     doc.set_array("view/mut", scratch.view_mut(), Compression::None).unwrap();
     let file = write(&doc, &dir.file("arrays.asdf"), &WriteOptions::default());
 
-    assert_eq!(file.array::<f32>("owned/image").unwrap(), image.clone().into_dyn());
-    assert_eq!(file.array::<bool>("owned/dynamic").unwrap(), dynamic);
-    assert_eq!(file.array::<i32>("owned/scalar").unwrap(), arr0(-7i32).into_dyn());
-    assert_eq!(file.array::<Complex<f64>>("owned/complex").unwrap(), complex.into_dyn());
-    assert_eq!(file.array::<half::f16>("owned/halves").unwrap(), halves.into_dyn());
-    assert_eq!(file.array::<i64>("owned/fortran").unwrap(), fortran.into_dyn());
-    assert_eq!(file.array::<u8>("owned/sliced").unwrap(), Array1::from_iter(200u8..210).into_dyn());
-    assert_eq!(file.array::<i16>("ref/cube").unwrap(), cube.clone().into_dyn());
-    assert_eq!(file.array::<u64>("ref/wide").unwrap(), wide.into_dyn());
-    assert_eq!(file.array::<i16>("view/every_other").unwrap(), cube.slice(s![.., ..;2, ..;-1]).into_dyn());
-    assert_eq!(file.array::<f32>("view/transposed").unwrap(), image.t().into_dyn());
-    assert_eq!(file.array::<f32>("view/mut").unwrap(), image.clone().into_dyn());
+    assert_eq!(file.array("owned/image").unwrap().read::<f32>().unwrap(), image.clone().into_dyn());
+    assert_eq!(file.array("owned/dynamic").unwrap().read::<bool>().unwrap(), dynamic);
+    assert_eq!(file.array("owned/scalar").unwrap().read::<i32>().unwrap(), arr0(-7i32).into_dyn());
+    assert_eq!(file.array("owned/complex").unwrap().read::<Complex<f64>>().unwrap(), complex.into_dyn());
+    assert_eq!(file.array("owned/halves").unwrap().read::<half::f16>().unwrap(), halves.into_dyn());
+    assert_eq!(file.array("owned/fortran").unwrap().read::<i64>().unwrap(), fortran.into_dyn());
+    assert_eq!(file.array("owned/sliced").unwrap().read::<u8>().unwrap(), Array1::from_iter(200u8..210).into_dyn());
+    assert_eq!(file.array("ref/cube").unwrap().read::<i16>().unwrap(), cube.clone().into_dyn());
+    assert_eq!(file.array("ref/wide").unwrap().read::<u64>().unwrap(), wide.into_dyn());
+    assert_eq!(
+        file.array("view/every_other").unwrap().read::<i16>().unwrap(),
+        cube.slice(s![.., ..;2, ..;-1]).into_dyn()
+    );
+    assert_eq!(file.array("view/transposed").unwrap().read::<f32>().unwrap(), image.t().into_dyn());
+    assert_eq!(file.array("view/mut").unwrap().read::<f32>().unwrap(), image.clone().into_dyn());
     // Views are written as what they show: a block each, no strides.
     assert_eq!(file.blocks().len(), 12);
     assert!(file.get("view/every_other").unwrap().key("strides").is_none());
 
     // What a file lends (a `CowArray`) is taken as it is, into a new file.
     let mut again = Document::new();
-    again.set_array("image", file.array::<f32>("owned/image").unwrap(), Compression::None).unwrap();
-    again.set_array("cube", file.array::<i16>("ref/cube").unwrap().into_owned(), Compression::None).unwrap();
+    again.set_array("image", file.array("owned/image").unwrap().read::<f32>().unwrap(), Compression::None).unwrap();
+    again
+        .set_array("cube", file.array("ref/cube").unwrap().read::<i16>().unwrap().into_owned(), Compression::None)
+        .unwrap();
     let copy = write(&again, &dir.file("again.asdf"), &WriteOptions::default());
-    assert_eq!(copy.array::<f32>("image").unwrap(), image.into_dyn());
-    assert_eq!(copy.array::<i16>("cube").unwrap(), cube.into_dyn());
+    assert_eq!(copy.array("image").unwrap().read::<f32>().unwrap(), image.into_dyn());
+    assert_eq!(copy.array("cube").unwrap().read::<i16>().unwrap(), cube.into_dyn());
 }
 
 /// `set` takes every integer type; those beyond `i64` read back as the same integer.
@@ -205,11 +210,14 @@ fn ndarray_fields_of_serde_values_become_arrays_with_blocks() {
     assert!(node.key("source").and_then(|s| s.as_i64()).is_some(), "in a block");
     assert_eq!(file.blocks().len(), 4);
     assert_eq!(file.blocks()[0].compression, Compression::Zlib);
-    assert_eq!(file.array::<f32>("exposure/image").unwrap(), image.into_dyn());
+    assert_eq!(file.array("exposure/image").unwrap().read::<f32>().unwrap(), image.into_dyn());
     let every_fifth: Vec<u8> = bytes.iter().copied().step_by(5).collect();
-    assert_eq!(file.array::<u8>("exposure/mask").unwrap(), Array1::from_vec(every_fifth).into_dyn());
+    assert_eq!(file.array("exposure/mask").unwrap().read::<u8>().unwrap(), Array1::from_vec(every_fifth).into_dyn());
     for (n, plane) in planes.iter().enumerate() {
-        assert_eq!(file.array::<i64>(&format!("exposure/planes/{n}")).unwrap(), plane.clone().into_dyn());
+        assert_eq!(
+            file.array(&format!("exposure/planes/{n}")).unwrap().read::<i64>().unwrap(),
+            plane.clone().into_dyn()
+        );
     }
     assert_eq!(file.get("exposure/name").and_then(|n| n.as_str()), Some("science"));
     assert_eq!(file.node_at("exposure/meta").unwrap().deserialize::<Meta>().unwrap(), meta());
@@ -220,11 +228,11 @@ fn ndarray_fields_of_serde_values_become_arrays_with_blocks() {
         values: Ndarray<Array1<f64>>,
     }
     let doc = Document::from_serialize(&Root { values: Ndarray::new(Array1::from_vec(vec![0.5, -1.5])) }).unwrap();
-    let inline = WriteOptions { storage: Some(ArrayStorage::Inline), ..WriteOptions::default() };
+    let inline = WriteOptions::default().storage(Some(ArrayStorage::Inline));
     let file = write(&doc, &dir.file("inline.asdf"), &inline);
     assert!(file.blocks().is_empty());
     assert!(file.get("values/data").is_some_and(|d| d.items().is_some()));
-    assert_eq!(file.array::<f64>("values").unwrap(), Array1::from_vec(vec![0.5, -1.5]).into_dyn());
+    assert_eq!(file.array("values").unwrap().read::<f64>().unwrap(), Array1::from_vec(vec![0.5, -1.5]).into_dyn());
 }
 
 /// Compressible bytes: runs of a repeating pattern, with some noise.
@@ -257,10 +265,10 @@ fn compression_levels_apply_to_zlib_and_bzp2() {
         doc.set_array("data", data.view(), comp).unwrap();
         let chunks = data.as_slice().unwrap().chunks(100_000).map(<[u8]>::to_vec).collect::<Vec<_>>();
         doc.set_array_chunks("chunked", ScalarType::UInt8, &[data.len()], comp, chunks.into_iter()).unwrap();
-        let options = WriteOptions { compression_level: Some(level), ..WriteOptions::default() };
+        let options = WriteOptions::default().compression_level(Some(level));
         let file = write(&doc, &dir.file(&format!("level{n}.asdf")), &options);
-        assert_eq!(file.array::<u8>("data").unwrap(), data.clone().into_dyn(), "{comp} {level}");
-        assert_eq!(file.array::<u8>("chunked").unwrap(), data.clone().into_dyn(), "{comp} {level}");
+        assert_eq!(file.array("data").unwrap().read::<u8>().unwrap(), data.clone().into_dyn(), "{comp} {level}");
+        assert_eq!(file.array("chunked").unwrap().read::<u8>().unwrap(), data.clone().into_dyn(), "{comp} {level}");
         let (whole, chunked) = (file.block_stored(0).unwrap(), file.block_stored(1).unwrap());
         if comp == Compression::Bzp2 {
             // The level is in the stream's header: `BZh1`, `BZh9`.
@@ -277,13 +285,13 @@ fn compression_levels_apply_to_zlib_and_bzp2() {
     let mut doc = Document::new();
     doc.set_array("data", data.view(), Compression::Zlib).unwrap();
     let default = write(&doc, &dir.file("default.asdf"), &WriteOptions::default());
-    let six = WriteOptions { compression_level: Some(6), ..WriteOptions::default() };
+    let six = WriteOptions::default().compression_level(Some(6));
     let six = write(&doc, &dir.file("six.asdf"), &six);
     assert_eq!(default.block_stored(0).unwrap(), six.block_stored(0).unwrap());
 
     // Levels outside 1-9 are refused, and no file is made.
     for level in [0, 10] {
-        let options = WriteOptions { compression_level: Some(level), ..WriteOptions::default() };
+        let options = WriteOptions::default().compression_level(Some(level));
         let path = dir.file(&format!("bad{level}.asdf"));
         assert!(doc.write_to_path(&path, &options).is_err(), "level {level}");
         assert!(!path.exists());
@@ -311,7 +319,7 @@ fn streamed_rows_from_any_array() {
     w.finish().unwrap();
 
     let file = AsdfFile::open(&path).unwrap();
-    let rows = file.array::<i32>("rows").unwrap();
+    let rows = file.array("rows").unwrap().read::<i32>().unwrap();
     assert_eq!(rows.shape(), [5, 3]);
     assert_eq!(rows.slice(s![..4, ..]), block);
     assert_eq!(rows.slice(s![4, ..]), Array1::from_elem(3, -1i32));

@@ -2,7 +2,7 @@
 //! The fast YAML scanner gives exactly libyaml's tree wherever it does not give up, and
 //! does not give up on the YAML writers emit.
 
-mod common;
+use rasdf_testkit as common;
 
 use rasdf::Limits;
 use rasdf::tree::Tree;

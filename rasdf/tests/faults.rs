@@ -2,9 +2,8 @@
 //! another writer while it is open gives an error when read, never zeros, a mix of two
 //! versions or a `SIGBUS`; what was read before keeps its values.
 
-mod common;
-#[path = "common/lz4_file.rs"]
-mod lz4_file;
+use rasdf_testkit as common;
+use rasdf_testkit::lz4_file;
 
 use std::path::{Path, PathBuf};
 
@@ -40,17 +39,17 @@ fn an_array_read_after_a_cut_is_an_error_and_one_read_before_keeps_its_values() 
     let path = big_file("fault-view");
     let f = AsdfFile::open(&path).unwrap();
     assert!(f.check_unchanged().is_ok());
-    let z = f.array::<f64>("z").unwrap().to_owned();
+    let z = f.array("z").unwrap().read::<f64>().unwrap().to_owned();
     let first = f.blocks()[0].offset;
     cut(&path, first + 4096);
-    let e = f.array::<f64>("data").unwrap_err();
+    let e = f.array("data").and_then(|a| a.read::<f64>()).unwrap_err();
     assert!(changed(&e), "{e}");
     assert!(e.to_string().contains("big.asdf"), "{e}");
     let e = f.check_unchanged().unwrap_err();
     assert!(changed(&e), "{e}");
     assert_eq!(z.sum(), 499_999_500_000.0, "read before the cut");
     // Every later read says so too.
-    assert!(changed(&f.array::<f64>("data").unwrap_err()));
+    assert!(changed(&f.array("data").and_then(|a| a.read::<f64>()).unwrap_err()));
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
 
@@ -64,7 +63,7 @@ fn a_file_rewritten_in_place_is_an_error_when_read() {
     bytes[at..at + 8].copy_from_slice(&7.0f64.to_le_bytes());
     std::thread::sleep(std::time::Duration::from_millis(20));
     std::fs::write(&path, &bytes).unwrap();
-    let e = f.array::<f64>("data").unwrap_err();
+    let e = f.array("data").and_then(|a| a.read::<f64>()).unwrap_err();
     assert!(changed(&e), "{e}");
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
@@ -75,7 +74,7 @@ fn a_file_rewritten_in_place_is_an_error_when_read() {
 fn a_mapped_file_cut_short_is_reported() {
     let path = big_file("fault-mapped");
     let f = rasdf::OpenOptions::new().memmap(true).open(&path).unwrap();
-    let sum: f64 = f.array::<f64>("data").unwrap().iter().sum();
+    let sum: f64 = f.array("data").unwrap().read::<f64>().unwrap().iter().sum();
     assert_eq!(sum, 499_999_500_000.0);
     cut(&path, f.blocks()[0].offset + 4096);
     let e = f.check_unchanged().unwrap_err();
@@ -91,7 +90,7 @@ fn blocks_and_statistics_after_a_cut_are_errors() {
     cut(&path, f.blocks()[0].offset + 100);
     let results = f.verify_blocks();
     assert!(results.iter().all(|r| r.as_ref().is_err_and(changed)), "{results:?}");
-    assert!(changed(&f.ndarray_stats_at(z).unwrap_err()));
+    assert!(changed(&f.array_at(z).stats().unwrap_err()));
     assert!(changed(&f.block_data(1).unwrap_err()));
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
@@ -100,7 +99,7 @@ fn blocks_and_statistics_after_a_cut_are_errors() {
 fn an_unchanged_file_reads_whole() {
     let path = big_file("fault-none");
     let f = AsdfFile::open(&path).unwrap();
-    let sum: f64 = f.array::<f64>("data").unwrap().iter().sum();
+    let sum: f64 = f.array("data").unwrap().read::<f64>().unwrap().iter().sum();
     assert_eq!(sum, 499_999_500_000.0);
     assert!(f.verify_blocks().iter().all(Result::is_ok));
     assert!(f.check_unchanged().is_ok());
@@ -136,13 +135,13 @@ fn lz4_rows_after_a_cut_are_errors() {
     lz4_file::lz4_records_file(&path, 8, 256 << 10, &fill);
     let f = AsdfFile::open(&path).unwrap();
     let node = f.get("data").unwrap();
-    assert!(f.rows_at(node, 0..16).unwrap().is_some());
+    assert!(f.array_at(node).rows(0..16).unwrap().is_some());
     let first = f.blocks()[0].data_offset();
     cut(&path, first + (600 << 10));
     // Rows before the cut and after it: both see the file changed; no signal, no rows of
     // zeros.
     for rows in [70_000..70_016, 400_000..400_016] {
-        let e = f.rows_at(node, rows.clone()).unwrap_err();
+        let e = f.array_at(node).rows(rows.clone()).unwrap_err();
         assert!(changed(&e), "{rows:?}: {e}");
     }
     std::fs::remove_dir_all(&dir).unwrap();

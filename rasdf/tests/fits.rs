@@ -5,7 +5,7 @@
 //! hostile FITS files (cut short, huge axes, an ASDF extension past the end, a `fits:`
 //! source naming no HDU) give clear errors, never a panic or an unbounded allocation.
 
-mod common;
+use rasdf_testkit as common;
 
 use std::path::PathBuf;
 
@@ -87,7 +87,7 @@ fn jwst_image_reads_in_place_and_converts_dq() {
     assert!(f.blocks().is_empty());
 
     // SCI: big-endian float32 with no scaling, read in place.
-    let sci = f.ndarray("data").unwrap();
+    let sci = f.array("data").unwrap().read_dyn().unwrap();
     let whole = f.fits_bytes().unwrap().as_ptr_range();
     assert!(whole.contains(&sci.data().as_ptr()), "SCI was copied");
     assert_eq!(sci.shape, [3, 4]);
@@ -96,28 +96,28 @@ fn jwst_image_reads_in_place_and_converts_dq() {
     assert!(values[[1, 2]].is_nan());
 
     // DQ: BITPIX 32 with BZERO 2^31, uint32 as the tree says.
-    let dq = f.array::<u32>("dq").unwrap();
+    let dq = f.array("dq").unwrap().read::<u32>().unwrap();
     assert_eq!(dq.as_slice().unwrap(), &[0, 1, 2, 4, 1 << 31, u32::MAX, 7, 0, 1, 0, 0, 1024]);
 
-    let listing = f.arrays().unwrap();
+    let listing = rasdf_testkit::listing(&f).unwrap();
     let storage: Vec<String> = listing.iter().map(|a| a.storage.to_string()).collect();
     assert_eq!(storage, ["fits:SCI,1 (HDU 1)", "fits:DQ,1 (HDU 2, scaled)", "fits:ERR,1 (HDU 3)"]);
     assert!(matches!(listing[1].storage, StorageInfo::Fits { hdu: 2, in_place: false, .. }));
     assert_eq!(listing[1].datatype.to_string(), "uint32");
-    for (_, node) in f.ndarray_nodes() {
+    for node in f.arrays().map(|a| a.node()) {
         assert_eq!(f.fits_disagreement(node).unwrap(), None);
     }
     f.check_unchanged().unwrap();
 
     // The same from bytes in memory.
     let g = OpenOptions::new().from_bytes(std::fs::read(&path).unwrap()).unwrap();
-    assert_eq!(g.array::<u32>("dq").unwrap(), dq);
+    assert_eq!(g.array("dq").unwrap().read::<u32>().unwrap(), dq);
 }
 
 #[test]
 fn tables_and_old_image_extensions() {
     let f = AsdfFile::open(common::testdata("fits/jwst_multispec.fits")).unwrap();
-    let t = f.ndarray("spec/1/spec_table").unwrap();
+    let t = f.array("spec/1/spec_table").unwrap().read_dyn().unwrap();
     assert_eq!(t.shape, [3]);
     let rows: Vec<_> = t.elements().collect();
     let Element::Record(first) = &rows[0] else { panic!("{:?}", rows[0]) };
@@ -128,15 +128,18 @@ fn tables_and_old_image_extensions() {
     let f = AsdfFile::open(common::testdata("fits/old_imagehdu.fits")).unwrap();
     let (asdf, _) = f.fits_extension().unwrap();
     assert_eq!(f.fits().unwrap().hdus()[asdf].kind, rasdf::fits::HduKind::Image);
-    assert_eq!(f.array::<u16>("u16").unwrap().as_slice().unwrap(), &[0, 1, 65535, 32768]);
-    assert_eq!(f.array::<u64>("u64").unwrap().as_slice().unwrap(), &[u64::MAX, 0, 1 << 63]);
-    assert_eq!(f.array::<i8>("i8").unwrap().as_slice().unwrap(), &[-128, -127, -1, 0, 127]);
-    assert_eq!(f.array::<f32>("sci/1").unwrap().as_slice().unwrap(), &[0.0, 10.0, 20.0, 30.0, 40.0, 50.0]);
-    assert_eq!(f.array::<i64>("unnamed").unwrap().as_slice().unwrap(), &[1, 2, 3, 4]);
-    let blank = f.array::<f32>("blank16").unwrap();
+    assert_eq!(f.array("u16").unwrap().read::<u16>().unwrap().as_slice().unwrap(), &[0, 1, 65535, 32768]);
+    assert_eq!(f.array("u64").unwrap().read::<u64>().unwrap().as_slice().unwrap(), &[u64::MAX, 0, 1 << 63]);
+    assert_eq!(f.array("i8").unwrap().read::<i8>().unwrap().as_slice().unwrap(), &[-128, -127, -1, 0, 127]);
+    assert_eq!(
+        f.array("sci/1").unwrap().read::<f32>().unwrap().as_slice().unwrap(),
+        &[0.0, 10.0, 20.0, 30.0, 40.0, 50.0]
+    );
+    assert_eq!(f.array("unnamed").unwrap().read::<i64>().unwrap().as_slice().unwrap(), &[1, 2, 3, 4]);
+    let blank = f.array("blank16").unwrap().read::<f32>().unwrap();
     assert_eq!((blank[0], blank[1]), (1.0, -1.0));
     assert!(blank[2].is_nan());
-    let cat = f.ndarray("catalog").unwrap();
+    let cat = f.array("catalog").unwrap().read_dyn().unwrap();
     assert_eq!(
         cat.datatype.to_string(),
         "[FLAG: bool8, NAME: [ascii, 6], COUNT: uint16, SCALED: float64, GRID: float32 [2, 3], BYTES: uint8 [2]]"
@@ -156,9 +159,9 @@ fn the_tree_and_its_hdu_disagreeing_is_told() {
     let said = f.fits_disagreement(f.get("err").unwrap()).unwrap().expect("a disagreement");
     assert!(said.contains("shape [4, 3] but the HDU holds [3, 4] (NAXIS1 = 4, NAXIS2 = 3)"), "{said}");
     // Read as stdatamodels reads it: the HDU's.
-    assert_eq!(f.ndarray("err").unwrap().shape, [3, 4]);
+    assert_eq!(f.array("err").unwrap().read_dyn().unwrap().shape, [3, 4]);
     let bad = patched(&bytes, b"source: fits:DQ,1", b"datatype: uint32", b"datatype: ui_t32");
-    assert!(OpenOptions::new().from_bytes(bad).unwrap().ndarray("dq").is_err());
+    assert!(OpenOptions::new().from_bytes(bad).unwrap().array("dq").and_then(|a| a.read_dyn()).is_err());
     let bad = patched(&bytes, b"source: fits:DQ,1", b"datatype: uint32", b"datatype: int32 ");
     let f = OpenOptions::new().from_bytes(bad).unwrap();
     let said = f.fits_disagreement(f.get("dq").unwrap()).unwrap().unwrap();
@@ -172,14 +175,20 @@ fn hostile_fits_files_give_clear_errors() {
 
     // A source naming an HDU the file does not have.
     let f = open(patched(&bytes, b"source: fits:ERR,1", b"ERR,1", b"ERR,9")).unwrap();
-    let e = f.ndarray("err").unwrap_err();
+    let e = f.array("err").and_then(|a| a.read_dyn()).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Fits(FitsError::NoSuchHdu { .. })), "{e}");
     let msg = e.to_string();
     assert!(msg.contains("source 'fits:ERR,9' names no HDU of the file (it has 5: PRIMARY, SCI,1"), "{msg}");
-    assert!(f.ndarray("data").is_ok(), "the other arrays are still read");
-    assert!(f.arrays().is_err());
+    assert!(f.array("data").and_then(|a| a.read_dyn()).is_ok(), "the other arrays are still read");
+    assert!(rasdf_testkit::listing(&f).is_err());
     let f = open(patched(&bytes, b"source: fits:ERR,1", b"fits:ERR,1", b"fits:E,R,x")).unwrap();
-    assert!(f.ndarray("err").unwrap_err().to_string().contains("neither fits:EXTNAME,EXTVER nor fits:INDEX"));
+    assert!(
+        f.array("err")
+            .and_then(|a| a.read_dyn())
+            .unwrap_err()
+            .to_string()
+            .contains("neither fits:EXTNAME,EXTVER nor fits:INDEX")
+    );
 
     // An HDU before the ASDF extension with a huge NAXIS1: its data goes past the end.
     let huge = patched(&bytes, &card("BITPIX", "32"), &card("NAXIS1", "4"), &card("NAXIS1", "4000000000000"));
@@ -203,16 +212,23 @@ fn hostile_fits_files_give_clear_errors() {
     assert!(e.to_string().contains("a FITS file without an ASDF extension: none of its 5 HDUs is named ASDF"), "{e}");
 
     // A limit on the elements read.
-    let tight = Limits { max_array_elements: 5, ..Limits::default() };
+    let tight = Limits::default().max_array_elements(5);
     let f = OpenOptions::new().limits(tight).from_bytes(bytes.clone()).unwrap();
-    assert!(f.ndarray("dq").unwrap_err().to_string().contains("max_array_elements"));
+    assert!(f.array("dq").and_then(|a| a.read_dyn()).unwrap_err().to_string().contains("max_array_elements"));
 
     // A `fits:` source in a file that is no FITS file.
     let start = bytes.windows(5).position(|w| w == b"#ASDF").unwrap();
     let len = bytes[start..].windows(4).position(|w| w == b"\n...").unwrap() + 5;
     let plain = open(bytes[start..start + len].to_vec()).unwrap();
     assert!(plain.fits().is_none());
-    assert!(plain.ndarray("dq").unwrap_err().to_string().contains("this ASDF file is not inside a FITS file"));
+    assert!(
+        plain
+            .array("dq")
+            .and_then(|a| a.read_dyn())
+            .unwrap_err()
+            .to_string()
+            .contains("this ASDF file is not inside a FITS file")
+    );
 }
 
 /// Every cut of every fixture, and bytes changed all over their headers, open or fail
@@ -220,11 +236,11 @@ fn hostile_fits_files_give_clear_errors() {
 #[test]
 fn cut_and_damaged_fits_files_never_panic() {
     let read_all = |f: &AsdfFile| {
-        for (_, node) in f.ndarray_nodes() {
-            let _ = f.ndarray_at(node).map(|a| a.elements().len());
+        for node in f.arrays().map(|a| a.node()) {
+            let _ = f.array_at(node).read_dyn().map(|a| a.elements().len());
             let _ = f.fits_disagreement(node);
         }
-        let _ = f.arrays();
+        let _ = rasdf_testkit::listing(f);
     };
     for path in fixtures() {
         let bytes = std::fs::read(&path).unwrap();

@@ -7,7 +7,7 @@
 //! More cases: `RASDF_MUTATIONS=100000 RASDF_MUTATION_SEED=7 cargo test --release --test
 //! mutations -- --nocapture`.
 
-mod common;
+use rasdf_testkit as common;
 
 use std::path::PathBuf;
 

@@ -20,7 +20,7 @@ fn paths_are_opened_as_paths() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/example.asdf");
     let file = OpenOptions::new().open_any(&path).unwrap();
     assert!(!file.is_remote());
-    assert_eq!(file.array::<f32>("sci/data").unwrap().shape(), &[64, 64]);
+    assert_eq!(file.array("sci/data").unwrap().read::<f32>().unwrap().shape(), &[64, 64]);
     // Not URLs: a Windows drive, a scheme of one character or starting with a digit.
     for path in ["C://no/such.asdf", "1a://no/such.asdf", "no/such.asdf"] {
         assert_eq!(io_error(path).0, IoKind::NotFound, "{path}");

@@ -1,8 +1,7 @@
 //! Tests of the test HTTP server (tests/common/range_server.rs) with raw `TcpStream`
 //! requests: ranges, errors, keep-alive, HEAD, counters and each injected fault.
 
-#[path = "common/range_server.rs"]
-mod range_server;
+use rasdf_testkit::range_server;
 
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::TcpStream;

@@ -3,7 +3,7 @@
 //! into its values, equals its `.yaml` (ndarrays inline, aliases expanded), as the
 //! reference_files README asks.
 
-mod common;
+use rasdf_testkit as common;
 
 use std::collections::HashSet;
 
@@ -39,8 +39,8 @@ fn same(
         return Ok(());
     }
     if a.is_asdf_tag("core/ndarray") {
-        let x = fa.ndarray_at(a).map_err(|e| format!("{path}: {e}"))?;
-        let y = fb.ndarray_at(b).map_err(|e| format!("{path} (yaml): {e}"))?;
+        let x = fa.array_at(a).read_dyn().map_err(|e| format!("{path}: {e}"))?;
+        let y = fb.array_at(b).read_dyn().map_err(|e| format!("{path} (yaml): {e}"))?;
         if x.shape != y.shape {
             return Err(format!("{path}: shape {:?} != {:?}", x.shape, y.shape));
         }

@@ -2,10 +2,8 @@
 //! 127.0.0.1 reads as the local file does; few requests; S3 URLs; servers that fail or
 //! lie give clear errors, bounded in time, never a wrong array.
 
-#[path = "common/lz4_file.rs"]
-mod lz4_file;
-#[path = "common/range_server.rs"]
-mod range_server;
+use rasdf_testkit::lz4_file;
+use rasdf_testkit::range_server;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -38,11 +36,7 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 fn quick() -> RemoteOptions {
-    RemoteOptions {
-        timeout: Duration::from_secs(5),
-        retry_pause: Duration::from_millis(10),
-        ..RemoteOptions::default()
-    }
+    RemoteOptions::default().timeout(Duration::from_secs(5)).retry_pause(Duration::from_millis(10))
 }
 
 /// What a reader sees of a file: tree, blocks, index, warnings, every block's data (or
@@ -59,7 +53,7 @@ fn seen(f: &rasdf::Result<AsdfFile>, name: &str) -> String {
                 f.index_status(),
                 f.blocks_error().map(|e| e.to_string()),
                 f.warnings(),
-                f.arrays().map(|a| format!("{a:?}")).map_err(|e| e.to_string()),
+                rasdf_testkit::listing(f).map(|a| format!("{a:?}")).map_err(|e| e.to_string()),
             );
             for n in 0..f.blocks().len() {
                 s += &match f.block_data(n) {
@@ -111,7 +105,7 @@ fn write_file(dir: &Path, name: &str, n: usize, large: usize, index: bool) -> Pa
     });
     doc.set_array("big", big.view(), Compression::Lz4).unwrap();
     let path = dir.join(name);
-    doc.write_to_path(&path, &WriteOptions { include_index: index, ..WriteOptions::default() }).unwrap();
+    doc.write_to_path(&path, &WriteOptions::default().include_index(index)).unwrap();
     path
 }
 
@@ -140,17 +134,17 @@ fn an_open_takes_few_requests_and_reads_only_what_is_asked() {
     assert!(sent_at_open < len / 4, "{sent_at_open} of {len} bytes sent to open");
     // One small array: one request, its block only.
     server.reset_counters();
-    let a = file.array::<f64>("small/a7").unwrap();
+    let a = file.array("small/a7").unwrap().read::<f64>().unwrap();
     assert_eq!(a.iter().copied().collect::<Vec<_>>(), (448..512).map(f64::from).collect::<Vec<_>>());
     assert_eq!(server.requests(), 1);
     assert!(server.bytes_sent() < 1024, "{} bytes for a 512-byte block", server.bytes_sent());
     // The same array again: nothing more.
-    let _ = file.array::<f64>("small/a7").unwrap();
+    let _ = file.array("small/a7").unwrap().read::<f64>().unwrap();
     assert_eq!(server.requests(), 1);
     // The large one: its block, fetched once, decoded as the local file's.
     server.reset_counters();
     let local = OpenOptions::new().open(&path).unwrap();
-    assert_eq!(file.array::<f32>("big").unwrap(), local.array::<f32>("big").unwrap());
+    assert_eq!(file.array("big").unwrap().read::<f32>().unwrap(), local.array("big").unwrap().read::<f32>().unwrap());
     assert_eq!(server.requests(), 1);
     assert!(server.bytes_sent() <= big.used_size + 64);
     drop(server);
@@ -168,7 +162,10 @@ fn a_file_without_index_and_a_large_tree() {
     assert!(local.tree_bytes().unwrap().len() > 128 * 1024, "the tree is larger than the first fetch");
     assert_eq!(remote.tree(), local.tree());
     assert_eq!(remote.blocks(), local.blocks());
-    assert_eq!(remote.array::<f64>("small/a1999").unwrap(), local.array::<f64>("small/a1999").unwrap());
+    assert_eq!(
+        remote.array("small/a1999").unwrap().read::<f64>().unwrap(),
+        local.array("small/a1999").unwrap().read::<f64>().unwrap()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -179,20 +176,22 @@ fn s3_urls_path_style_signed_and_unsigned() {
     std::fs::copy(testdata().join("example.asdf"), dir.join("bucket/dir/example.asdf")).unwrap();
     let server = RangeServer::start(&dir, ServerOptions::default());
     let local = OpenOptions::new().open(testdata().join("example.asdf")).unwrap();
-    for credentials in [
-        None,
-        Some(S3Credentials { key_id: "AKIDEXAMPLE".into(), secret: "secret".into(), session_token: Some("t".into()) }),
-    ] {
-        let s3 = S3Options { endpoint: Some(server.base()), region: Some("eu-west-1".into()), credentials };
-        let f = OpenOptions::new()
-            .remote(RemoteOptions { s3, ..quick() })
-            .open_url("s3://bucket/dir/example.asdf")
-            .unwrap();
+    for credentials in
+        [None, Some(S3Credentials::new("AKIDEXAMPLE".into(), "secret".into()).session_token(Some("t".into())))]
+    {
+        let s3 = S3Options::default()
+            .endpoint(Some(server.base()))
+            .region(Some("eu-west-1".into()))
+            .credentials(credentials);
+        let f = OpenOptions::new().remote(quick().s3(s3)).open_url("s3://bucket/dir/example.asdf").unwrap();
         assert_eq!(f.tree(), local.tree());
-        assert_eq!(f.array::<f32>("sci/data").unwrap(), local.array::<f32>("sci/data").unwrap());
+        assert_eq!(
+            f.array("sci/data").unwrap().read::<f32>().unwrap(),
+            local.array("sci/data").unwrap().read::<f32>().unwrap()
+        );
     }
-    let s3 = S3Options { endpoint: Some(server.base()), ..S3Options::default() };
-    let missing = OpenOptions::new().remote(RemoteOptions { s3, ..quick() }).open_url("s3://bucket/nope.asdf");
+    let s3 = S3Options::default().endpoint(Some(server.base()));
+    let missing = OpenOptions::new().remote(quick().s3(s3)).open_url("s3://bucket/nope.asdf");
     assert_io_kind(missing, std::io::ErrorKind::NotFound);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -210,7 +209,7 @@ fn assert_io_kind(r: rasdf::Result<AsdfFile>, kind: std::io::ErrorKind) -> Strin
 #[test]
 fn servers_that_fail_or_lie() {
     let root = testdata();
-    let options = OpenOptions::new().remote(RemoteOptions { timeout: Duration::from_millis(400), ..quick() });
+    let options = OpenOptions::new().remote(quick().timeout(Duration::from_millis(400)));
     let start = |fault| RangeServer::start(&root, ServerOptions { fault, ..Default::default() });
 
     let s = start(Fault::None);
@@ -239,7 +238,10 @@ fn servers_that_fail_or_lie() {
     let s = start(Fault::FailFirst(3));
     let f = options.open_url(&s.url("example.asdf")).unwrap();
     let local = OpenOptions::new().open(root.join("example.asdf")).unwrap();
-    assert_eq!(f.array::<f32>("sci/data").unwrap(), local.array::<f32>("sci/data").unwrap());
+    assert_eq!(
+        f.array("sci/data").unwrap().read::<f32>().unwrap(),
+        local.array("sci/data").unwrap().read::<f32>().unwrap()
+    );
 
     // A server that never answers: a timeout, in one timeout (0.4 s: a timeout is not
     // retried), the head and the tail asked for once each.
@@ -271,7 +273,10 @@ fn open_any_tells_urls_from_paths() {
     let remote = options.open_any(&url).unwrap();
     let local = options.open_any(root.join("example.asdf")).unwrap();
     assert!(remote.is_remote() && !local.is_remote());
-    assert_eq!(remote.array::<f32>("sci/data").unwrap(), local.array::<f32>("sci/data").unwrap());
+    assert_eq!(
+        remote.array("sci/data").unwrap().read::<f32>().unwrap(),
+        local.array("sci/data").unwrap().read::<f32>().unwrap()
+    );
     let msg = assert_io_kind(options.open_any("ftp://user:secret@x/y"), std::io::ErrorKind::InvalidInput);
     assert!(msg.contains("ftp://user:***@x/y") && !msg.contains("secret"), "{msg}");
     assert_io_kind(options.open_any(root.join("nothing.asdf")), std::io::ErrorKind::NotFound);
@@ -302,7 +307,7 @@ fn exploded_files_read_their_blocks_from_the_same_folder_only() {
     let server = RangeServer::start(&dir, ServerOptions::default());
     let file = OpenOptions::new().remote(quick()).open_url(&server.url("site/main.asdf")).unwrap();
     server.reset_counters();
-    let e = file.ndarray_at(file.get("x").unwrap()).unwrap_err();
+    let e = file.array_at(file.get("x").unwrap()).read_dyn().unwrap_err();
     assert!(e.to_string().contains("outside"), "{e}");
     assert_eq!(server.requests(), 0, "nothing outside the folder is asked for");
 }
@@ -316,22 +321,22 @@ fn rows_of_an_uncompressed_array_are_fetched_alone() {
     let local = OpenOptions::new().open(&path).unwrap();
     let node = file.get("small/a2").unwrap();
     server.reset_counters();
-    let (bytes, shape) = file.rows_at(node, 10..20).unwrap().unwrap();
+    let (bytes, shape) = file.array_at(node).rows(10..20).unwrap().unwrap();
     assert_eq!(shape, vec![10]);
     assert_eq!(server.requests(), 1);
     assert_eq!(server.bytes_sent(), 80);
-    let all = local.array::<f64>("small/a2").unwrap();
+    let all = local.array("small/a2").unwrap().read::<f64>().unwrap();
     let got: Vec<f64> = bytes.chunks(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
     assert_eq!(got, all.iter().skip(10).take(10).copied().collect::<Vec<_>>());
-    assert!(file.rows_at(node, 60..65).is_err(), "rows past the end");
+    assert!(file.array_at(node).rows(60..65).is_err(), "rows past the end");
     // A zlib block is decoded whole: not by rows.
     let mut doc = rasdf::write::Document::new();
     doc.set_array("z", ndarray::Array1::<f64>::zeros(100).view(), rasdf::block::Compression::Zlib).unwrap();
     doc.write_to_path(dir.join("z.asdf"), &rasdf::write::WriteOptions::default()).unwrap();
     let z = OpenOptions::new().remote(quick()).open_url(&server.url("z.asdf")).unwrap();
-    assert!(z.rows_at(z.get("z").unwrap(), 0..1).unwrap().is_none());
+    assert!(z.array_at(z.get("z").unwrap()).rows(0..1).unwrap().is_none());
     // A local file: not by rows either.
-    assert!(local.rows_at(local.get("small/a2").unwrap(), 0..1).unwrap().is_none());
+    assert!(local.array_at(local.get("small/a2").unwrap()).rows(0..1).unwrap().is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -343,12 +348,12 @@ fn rows_of_an_lz4_array_come_from_the_records_that_hold_them() {
     let server = RangeServer::start(&dir, ServerOptions::default());
     let file = OpenOptions::new().remote(quick()).open_url(&server.url("f.asdf")).unwrap();
     let local = OpenOptions::new().open(&path).unwrap();
-    let all = local.array::<f32>("big").unwrap();
+    let all = local.array("big").unwrap().read::<f32>().unwrap();
     let node = file.get("big").unwrap();
     let block = file.blocks().last().unwrap().clone();
     for rows in [0..16, 5000..5016, 4090..4100, 11_990..12_000, 0..12_000, 7..7] {
         server.reset_counters();
-        let (bytes, shape) = file.rows_at(node, rows.clone()).unwrap().unwrap();
+        let (bytes, shape) = file.array_at(node).rows(rows.clone()).unwrap().unwrap();
         assert_eq!(shape, vec![rows.len(), 256]);
         let got: Vec<f32> = bytes.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
         let expected: Vec<f32> = all.slice(ndarray::s![rows.clone(), ..]).iter().copied().collect();
@@ -361,19 +366,19 @@ fn rows_of_an_lz4_array_come_from_the_records_that_hold_them() {
     // The headers are walked once: a second read asks only for its record.
     let file = OpenOptions::new().remote(quick()).open_url(&server.url("f.asdf")).unwrap();
     let node = file.get("big").unwrap();
-    file.rows_at(node, 11_000..11_001).unwrap().unwrap();
+    file.array_at(node).rows(11_000..11_001).unwrap().unwrap();
     server.reset_counters();
-    file.rows_at(node, 0..1).unwrap().unwrap();
+    file.array_at(node).rows(0..1).unwrap().unwrap();
     assert_eq!(server.requests(), 1);
     assert!(server.bytes_sent() < block.used_size / 2);
     // Rows from the records read last: no request.
-    let (bytes, _) = file.rows_at(node, 100..120).unwrap().unwrap();
+    let (bytes, _) = file.array_at(node).rows(100..120).unwrap().unwrap();
     assert_eq!(server.requests(), 1);
     let got: Vec<f32> = bytes.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
     assert!(got == all.slice(ndarray::s![100..120, ..]).iter().copied().collect::<Vec<f32>>());
     // The whole block (12 MB): in parts of 8 MiB side by side, joined in order.
     server.reset_counters();
-    assert_eq!(file.array::<f32>("big").unwrap(), all);
+    assert_eq!(file.array("big").unwrap().read::<f32>().unwrap(), all);
     assert_eq!(server.requests(), block.used_size.div_ceil(8 << 20));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -414,7 +419,7 @@ fn lz4_rows_follow_the_records_headers_through_guessed_windows() {
         let all = lz4_file::lz4_records_file(&dir.join(name), records, raw, fill);
         let n = all.len();
         let local = OpenOptions::new().open(dir.join(name)).unwrap();
-        let bits: Vec<u32> = local.array::<f32>("data").unwrap().iter().map(|x| x.to_bits()).collect();
+        let bits: Vec<u32> = local.array("data").unwrap().read::<f32>().unwrap().iter().map(|x| x.to_bits()).collect();
         assert!(bits == all, "{name}: the local read");
         let per = raw / 4;
         for rows in [n - 16..n, 0..16, per * 5 - 3..per * 5 + 3, n / 2..n / 2 + 1000, per * 7..per * 9 + 1, n - 1..n] {
@@ -422,7 +427,7 @@ fn lz4_rows_follow_the_records_headers_through_guessed_windows() {
             let file = OpenOptions::new().remote(quick()).open_url(&server.url(name)).unwrap();
             let node = file.get("data").unwrap();
             server.reset_counters();
-            let (bytes, shape) = file.rows_at(node, rows.clone()).unwrap().unwrap();
+            let (bytes, shape) = file.array_at(node).rows(rows.clone()).unwrap().unwrap();
             assert_eq!(shape, vec![rows.len()]);
             let got: Vec<u32> = bytes.chunks(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect();
             assert!(got == all[rows.clone()], "{name}, rows {rows:?}");
@@ -448,7 +453,7 @@ fn lz4_blocks_decoded_as_their_parts_arrive_are_the_local_ones() {
         .collect();
     assert!(lz4_files.len() >= 5, "{lz4_files:?}");
     for part_bytes in [5, 1000, 100_000] {
-        let options = OpenOptions::new().remote(RemoteOptions { part_bytes, ..quick() });
+        let options = OpenOptions::new().remote(quick().part_bytes(part_bytes));
         for path in &lz4_files {
             let rel = path.strip_prefix(&root).unwrap().to_str().unwrap().replace('\\', "/");
             let url = server.url(&rel);
@@ -463,10 +468,7 @@ fn lz4_blocks_decoded_as_their_parts_arrive_are_the_local_ones() {
     let local = AsdfFile::open(&path).unwrap();
     let n = local.blocks().len() - 1;
     assert!(local.blocks()[n].data_size > 3 * rasdf::block::codec::LZ4_CHUNK as u64);
-    let remote = OpenOptions::new()
-        .remote(RemoteOptions { part_bytes: 1 << 20, ..quick() })
-        .open_url(&server.url("big.asdf"))
-        .unwrap();
+    let remote = OpenOptions::new().remote(quick().part_bytes(1 << 20)).open_url(&server.url("big.asdf")).unwrap();
     let before = remote.remote().unwrap().requests();
     assert_eq!(remote.block_data(n).unwrap(), local.block_data(n).unwrap());
     let parts = remote.remote().unwrap().requests() - before;
@@ -476,10 +478,7 @@ fn lz4_blocks_decoded_as_their_parts_arrive_are_the_local_ones() {
     assert!(parts >= 10 && parts == used.div_ceil(1 << 20), "{parts} requests for {used} bytes");
     // The object cut short after the open: parts fail, an error of that block, never a
     // wrong array.
-    let remote = OpenOptions::new()
-        .remote(RemoteOptions { part_bytes: 1 << 20, ..quick() })
-        .open_url(&server.url("big.asdf"))
-        .unwrap();
+    let remote = OpenOptions::new().remote(quick().part_bytes(1 << 20)).open_url(&server.url("big.asdf")).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() * 2 / 3]).unwrap();
     let e = remote.block_data(n).unwrap_err();
@@ -568,10 +567,11 @@ fn asdf_in_fits_reads_over_http_as_locally() {
         let opened = server.bytes_sent();
         assert_eq!(format!("{:?}", remote.tree()), format!("{:?}", local.tree()), "{name}");
         assert_eq!(remote.fits_extension(), local.fits_extension(), "{name}");
-        let arrays = local.arrays().unwrap();
+        let arrays = rasdf_testkit::listing(&local).unwrap();
         assert!(!arrays.is_empty(), "{name}");
         for a in arrays {
-            let (l, r) = (local.ndarray(&a.path).unwrap(), remote.ndarray(&a.path).unwrap());
+            let (l, r) =
+                (local.array(&a.path).unwrap().read_dyn().unwrap(), remote.array(&a.path).unwrap().read_dyn().unwrap());
             assert_eq!((&l.shape, &l.datatype, l.byteorder), (&r.shape, &r.datatype, r.byteorder), "{name} {}", a.path);
             assert!(l.data() == r.data() && l.offset == r.offset, "{name} {}: data", a.path);
         }
@@ -581,7 +581,7 @@ fn asdf_in_fits_reads_over_http_as_locally() {
             assert!(opened < 200_000, "{opened} bytes to open");
             assert!(server.bytes_sent() < opened + 2_100_000, "{} bytes in all", server.bytes_sent());
             let before = server.requests();
-            let got: Vec<f32> = remote.array::<f32>("data").unwrap().iter().copied().collect();
+            let got: Vec<f32> = remote.array("data").unwrap().read::<f32>().unwrap().iter().copied().collect();
             assert!(got == values);
             assert_eq!(server.requests(), before, "the HDU's data was fetched once");
         }
@@ -608,12 +608,14 @@ fn damaged_asdf_in_fits_over_http_fails_as_locally() {
     }
     let server = RangeServer::start(&dir, ServerOptions::default());
     for name in ["cut.fits", "no_end.fits", "huge.fits"] {
-        let local = OpenOptions::new().open(dir.join(name)).map(|f| f.array::<f32>("data").map(|a| a.len()));
+        let local = OpenOptions::new()
+            .open(dir.join(name))
+            .map(|f| f.array("data").and_then(|a| a.read::<f32>()).map(|a| a.len()));
         server.reset_counters();
         let remote = OpenOptions::new()
             .remote(quick())
             .open_url(&server.url(name))
-            .map(|f| f.array::<f32>("data").map(|a| a.len()));
+            .map(|f| f.array("data").and_then(|a| a.read::<f32>()).map(|a| a.len()));
         // The same verdict: the same length read, or errors of the same kind.
         let verdict = |r: &rasdf::Result<rasdf::Result<usize>>| match r {
             Ok(Ok(n)) => format!("{n} values"),
@@ -647,7 +649,10 @@ fn a_fits_url_of_many_small_hdus_opens_in_few_requests() {
     let remote = OpenOptions::new().remote(quick()).open_url(&server.url("many.fits")).unwrap();
     assert_eq!(remote.fits().unwrap().hdus().len(), local.fits().unwrap().hdus().len());
     assert!(server.requests() < 30, "{} requests", server.requests());
-    assert_eq!(remote.array::<f32>("data").unwrap(), local.array::<f32>("data").unwrap());
+    assert_eq!(
+        remote.array("data").unwrap().read::<f32>().unwrap(),
+        local.array("data").unwrap().read::<f32>().unwrap()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -699,16 +704,13 @@ fn passwords_and_signatures_are_never_shown() {
     assert!(no_secret(&e.to_string()) && no_secret(&format!("{e:?}")), "{e}");
     // S3: neither the credentials nor the signature of the request.
     std::fs::create_dir_all(dir.join("bucket")).unwrap();
-    let s3 = S3Options {
-        endpoint: Some(format!("http://user:secret@127.0.0.1:{port}")),
-        region: None,
-        credentials: Some(S3Credentials {
-            key_id: "AKIDSECRETKEYID".into(),
-            secret: "s3secretkey".into(),
-            session_token: Some("tok789".into()),
-        }),
-    };
-    let remote = RemoteOptions { s3, ..quick() };
+    let s3 = S3Options::default()
+        .endpoint(Some(format!("http://user:secret@127.0.0.1:{port}")))
+        .region(None)
+        .credentials(Some(
+            S3Credentials::new("AKIDSECRETKEYID".into(), "s3secretkey".into()).session_token(Some("tok789".into())),
+        ));
+    let remote = quick().s3(s3);
     assert!(no_secret(&format!("{remote:?}")), "{remote:?}");
     let e = OpenOptions::new().remote(remote).open_url("s3://bucket/missing.asdf").unwrap_err();
     assert!(no_secret(&e.to_string()) && no_secret(&format!("{e:?}")), "{e}");
@@ -727,7 +729,11 @@ fn redirects_are_followed_within_the_origin_only() {
             // Every request (the open's, then the block's) is redirected and followed.
             let url = server.url(&format!("__redirect/{code}/{how}/example.asdf"));
             let f = options.open_url(&url).unwrap();
-            assert_eq!(f.array::<f32>("sci/data").unwrap(), local.array::<f32>("sci/data").unwrap(), "{code} {how}");
+            assert_eq!(
+                f.array("sci/data").unwrap().read::<f32>().unwrap(),
+                local.array("sci/data").unwrap().read::<f32>().unwrap(),
+                "{code} {how}"
+            );
             assert_eq!(f.url(), Some(url.as_str()));
         }
     }
@@ -767,10 +773,10 @@ fn an_exploded_files_blocks_are_not_redirected_out_of_its_folder() {
     let options = OpenOptions::new().remote(quick());
     let local = OpenOptions::new().open(arrays.join("exploded.asdf")).unwrap();
     let f = options.open_url(&server.url("site/inside.asdf")).unwrap();
-    assert_eq!(f.array::<i32>("a").unwrap(), local.array::<i32>("a").unwrap());
+    assert_eq!(f.array("a").unwrap().read::<i32>().unwrap(), local.array("a").unwrap().read::<i32>().unwrap());
     let f = options.open_url(&server.url("site/outside.asdf")).unwrap();
     server.reset_counters();
-    let e = f.array::<i32>("a").unwrap_err();
+    let e = f.array("a").and_then(|a| a.read::<i32>()).unwrap_err();
     assert!(e.to_string().contains("out of the folder"), "{e}");
     assert!(server.log().iter().all(|s| s.target != "/exploded0000.asdf"), "{:?}", server.log());
     // The main file itself may be redirected anywhere on its origin: its blocks are
@@ -780,8 +786,12 @@ fn an_exploded_files_blocks_are_not_redirected_out_of_its_folder() {
         [("elsewhere/__redirect/307/same/site/inside.asdf", true), ("x/__redirect/301/same/site/outside.asdf", false)]
     {
         let f = options.open_url(&server.url(main)).unwrap();
-        assert_eq!(f.array::<f64>("b/c").unwrap(), local.array::<f64>("b/c").unwrap(), "{main}");
-        assert_eq!(f.array::<i32>("a").is_ok(), ok, "{main}");
+        assert_eq!(
+            f.array("b/c").unwrap().read::<f64>().unwrap(),
+            local.array("b/c").unwrap().read::<f64>().unwrap(),
+            "{main}"
+        );
+        assert_eq!(f.array("a").and_then(|a| a.read::<i32>()).is_ok(), ok, "{main}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -817,7 +827,7 @@ fn changed(e: &rasdf::Error) -> bool {
 fn a_file_that_changes_is_never_read_as_two_versions() {
     let dir = tempdir("changes");
     let (a, b) = two_versions(&dir, "f", 0);
-    let values = |p: &Path| OpenOptions::new().open(p).unwrap().array::<f64>("a1").unwrap().to_owned();
+    let values = |p: &Path| OpenOptions::new().open(p).unwrap().array("a1").unwrap().read::<f64>().unwrap().to_owned();
     assert_ne!(values(&a), values(&b));
     let options = OpenOptions::new().remote(quick());
     for validators in [Validators::Strong, Validators::Weak, Validators::LastModified] {
@@ -828,22 +838,22 @@ fn a_file_that_changes_is_never_read_as_two_versions() {
                 RangeServer::start(&dir, ServerOptions { validators, ignore_preconditions, ..Default::default() });
             let f = options.open_url(&server.url("f.asdf")).unwrap();
             assert_eq!(f.get("version").unwrap().as_str(), Some("A"));
-            let first = f.array::<f64>("a0").unwrap();
+            let first = f.array("a0").unwrap().read::<f64>().unwrap();
             // Version B in its place (a new file: another ETag; a later date).
             let next = dir.join("f.next");
             std::fs::copy(&b, &next).unwrap();
             let later = std::time::SystemTime::now() + Duration::from_secs(10);
             std::fs::File::options().write(true).open(&next).unwrap().set_modified(later).unwrap();
             std::fs::rename(&next, dir.join("f.asdf")).unwrap();
-            let e = f.array::<f64>("a1").unwrap_err();
+            let e = f.array("a1").and_then(|a| a.read::<f64>()).unwrap_err();
             assert!(changed(&e), "{what}: {e}");
             assert_eq!(e.location().block, Some(1), "{what}: {e}");
             // Once changed, the file reads no more, what was fetched before included,
             // and asks nothing more of the server.
             let log = server.log();
             server.reset_counters();
-            assert!(f.array::<f64>("a0").is_err_and(|e| changed(&e)), "{what}");
-            assert!(f.array::<f64>("a2").is_err_and(|e| changed(&e)), "{what}");
+            assert!(f.array("a0").and_then(|a| a.read::<f64>()).is_err_and(|e| changed(&e)), "{what}");
+            assert!(f.array("a2").and_then(|a| a.read::<f64>()).is_err_and(|e| changed(&e)), "{what}");
             assert!(f.check_unchanged().is_err_and(|e| changed(&e)), "{what}");
             assert_eq!(server.requests(), 0, "{what}");
             drop(first);
@@ -890,8 +900,8 @@ fn a_change_seen_while_opening_fails_the_open() {
         let server = RangeServer::start(&dir, ServerOptions { swap: Some(swap), ..Default::default() });
         let opened = match name {
             "bucket/f.asdf" => {
-                let s3 = S3Options { endpoint: Some(server.base()), ..S3Options::default() };
-                OpenOptions::new().remote(RemoteOptions { s3, ..quick() }).open_url("s3://bucket/f.asdf")
+                let s3 = S3Options::default().endpoint(Some(server.base()));
+                OpenOptions::new().remote(quick().s3(s3)).open_url("s3://bucket/f.asdf")
             }
             _ => options.open_url(&server.url(name)),
         };
@@ -915,7 +925,7 @@ fn a_stalled_server_fails_within_the_timeout() {
     let len = std::fs::metadata(&path).unwrap().len();
     let timeout = Duration::from_secs(1);
     // Small parts: a block is many requests, which must not each wait a timeout.
-    let remote = RemoteOptions { part_bytes: 64 * 1024, parallel: 4, ..RemoteOptions::default() }.timeout(timeout);
+    let remote = RemoteOptions::default().part_bytes(64 * 1024).parallel(4).timeout(timeout);
     assert_eq!(remote.timeout, timeout);
     let options = OpenOptions::new().remote(remote);
     // Silent from the first request: the open fails in one timeout.
@@ -935,7 +945,7 @@ fn a_stalled_server_fails_within_the_timeout() {
     let big = f.blocks().last().unwrap().used_size;
     assert!(big > 16 * 64 * 1024 && big < len, "{big}");
     let t = Instant::now();
-    let e = f.array::<f32>("big").unwrap_err();
+    let e = f.array("big").and_then(|a| a.read::<f32>()).unwrap_err();
     let took = t.elapsed();
     assert!(took >= timeout && took < timeout * 3, "{took:?}: {e}");
     assert!(e.to_string().contains("timed out"), "{e}");
@@ -945,7 +955,7 @@ fn a_stalled_server_fails_within_the_timeout() {
     let server = RangeServer::start(&dir, ServerOptions { fault: Fault::HangAfter(4), ..Default::default() });
     let f = options.clone().verify_checksums(true).open_url(&server.url("f.asdf")).unwrap();
     let t = Instant::now();
-    let e = f.array::<f32>("big").unwrap_err();
+    let e = f.array("big").and_then(|a| a.read::<f32>()).unwrap_err();
     let took = t.elapsed();
     assert!(took >= timeout && took < timeout * 3, "{took:?}: {e}");
     assert!(e.to_string().contains("timed out"), "{e}");

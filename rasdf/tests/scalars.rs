@@ -2,7 +2,7 @@
 //! 170+ scalars whose expected values tests/python/make_scalar_table.py got from the
 //! pinned reference library.
 
-mod common;
+use rasdf_testkit as common;
 
 use rasdf::AsdfFile;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! in one way each (and some that only look wrong), and every fixture of the repository,
 //! checked against the reference library run live.
 
-mod common;
+use rasdf_testkit as common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

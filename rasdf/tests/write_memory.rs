@@ -58,12 +58,12 @@ fn a_copy_larger_than_memory_is_an_error_not_an_abort() {
     doc.set_array_bytes("small", zero_stride(1000), Compression::Zlib).unwrap();
     doc.write_to_path(&path, &WriteOptions::default()).unwrap();
     let file = rasdf::AsdfFile::open(&path).unwrap();
-    let a = file.array::<f64>("small").unwrap();
+    let a = file.array("small").unwrap().read::<f64>().unwrap();
     assert!(a.len() == 1000 && a.iter().all(|&x| x == 1.5));
     drop(a);
     drop(file);
     // Written inline, the view needs no copy: its elements are written from the 8 bytes.
-    let options = WriteOptions { storage: Some(ArrayStorage::Inline), ..WriteOptions::default() };
+    let options = WriteOptions::default().storage(Some(ArrayStorage::Inline));
     doc.write_to_path(&path, &options).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains(&format!("data: [{}]", vec!["1.5"; 1000].join(", "))), "{text}");

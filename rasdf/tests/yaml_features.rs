@@ -4,7 +4,7 @@
 //! the reference library reads: `testdata/yaml/dumps.json`, made with the pinned
 //! reference by tests/python/make_yaml_fixtures.py, and live through the venv.
 
-mod common;
+use rasdf_testkit as common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

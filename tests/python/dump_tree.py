@@ -2,7 +2,7 @@
 
 Usage: python dump_tree.py [--errors] FILE... > dumps.json
 
-The same form is produced by rasdf's tests (tests/common/dump.rs), so the two can be
+The same form is produced by rasdf's tests (testkit/src/dump.rs), so the two can be
 compared exactly:
 - null, bool and str as themselves; ints {"$int": "123"}; floats {"$float": x} with x a
   JSON number or "nan"/"inf"/"-inf"; complex {"$complex": [re, im]};

@@ -793,8 +793,10 @@ pub fn dtype_string(datatype: &Datatype, order: ByteOrder) -> String {
     }
 }
 
-/// How [`encode`] lays out and compresses the array.
+/// How [`encode`] lays out and compresses the array: [`EncodeOptions::default`], then a
+/// setter for each field to change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EncodeOptions {
     /// The codec of the chunks.
     pub codec: BloscCodec,
@@ -808,6 +810,29 @@ pub struct EncodeOptions {
 impl Default for EncodeOptions {
     fn default() -> Self {
         EncodeOptions { codec: BloscCodec::Zstd, max_chunk_bytes: 4 << 20, max_block_bytes: 256 << 10 }
+    }
+}
+
+impl EncodeOptions {
+    /// These options with `codec` set (see the field).
+    #[must_use]
+    pub fn codec(mut self, codec: BloscCodec) -> Self {
+        self.codec = codec;
+        self
+    }
+
+    /// These options with `max_chunk_bytes` set (see the field).
+    #[must_use]
+    pub fn max_chunk_bytes(mut self, max_chunk_bytes: usize) -> Self {
+        self.max_chunk_bytes = max_chunk_bytes;
+        self
+    }
+
+    /// These options with `max_block_bytes` set (see the field).
+    #[must_use]
+    pub fn max_block_bytes(mut self, max_block_bytes: usize) -> Self {
+        self.max_block_bytes = max_block_bytes;
+        self
     }
 }
 

@@ -1,10 +1,10 @@
 //! Listing a file's arrays from the tree and the block headers alone: path, shape,
 //! datatype, byte order and where the data is, as `rasdf info` shows them, with no block
-//! read or decoded ([`AsdfFile::arrays`]).
+//! read or decoded ([`ArrayRef::info`]).
 
 use std::fmt;
 
-use super::AsdfFile;
+use super::{ArrayRef, AsdfFile};
 use crate::Limits;
 use crate::block::Compression;
 use crate::error::Result;
@@ -141,13 +141,13 @@ impl fmt::Display for StorageInfo {
     }
 }
 
-/// One ndarray of a file as [`AsdfFile::arrays`] lists it: what the tree declares,
+/// One ndarray of a file as [`ArrayRef::info`] lists it: what the tree declares,
 /// checked against the block headers, with no block data read.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ArrayInfo {
     /// The node's path in the tree, `/sci/data` (keys holding `/` or `~` escaped as
-    /// `~1` and `~0`); [`AsdfFile::ndarray`] and [`AsdfFile::get`] take it as it is.
+    /// `~1` and `~0`); [`AsdfFile::array`] and [`AsdfFile::get`] take it as it is.
     pub path: String,
     /// The shape. A streamed array's first length (`*` in the tree) is the rows its
     /// block holds now, from the block header's data size.
@@ -162,55 +162,60 @@ pub struct ArrayInfo {
     pub storage: StorageInfo,
 }
 
-impl AsdfFile {
-    /// Every ndarray of the tree, in tree order (as [`AsdfFile::ndarray_nodes`]), with
-    /// its path, shape, datatype, byte order and storage: the way to list a file's
-    /// arrays. Built from the tree and the block headers read at open, it reads and
-    /// decodes no block data, so it is cheap whatever the arrays' sizes, and it lists
-    /// the arrays of a file whose blocks are damaged (their faults come out when an
-    /// array is read, or from [`AsdfFile::verify_blocks`]).
+impl ArrayRef<'_> {
+    /// The array's listing: its path, shape, datatype, byte order and storage, the way
+    /// to see what a file holds. Built from the tree and the block headers read at
+    /// open, it reads and decodes no block data, so it is cheap whatever the array's
+    /// size, and it lists the arrays of a file whose blocks are damaged (their faults
+    /// come out when an array is read, or from [`AsdfFile::verify_blocks`]).
     ///
-    /// Each layout (shape, strides, offset) is checked against its block's data size as
+    /// The layout (shape, strides, offset) is checked against its block's data size as
     /// the header gives it, and inline data against its datatype. An external array's
     /// file is not opened, unless its shape is streamed (its rows are counted from that
     /// file's block header).
     ///
+    /// Its [`ArrayInfo::path`] is the handle's path with a leading `/`; for a handle
+    /// made from a node ([`AsdfFile::array_at`]), the first path at which a walk of the
+    /// tree finds the node.
+    ///
     /// ```
     /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
     /// let file = rasdf::AsdfFile::open(path)?;
-    /// for array in file.arrays()? {
+    /// for array in file.arrays() {
+    ///     let info = array.info()?;
     ///     // "/sci/data: (64, 64) float32, block 0 (zlib)"
-    ///     println!("{}: {} {}, {}", array.path, array.shape, array.datatype, array.storage);
+    ///     println!("{}: {} {}, {}", info.path, info.shape, info.datatype, info.storage);
     /// }
-    /// let data = file.array_info("sci/data")?;
+    /// let data = file.array("sci/data")?.info()?;
     /// assert_eq!(data.shape, [64, 64]);
     /// assert_eq!(data.datatype.to_string(), "float32");
     /// # Ok::<(), rasdf::Error>(())
     /// ```
     ///
     /// # Errors
-    /// The first ndarray that cannot be listed, with its path: a malformed node, a
-    /// `source` naming a block the file does not have (or one past where reading block
-    /// headers stopped, see [`AsdfFile::blocks_error`]), a layout that needs bytes
-    /// outside its block, inline data that does not fit its datatype. To list what can
-    /// be listed of a damaged file, call [`AsdfFile::array_info`] for each of
-    /// [`AsdfFile::ndarray_paths`].
-    pub fn arrays(&self) -> Result<Vec<ArrayInfo>> {
-        self.ndarray_nodes().into_iter().map(|(path, node)| self.info_of(path, node)).collect()
+    /// With the array's path: a malformed node, a `source` naming a block the file does
+    /// not have (or one past where reading block headers stopped, see
+    /// [`AsdfFile::blocks_error`]), a layout that needs bytes outside its block, inline
+    /// data that does not fit its datatype.
+    pub fn info(&self) -> Result<ArrayInfo> {
+        let path = match &self.path {
+            Some(p) if p.starts_with('/') => p.clone(),
+            Some(p) => format!("/{p}"),
+            None => {
+                let mut found = None;
+                self.file.tree.walk(|path, node| {
+                    if found.is_none() && node.id() == self.node.id() {
+                        found = Some(path.to_string());
+                    }
+                });
+                found.unwrap_or_default()
+            }
+        };
+        self.file.info_of(path, self.node)
     }
+}
 
-    /// The listing of the ndarray at `path` (`sci/data`, or `/sci/data` as
-    /// [`ArrayInfo::path`] writes it), as [`AsdfFile::arrays`] makes it: no block data
-    /// read. Its [`ArrayInfo::path`] is `path` as given, with a leading `/`.
-    ///
-    /// # Errors
-    /// No node at `path`; else as [`AsdfFile::arrays`].
-    pub fn array_info(&self, path: &str) -> Result<ArrayInfo> {
-        let node = self.node_at(path)?;
-        let path = if path.starts_with('/') { path.to_string() } else { format!("/{path}") };
-        self.info_of(path, node)
-    }
-
+impl AsdfFile {
     fn info_of(&self, path: String, node: NodeRef<'_>) -> Result<ArrayInfo> {
         self.info_unlocated(&path, node).map_err(|e| e.at_path(&path))
     }
@@ -295,10 +300,11 @@ mod tests {
         let f = AsdfFile::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf")).unwrap();
         assert!(f.blocks().iter().any(|b| b.compression == Compression::Zlib));
         assert!(f.blocks().iter().any(|b| b.compression == Compression::Lz4));
-        assert_eq!(f.arrays().unwrap().len(), 4);
+        let listed: Vec<_> = f.arrays().map(|a| a.info()).collect::<crate::Result<_>>().unwrap();
+        assert_eq!(listed.len(), 4);
         assert!(f.decoded.iter().all(|d| d.get().is_none()), "a block was decoded");
         assert!(f.block_users.get().is_none());
-        f.ndarray("sci/data").unwrap();
+        f.array("sci/data").unwrap().read_dyn().unwrap();
         assert!(f.decoded[0].get().is_some(), "reading caches the block (the check above means something)");
     }
 }

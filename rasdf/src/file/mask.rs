@@ -1,13 +1,14 @@
 //! The masks of ndarrays: the `null`s of inline data, and what a node's `mask` masks (an
 //! array, `nan`, or a scalar compared as numpy's `masked_values` does).
 
-use super::AsdfFile;
+use super::{ArrayRef, AsdfFile};
 use crate::error::{Error, Location, Result};
 use crate::ndarray::{ArrayError, Datatype, Element, NdArray};
 use crate::tree::NodeRef;
 
-impl AsdfFile {
-    /// The mask of the ndarray `array` read from `node`, in C order: the `null`s of
+impl ArrayRef<'_> {
+    /// The mask of `array` (this ndarray's data, as [`ArrayRef::read_dyn`] read it), in
+    /// C order: the `null`s of
     /// inline data, together with what the node's `mask` masks: an array (non-zero is
     /// masked; one element masks all or none), `nan` (NaN elements), or a scalar (a
     /// number, a boolean, a core/complex: the elements equal to it, floats within
@@ -18,12 +19,15 @@ impl AsdfFile {
     /// A `mask` array that cannot be read or does not match the array's size; a scalar
     /// mask over text or records, or a mask that is text (the reference fails to
     /// convert such an array).
-    pub fn mask_at(&self, node: NodeRef<'_>, array: &NdArray<'_>) -> Result<Option<Vec<bool>>> {
-        let mask = self.mask_unchecked(node, array);
-        self.unchanged(mask)
+    pub fn mask(&self, array: &NdArray<'_>) -> Result<Option<Vec<bool>>> {
+        let mask = self.file.mask_unchecked(self.node, array).map_err(|e| self.located(e));
+        self.file.unchanged(mask)
     }
+}
 
-    fn mask_unchecked(&self, node: NodeRef<'_>, array: &NdArray<'_>) -> Result<Option<Vec<bool>>> {
+impl AsdfFile {
+    /// [`ArrayRef::mask`] of the ndarray `node`, the file not checked for changes.
+    pub(super) fn mask_unchecked(&self, node: NodeRef<'_>, array: &NdArray<'_>) -> Result<Option<Vec<bool>>> {
         let inline = array.inline_mask();
         let Some(mask) = node.key("mask").filter(|m| !m.is_null()) else {
             return Ok(inline.map(<[bool]>::to_vec));
@@ -33,7 +37,7 @@ impl AsdfFile {
             Error::new(ArrayError::Invalid(m), Location { line: Some(self.line_of(mask)), ..Location::default() })
         };
         let mut out: Vec<bool> = if mask.is_asdf_tag("core/ndarray") {
-            let m = self.ndarray_at(mask)?;
+            let m = self.array_at(mask).read_dyn()?;
             let mut v = Vec::with_capacity(m.len());
             for e in m.elements() {
                 v.push(e.as_f64().is_some_and(|x| x != 0.0));

@@ -5,21 +5,27 @@
 //! [`READ_WHOLE_BYTES`] is read whole at once), or from a memory map of the file when
 //! [`OpenOptions::memmap`] asks for one; compressed blocks are decoded once and cached.
 //!
-//! - Listing: [`AsdfFile::arrays`] lists every ndarray (path, [`Shape`], datatype,
-//!   byte order, [`StorageInfo`]) from the tree and the block headers, decoding nothing;
-//!   the way to see what a file holds.
-//! - Reading: [`AsdfFile::array`] (typed, zero copy when it can),
-//!   [`AsdfFile::ndarray`] (any datatype), [`AsdfFile::block_data`].
-//! - Reading once (`stream`): [`AsdfFile::ndarray_stats_at`] and
-//!   [`AsdfFile::ndarray_once_at`] hold as little of an array as they can, a large
+//! An array is reached through one lazy handle, [`ArrayRef`]: [`AsdfFile::array`] (by
+//! path), [`AsdfFile::array_at`] (a node found already), [`AsdfFile::arrays`] (every
+//! one, in tree order). Its methods, each in the file of its concern:
+//! - Listing (`listing`): [`ArrayRef::info`] (path, [`Shape`], datatype, byte order,
+//!   [`StorageInfo`]) from the tree and the block headers, decoding nothing; the way
+//!   to see what a file holds. [`ArrayRef::meta`], [`ArrayRef::block`] (`array`).
+//! - Reading (`array`): [`ArrayRef::read`] (typed, zero copy when it can),
+//!   [`ArrayRef::read_dyn`] (any datatype), [`ArrayRef::check`]; a block's bytes:
+//!   [`AsdfFile::block_data`].
+//! - Rows (`rows`): [`ArrayRef::rows`], an lz4 block's records or a remote range alone.
+//! - Reading once (`stream`): [`ArrayRef::stats`], [`ArrayRef::read_once`] and
+//!   [`ArrayRef::decode_pieces`] hold as little of an array as they can, a large
 //!   compressed block decoded piece by piece.
-//! - Masks (`mask`): [`AsdfFile::mask_at`].
+//! - Masks (`mask`): [`ArrayRef::mask`].
 //!
 //! ```
 //! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
 //! let file = rasdf::AsdfFile::open(path)?;
-//! for array in file.arrays()? {
-//!     println!("{}: {} {}, {}", array.path, array.shape, array.datatype, array.storage);
+//! for array in file.arrays() {
+//!     let info = array.info()?;
+//!     println!("{}: {} {}, {}", info.path, info.shape, info.datatype, info.storage);
 //! }
 //! # Ok::<(), rasdf::Error>(())
 //! ```
@@ -35,14 +41,12 @@ use crate::block::{self, BlockHeader, ChecksumStatus, Compression, Trailer};
 use crate::error::{Error, ErrorKind, Location, Result, Warning};
 use crate::header::{self, Header};
 use crate::index::{self, IndexStatus};
-use crate::ndarray::{
-    ArrayError, ArrayMeta, ByteOrder, Datatype, Element, Layout, NativeType, NdArray, Source, Storage,
-};
+use crate::ndarray::{ArrayError, Element};
 use crate::tree::{NodeRef, Tree};
-use ::ndarray::{CowArray, IxDyn};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+mod array;
 mod bytes;
 mod fits;
 mod listing;
@@ -54,6 +58,7 @@ mod remote;
 mod rows;
 pub mod source;
 mod stream;
+pub use array::ArrayRef;
 pub use bytes::{FileBytes, Map, SparseBytes};
 pub use listing::{ArrayInfo, Shape, StorageInfo};
 pub use ranged::Ends;
@@ -74,22 +79,23 @@ pub const READ_WHOLE_BYTES: u64 = 256 << 10;
 /// ```
 /// use rasdf::{Limits, OpenOptions};
 /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
-/// let limits = Limits { max_array_elements: 1 << 20, ..Limits::default() };
+/// let limits = Limits::default().max_array_elements(1 << 20);
 /// let file = OpenOptions::new().verify_checksums(true).limits(limits).open(path)?;
-/// assert_eq!(file.array::<f32>("sci/data")?.shape(), &[64, 64]); // checksum verified
+/// assert_eq!(file.array("sci/data")?.read::<f32>()?.shape(), &[64, 64]); // checksum verified
 ///
 /// // From bytes in memory (not mapped), the tree as written, no schema defaults:
 /// let bytes = std::fs::read(path)?;
 /// let file = OpenOptions::new().fill_defaults(false).from_bytes(bytes)?;
-/// assert_eq!(file.arrays()?.len(), 4);
+/// assert_eq!(file.arrays().len(), 4);
 /// # Ok::<(), rasdf::Error>(())
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct OpenOptions {
     limits: Limits,
     verify_checksums: bool,
     fill_defaults: bool,
-    /// Overrides where [`AsdfFile::ndarray_stats_at`] starts streaming zlib blocks.
+    /// Overrides where [`ArrayRef::stats`] starts streaming zlib blocks.
     stream_zlib_stats_from: Option<u64>,
     /// Map the file rather than read it by ranges.
     memmap: bool,
@@ -162,7 +168,7 @@ impl OpenOptions {
     }
 
     /// zlib blocks of at least `bytes` decoded bytes are reduced piece by piece by
-    /// [`AsdfFile::ndarray_stats_at`] (by default those above
+    /// [`ArrayRef::stats`] (by default those above
     /// [`STREAM_STATS_ZLIB_BYTES`]); for tests of that path on small blocks.
     #[doc(hidden)]
     pub fn stream_zlib_stats_from(mut self, bytes: u64) -> Self {
@@ -279,9 +285,9 @@ pub fn url_of(path_or_url: &Path) -> Option<&str> {
 }
 
 /// An open ASDF file: its header, tree and block headers read, its block data read on
-/// demand (see the [module](self)). [`AsdfFile::arrays`] lists the arrays;
-/// [`AsdfFile::array`] and [`AsdfFile::ndarray`] read one; [`AsdfFile::get`] finds any
-/// node of the tree.
+/// demand (see the [module](self)). [`AsdfFile::arrays`] lists the arrays and
+/// [`AsdfFile::array`] finds one, as a lazy handle ([`ArrayRef`]) that reads it;
+/// [`AsdfFile::get`] finds any node of the tree.
 ///
 /// ```
 /// use rasdf::AsdfFile;
@@ -297,10 +303,11 @@ pub fn url_of(path_or_url: &Path) -> Option<&str> {
 ///
 /// let file = AsdfFile::open(&path)?;
 /// assert_eq!(file.get("meta/telescope").and_then(|n| n.as_str()), Some("JWST"));
-/// let info = &file.arrays()?[0]; // from the tree and block headers: nothing decoded
+/// let sci = file.array("sci/data")?; // a handle: nothing read
+/// let info = sci.info()?; // from the tree and block headers: nothing decoded
 /// assert_eq!((info.path.as_str(), info.shape.to_string()), ("/sci/data", "(2, 3)".into()));
 /// assert_eq!(info.storage.to_string(), "block 0 (zlib)");
-/// let data = file.array::<f32>("sci/data")?; // decoded now
+/// let data = sci.read::<f32>()?; // decoded now
 /// assert_eq!(data.sum(), 15.0);
 /// # drop(file);
 /// # std::fs::remove_file(&path)?;
@@ -339,7 +346,7 @@ pub struct AsdfFile {
     /// A file read by ranges: its lz4 blocks' records walked so far (see
     /// `ranged_lz4_records`).
     lz4_walk: Vec<Mutex<Vec<ranged::Lz4Step>>>,
-    /// The lz4 records [`AsdfFile::rows_at`] decoded last (see `rows::Recent`).
+    /// The lz4 records [`ArrayRef::rows`] decoded last (see `rows::Recent`).
     recent_records: Mutex<Option<rows::Recent>>,
 }
 
@@ -523,137 +530,6 @@ impl AsdfFile {
         })
     }
 
-    /// The ndarray at `path`, its layout resolved and checked, its data read (decoded if
-    /// compressed) but not copied.
-    ///
-    /// # Errors
-    /// A missing path, a node that is not a valid ndarray, a missing or damaged block,
-    /// a refused external source, a layout that needs bytes outside its block.
-    pub fn ndarray(&self, path: &str) -> Result<NdArray<'_>> {
-        let node = self.node_at(path)?;
-        self.ndarray_at(node).map_err(|e| e.at_path(path))
-    }
-
-    /// The ndarray of `node` (see [`AsdfFile::ndarray`]).
-    ///
-    /// # Errors
-    /// As [`AsdfFile::ndarray`].
-    pub fn ndarray_at(&self, node: NodeRef<'_>) -> Result<NdArray<'_>> {
-        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
-        self.ndarray_of(node, &meta)
-    }
-
-    /// An [`ArrayError`] at `node`: this file, the node's line.
-    fn array_error(&self, node: NodeRef<'_>, e: ArrayError) -> Error {
-        Error::new(e, Location { line: Some(self.line_of(node)), file: self.path.clone(), ..Location::default() })
-    }
-
-    /// [`AsdfFile::ndarray_at`] with the node's declarations read already.
-    fn ndarray_of(&self, node: NodeRef<'_>, meta: &ArrayMeta) -> Result<NdArray<'_>> {
-        let arr = |e: ArrayError| self.array_error(node, e);
-        let limits = &self.options.limits;
-        match &meta.source {
-            Source::Inline => {
-                let data = node.key("data").unwrap_or(node);
-                let (bytes, mask) = crate::ndarray::encode_inline(data, meta, limits).map_err(arr)?;
-                NdArray::new(meta, Cow::Owned(bytes), Storage::Inline, mask, limits).map_err(arr)
-            }
-            Source::Block(i) => {
-                let n = self.resolve_block(*i).map_err(arr)?;
-                let data = self.block_data(n)?;
-                NdArray::new(meta, Cow::Borrowed(data), Storage::Block(n), None, limits).map_err(arr)
-            }
-            Source::External(uri) => {
-                let ext = self.external(uri).map_err(|e| e.in_file_opt(self.path.as_deref()))?;
-                // The other file's block as it holds it (mapped, or decoded in its cache),
-                // not copied.
-                let data = match ext {
-                    Some(f) => f.block_data(0)?,
-                    None => self.block_data(0)?,
-                };
-                NdArray::new(meta, Cow::Borrowed(data), Storage::External(uri.clone()), None, limits).map_err(arr)
-            }
-            Source::Fits(hdu) => self.fits_ndarray(node, hdu),
-        }
-    }
-
-    /// The datatype, byte order and shape of the ndarray at `node`, as
-    /// [`AsdfFile::ndarray_at`] finds them, but with no compressed block decoded: the
-    /// layout is checked against the block's `data_size` (the block's own faults come
-    /// out when it is read).
-    ///
-    /// # Errors
-    /// As [`AsdfFile::ndarray_at`], but for a damaged compressed block.
-    pub fn ndarray_shape_at(&self, node: NodeRef<'_>) -> Result<(Datatype, ByteOrder, Vec<usize>)> {
-        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
-        // From the HDU's header, its data untouched.
-        if let Source::Fits(spec) = &meta.source {
-            let (a, _) = self.fits_shape(node, spec)?;
-            return Ok((a.datatype, a.byteorder, a.shape));
-        }
-        // From the block's header, its data untouched; for a file read by ranges an
-        // uncompressed block's too (its data is not read for its shape).
-        if let Some(layout) = self.block_layout(node, &meta, |_| true, self.source.is_some())? {
-            return Ok((meta.datatype, meta.byteorder, layout.shape));
-        }
-        let a = self.ndarray_of(node, &meta)?;
-        Ok((a.datatype, a.byteorder, a.shape))
-    }
-
-    /// The layout of `meta` (`node`'s declarations) checked against its block's
-    /// `data_size` without decoding the block, when its data is in a compressed block
-    /// `n` for which `skip_decode(n)` holds; `None` otherwise.
-    fn compressed_layout(
-        &self,
-        node: NodeRef<'_>,
-        meta: &ArrayMeta,
-        skip_decode: impl Fn(usize) -> bool,
-    ) -> Result<Option<Layout>> {
-        self.block_layout(node, meta, skip_decode, false)
-    }
-
-    /// [`AsdfFile::compressed_layout`], for an uncompressed block too when `any` holds.
-    fn block_layout(
-        &self,
-        node: NodeRef<'_>,
-        meta: &ArrayMeta,
-        skip_decode: impl Fn(usize) -> bool,
-        any: bool,
-    ) -> Result<Option<Layout>> {
-        let arr = |e: ArrayError| self.array_error(node, e);
-        let Source::Block(i) = meta.source else { return Ok(None) };
-        let n = self.resolve_block(i).map_err(arr)?;
-        let h = self.block_header(n)?;
-        if (h.compression == Compression::None && !any) || !skip_decode(n) {
-            return Ok(None);
-        }
-        let size = usize::try_from(h.data_size).unwrap_or(usize::MAX);
-        meta.layout(size, &self.options.limits).map(Some).map_err(arr)
-    }
-
-    /// The ndarray at `path` as an `ndarray` array of `T`: a view with no copy when the
-    /// block is uncompressed, in the machine's byte order and aligned; an owned copy
-    /// otherwise.
-    ///
-    /// ```
-    /// # let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
-    /// let file = rasdf::AsdfFile::open(example)?;
-    /// let data = file.array::<f32>("sci/data")?;
-    /// assert_eq!(data.shape(), &[64, 64]);
-    /// assert!(file.array::<f64>("sci/data").is_err()); // float32, not float64
-    /// # Ok::<(), rasdf::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`AsdfFile::ndarray`], and [`ArrayError::TypeMismatch`] when the array does not
-    /// hold `T`.
-    pub fn array<T: NativeType>(&self, path: &str) -> Result<CowArray<'_, T, IxDyn>> {
-        let array = self.ndarray(path).and_then(|a| {
-            a.into_cow::<T>().map_err(|e| Error::new(e, Location::path(path)).in_file_opt(self.path.as_deref()))
-        });
-        self.unchanged(array)
-    }
-
     /// The value of a core/integer node: uint32 words, least significant first, and a
     /// sign.
     ///
@@ -663,7 +539,7 @@ impl AsdfFile {
         let loc = || Location { line: Some(self.line_of(node)), ..Location::default() };
         let bad = |m: &str| Error::new(crate::tree::TreeError::Unexpected(format!("core/integer: {m}")), loc());
         let words = node.key("words").ok_or_else(|| bad("no words"))?;
-        let a = self.ndarray_at(words)?;
+        let a = self.array_at(words).read_dyn()?;
         // 2^16 words is a number of 2 million bits: an array that stands for more (its
         // strides overlapping) would make a number of gigabytes.
         if a.len() > 1 << 16 {
@@ -680,23 +556,6 @@ impl AsdfFile {
             .ok_or_else(|| bad("words must be non-negative integers"))?;
         let negative = crate::tree::integer_is_negative(node).ok_or_else(|| bad("no sign"))?;
         Ok(crate::tree::integer_from_words(&words, negative))
-    }
-
-    /// Paths of every ndarray node in the tree, in tree order. [`AsdfFile::arrays`] lists
-    /// them with their shapes, datatypes and storage.
-    pub fn ndarray_paths(&self) -> Vec<String> {
-        self.ndarray_nodes().into_iter().map(|(p, _)| p).collect()
-    }
-
-    /// Every ndarray node in the tree, in tree order, with its path.
-    pub fn ndarray_nodes(&self) -> Vec<(String, NodeRef<'_>)> {
-        let mut out = Vec::new();
-        self.tree.walk(|path, node| {
-            if node.is_asdf_tag("core/ndarray") {
-                out.push((path.to_string(), node));
-            }
-        });
-        out
     }
 
     /// The block a `source` number names; negative numbers count from the end.
@@ -890,7 +749,7 @@ impl AsdfFile {
 
     /// Decodes every block and verifies every checksum, in parallel. Returns, per block,
     /// the checksum status or the error. Nothing is kept decoded: a large compressed
-    /// block (as [`AsdfFile::ndarray_stats_at`] chooses) is decoded piece by piece and
+    /// block (as [`ArrayRef::stats`] chooses) is decoded piece by piece and
     /// hashed as it comes, when its checksum is of the decoded data; others are decoded
     /// whole, one per thread at a time.
     pub fn verify_blocks(&self) -> Vec<Result<ChecksumStatus>> {
@@ -987,32 +846,6 @@ impl AsdfFile {
         })
         .map_err(|e| relocated(e, shift))?;
         block::checksum_status(h, stored_md5, decoded_md5.map(block::Md5::finalize))
-    }
-
-    /// The number of the block holding the data of the ndarray at `node`: `None` for
-    /// inline data and external files.
-    ///
-    /// # Errors
-    /// A malformed ndarray node, or a `source` naming a block the file does not have.
-    pub fn ndarray_block(&self, node: NodeRef<'_>) -> Result<Option<usize>> {
-        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
-        let Source::Block(i) = meta.source else { return Ok(None) };
-        self.resolve_block(i).map(Some).map_err(|e| self.array_error(node, e))
-    }
-
-    /// Whether the ndarray at `node` can be read, as [`AsdfFile::ndarray_at`] tells, with
-    /// the same error; but an array in a compressed block for which `sound(block)` holds
-    /// (decoded and verified already, by [`AsdfFile::verify_blocks`]) is checked against
-    /// the block's `data_size`, without decoding the block again.
-    ///
-    /// # Errors
-    /// As [`AsdfFile::ndarray_at`].
-    pub fn check_ndarray_at(&self, node: NodeRef<'_>, sound: impl Fn(usize) -> bool) -> Result<()> {
-        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
-        if self.compressed_layout(node, &meta, sound)?.is_some() {
-            return Ok(());
-        }
-        self.ndarray_of(node, &meta).map(drop)
     }
 }
 

@@ -303,7 +303,7 @@ impl AsdfFile {
     }
 
     /// Bytes `want` of uncompressed block `n` of a file read by ranges, in one read (for
-    /// [`AsdfFile::rows_at`]).
+    /// [`ArrayRef::rows`](super::ArrayRef::rows)).
     pub(super) fn source_range(&self, source: &dyn RangeSource, n: usize, want: Range<u64>) -> Result<Vec<u8>> {
         let at = self.block_header(n)?.data_offset();
         source.read_range(at + want.start..at + want.end).map_err(|e| Error::from(e).with_block(n))

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use crate::block::Compression;
 use crate::error::Result;
-use crate::ndarray::{ArrayError, ArrayMeta, Source};
+use crate::ndarray::{ArrayError, Source};
 use crate::tree::NodeRef;
 
-use super::AsdfFile;
+use super::{ArrayRef, AsdfFile};
 
 /// The lz4 records of block `block` decoded last: the decoded offset of the first one,
 /// and their bytes.
@@ -21,8 +21,8 @@ pub(super) struct Recent {
     bytes: Arc<Vec<u8>>,
 }
 
-impl AsdfFile {
-    /// Rows `rows` (along the first axis) of the array at `node`, read alone:
+impl ArrayRef<'_> {
+    /// Rows `rows` (along the first axis) of the array, read alone:
     /// `(bytes, shape)`, the bytes in the file's byte order. An lz4 block's rows are
     /// decoded from the records that hold them alone (the reference's lz4 framing is a
     /// run of records of 4 MiB, each decoded alone; a remote file's records' headers are
@@ -38,8 +38,15 @@ impl AsdfFile {
     ///
     /// # Errors
     /// A malformed node; rows outside the array; a remote server's errors.
-    pub fn rows_at(&self, node: NodeRef<'_>, rows: Range<usize>) -> Result<Option<(Vec<u8>, Vec<usize>)>> {
-        let meta = ArrayMeta::parse(node).map_err(|e| self.array_error(node, e))?;
+    pub fn rows(&self, rows: Range<usize>) -> Result<Option<(Vec<u8>, Vec<usize>)>> {
+        self.file.rows_of(self.node, rows).map_err(|e| self.located(e))
+    }
+}
+
+impl AsdfFile {
+    /// [`ArrayRef::rows`] of the ndarray `node`.
+    fn rows_of(&self, node: NodeRef<'_>, rows: Range<usize>) -> Result<Option<(Vec<u8>, Vec<usize>)>> {
+        let meta = self.array_meta(node)?;
         let Source::Block(i) = meta.source else { return Ok(None) };
         let n = self.resolve_block(i).map_err(|e| self.array_error(node, e))?;
         let h = self.block_header(n)?;

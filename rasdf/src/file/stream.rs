@@ -4,32 +4,32 @@
 
 use std::borrow::Cow;
 
-use super::AsdfFile;
+use super::{ArrayRef, AsdfFile};
 use crate::block::Compression;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Location, Result};
 use crate::ndarray::stats::{self, Stats, StatsStream};
 use crate::ndarray::{ArrayError, ArrayMeta, Datatype, Layout, NdArray, Source, Storage};
 use crate::tree::NodeRef;
 
 /// Compressed blocks of at least this many decoded bytes are reduced piece by piece by
-/// [`AsdfFile::ndarray_stats_at`], not decoded whole (zlib blocks only above
+/// [`ArrayRef::stats`], not decoded whole (zlib blocks only above
 /// [`STREAM_STATS_ZLIB_BYTES`]).
 pub const STREAM_STATS_BYTES: u64 = 16 << 20;
 
 /// zlib blocks up to this many decoded bytes are decoded whole by
-/// [`AsdfFile::ndarray_stats_at`] (and dropped once reduced): libdeflate, which needs the
+/// [`ArrayRef::stats`] (and dropped once reduced): libdeflate, which needs the
 /// whole output, inflates about twice as fast as the streaming inflater the piece path
 /// uses. Larger ones are reduced piece by piece, in a few megabytes.
 pub const STREAM_STATS_ZLIB_BYTES: u64 = 512 << 20;
 
-/// An ndarray to be read once (see [`AsdfFile::ndarray_once_at`]).
+/// An ndarray to be read once (see [`ArrayRef::read_once`]).
 pub enum ReadOnce<'f, T> {
     /// The array with its data at hand: over the mapped file or the cache, or owned
     /// when its block was decoded for this read alone.
     Whole(NdArray<'f>),
     /// Elements in C order in a large compressed block not decoded yet: `layout.len()`
     /// items from byte `layout.offset` of the block's data, which the caller decodes
-    /// piece by piece with [`AsdfFile::decode_pieces_of`] into `sink`.
+    /// piece by piece with [`ArrayRef::decode_pieces`] into `sink`.
     Pieces {
         /// The array's datatype, byte order and shape.
         meta: ArrayMeta,
@@ -42,7 +42,7 @@ pub enum ReadOnce<'f, T> {
     },
 }
 
-/// What [`AsdfFile::ndarray_stats_at`] tells of an ndarray.
+/// What [`ArrayRef::stats`] tells of an ndarray.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArrayStats {
     /// The element type.
@@ -52,16 +52,16 @@ pub struct ArrayStats {
     /// Where the data is.
     pub storage: Storage,
     /// The statistics; `None` for complex, string and record arrays. Of the unmasked
-    /// elements only, when the array has a mask (see [`AsdfFile::mask_at`]).
+    /// elements only, when the array has a mask (see [`ArrayRef::mask`]).
     pub stats: Option<Stats>,
     /// How many elements the mask masks (0 without one).
     pub masked: u64,
 }
 
-impl AsdfFile {
-    /// The statistics of the ndarray at `node` (min, max, mean, NaN count; see
+impl<'f> ArrayRef<'f> {
+    /// The statistics of the array (min, max, mean, NaN count; see
     /// [`stats::stats`]), with its type, shape and storage; the numbers are those of
-    /// [`stats::stats`] over [`AsdfFile::ndarray_at`], to the last digit, however they
+    /// [`stats::stats`] over [`ArrayRef::read_dyn`], to the last digit, however they
     /// are reached:
     /// - A large compressed block (of [`STREAM_STATS_BYTES`] or more; zlib above
     ///   [`STREAM_STATS_ZLIB_BYTES`]) is not held decoded: it is decoded piece by piece
@@ -73,16 +73,57 @@ impl AsdfFile {
     ///   dropped, not cached: reducing every array of a file holds one decoded block at a
     ///   time per thread, not all of them.
     /// - Anything else (a block decoded already, or shared) goes through
-    ///   [`AsdfFile::ndarray_at`] and its cache.
+    ///   [`ArrayRef::read_dyn`] and its cache.
     ///
     /// # Errors
-    /// As [`AsdfFile::ndarray_at`].
-    pub fn ndarray_stats_at(&self, node: NodeRef<'_>) -> Result<ArrayStats> {
-        let stats = self.ndarray_stats_unchecked(node);
-        self.unchanged(stats)
+    /// As [`ArrayRef::read_dyn`].
+    pub fn stats(&self) -> Result<ArrayStats> {
+        let stats = self.file.stats_of(self.node).map_err(|e| self.located(e));
+        self.file.unchanged(stats)
     }
 
-    fn ndarray_stats_unchecked(&self, node: NodeRef<'_>) -> Result<ArrayStats> {
+    /// The array, to be read once, holding as little of its data as it can:
+    /// - [`ReadOnce::Pieces`] for an array in a large compressed block (of
+    ///   [`STREAM_STATS_BYTES`] or more; zlib above [`STREAM_STATS_ZLIB_BYTES`]) that is
+    ///   not decoded already, when its elements lie in C order and `pieces` gives a sink
+    ///   for them: the caller decodes the block piece by piece into it
+    ///   ([`ArrayRef::decode_pieces`]).
+    ///   With checksums verified (which needs the block whole), never.
+    /// - [`ReadOnce::Whole`] over a compressed block that no other ndarray of the tree
+    ///   uses, decoded for this read alone and not cached: reading every array of a file
+    ///   this way holds one decoded block at a time per thread, not all of them.
+    /// - [`ArrayRef::read_dyn`] (and its cache) for anything else.
+    ///
+    /// # Errors
+    /// As [`ArrayRef::read_dyn`].
+    pub fn read_once<T>(&self, pieces: impl FnOnce(&ArrayMeta, &Layout) -> Option<T>) -> Result<ReadOnce<'f, T>> {
+        self.file.read_once_of(self.node, pieces).map_err(|e| self.located(e))
+    }
+
+    /// Decodes the array's block piece by piece (see [`BlockHeader::decode_pieces`](crate::block::BlockHeader::decode_pieces))
+    /// into `sink`, caching nothing: the whole block, for a [`ReadOnce::Pieces`] of
+    /// [`ArrayRef::read_once`] (whose `layout` tells where the elements lie in it).
+    ///
+    /// # Errors
+    /// An array not in a block of this file, a damaged block (with its number), and
+    /// those of `sink`.
+    pub fn decode_pieces<E: From<Error>>(
+        &self,
+        sink: impl FnMut(&[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let Some(n) = self.block()? else {
+            let why = ErrorKind::NotFound("the array's data is not in a block of this file".into());
+            return Err(E::from(self.located(Error::new(why, Location::default()))));
+        };
+        let decoded = self.file.decode_pieces_unchecked(n, sink);
+        self.file.check_unchanged()?;
+        decoded
+    }
+}
+
+impl AsdfFile {
+    /// [`ArrayRef::stats`] of the ndarray `node`, the file not checked for changes.
+    fn stats_of(&self, node: NodeRef<'_>) -> Result<ArrayStats> {
         let stream = |meta: &ArrayMeta, layout: &Layout| match meta.datatype {
             Datatype::Scalar(scalar) => StatsStream::new(scalar, meta.byteorder, layout.offset, layout.len()),
             _ => None,
@@ -90,19 +131,22 @@ impl AsdfFile {
         // A masked array is read whole, its mask applied.
         let masked = node.key("mask").is_some_and(|m| !m.is_null());
         let stream = |meta: &ArrayMeta, layout: &Layout| if masked { None } else { stream(meta, layout) };
-        match self.ndarray_once_at(node, stream)? {
+        match self.read_once_of(node, stream)? {
             ReadOnce::Whole(a) => {
-                let (stats, masked) = match self.mask_at(node, &a)? {
+                let mask = self.mask_unchecked(node, &a);
+                let (stats, masked) = match self.unchanged(mask)? {
                     Some(mask) => (stats::stats_unmasked(&a, &mask), mask.iter().map(|&m| u64::from(m)).sum()),
                     None => (stats::stats(&a), 0),
                 };
                 Ok(ArrayStats { datatype: a.datatype, shape: a.shape, storage: a.storage, stats, masked })
             }
             ReadOnce::Pieces { meta, layout, block, sink: mut acc } => {
-                self.decode_pieces_of(block, |piece| {
+                let decoded = self.decode_pieces_unchecked(block, |piece| {
                     acc.feed(piece);
                     Ok::<(), Error>(())
-                })?;
+                });
+                self.check_unchanged()?;
+                decoded?;
                 Ok(ArrayStats {
                     datatype: meta.datatype,
                     shape: layout.shape,
@@ -114,27 +158,14 @@ impl AsdfFile {
         }
     }
 
-    /// The ndarray at `node`, to be read once, holding as little of its data as it can:
-    /// - [`ReadOnce::Pieces`] for an array in a large compressed block (of
-    ///   [`STREAM_STATS_BYTES`] or more; zlib above [`STREAM_STATS_ZLIB_BYTES`]) that is
-    ///   not decoded already, when its elements lie in C order and `pieces` gives a sink
-    ///   for them: the caller decodes the block piece by piece into it
-    ///   ([`AsdfFile::decode_pieces_of`]).
-    ///   With checksums verified (which needs the block whole), never.
-    /// - [`ReadOnce::Whole`] over a compressed block that no other ndarray of the tree
-    ///   uses, decoded for this read alone and not cached: reading every array of a file
-    ///   this way holds one decoded block at a time per thread, not all of them.
-    /// - [`AsdfFile::ndarray_at`] (and its cache) for anything else.
-    ///
-    /// # Errors
-    /// As [`AsdfFile::ndarray_at`].
-    pub fn ndarray_once_at<T>(
+    /// [`ArrayRef::read_once`] of the ndarray `node`.
+    fn read_once_of<T>(
         &self,
         node: NodeRef<'_>,
         pieces: impl FnOnce(&ArrayMeta, &Layout) -> Option<T>,
     ) -> Result<ReadOnce<'_, T>> {
         let arr = |e: ArrayError| self.array_error(node, e);
-        let meta = ArrayMeta::parse(node).map_err(arr)?;
+        let meta = self.array_meta(node)?;
         let Source::Block(i) = meta.source else { return self.ndarray_of(node, &meta).map(ReadOnce::Whole) };
         let n = self.resolve_block(i).map_err(arr)?;
         let h = self.block_header(n)?;
@@ -152,21 +183,6 @@ impl AsdfFile {
                 .map_err(arr);
         }
         self.ndarray_of(node, &meta).map(ReadOnce::Whole)
-    }
-
-    /// Decodes block `n` piece by piece (see [`BlockHeader::decode_pieces`](crate::block::BlockHeader::decode_pieces)) into `sink`,
-    /// caching nothing.
-    ///
-    /// # Errors
-    /// A damaged block (with its number), and those of `sink`.
-    pub fn decode_pieces_of<E: From<Error>>(
-        &self,
-        n: usize,
-        sink: impl FnMut(&[u8]) -> std::result::Result<(), E>,
-    ) -> std::result::Result<(), E> {
-        let decoded = self.decode_pieces_unchecked(n, sink);
-        self.check_unchanged()?;
-        decoded
     }
 
     pub(super) fn decode_pieces_unchecked<E: From<Error>>(
@@ -233,7 +249,8 @@ impl AsdfFile {
         }
         let users = self.block_users.get_or_init(|| {
             let mut users = vec![0u32; self.blocks.len()];
-            for (_, node) in self.ndarray_nodes() {
+            for array in self.arrays() {
+                let node = array.node();
                 let Ok(meta) = ArrayMeta::parse(node) else { continue };
                 if let Source::Block(i) = meta.source
                     && let Some(u) = self.resolve_block(i).ok().and_then(|m| users.get_mut(m))
@@ -273,8 +290,8 @@ mod tests {
             other => panic!("{name} is not in a block: {other:?}"),
         };
         let check = |name: &str| {
-            let got = f.ndarray_stats_at(f.get(name).unwrap()).unwrap().stats.unwrap();
-            let want = stats::stats(&f.ndarray(name).unwrap()).unwrap();
+            let got = f.array(name).unwrap().stats().unwrap().stats.unwrap();
+            let want = stats::stats(&f.array(name).unwrap().read_dyn().unwrap()).unwrap();
             assert_eq!(
                 [got.min, got.max, got.sum].map(f64::to_bits),
                 [want.min, want.max, want.sum].map(f64::to_bits),
@@ -286,9 +303,9 @@ mod tests {
         assert_eq!(f.blocks()[lone_block].compression, Compression::Zlib);
         assert_eq!(f.blocks()[shared].compression, Compression::Zlib);
         assert_eq!(block("reversed"), shared, "the views share their base's block");
-        assert!(f.ndarray_stats_at(f.get("lone").unwrap()).is_ok());
+        assert!(f.array("lone").unwrap().stats().is_ok());
         assert!(fresh(), "the lone array's block was cached");
-        assert!(f.ndarray_stats_at(f.get("slice").unwrap()).is_ok());
+        assert!(f.array("slice").unwrap().stats().is_ok());
         assert!(f.decoded[shared].get().is_some(), "the shared block was not cached");
         assert!(f.decoded[lone_block].get().is_none());
         for name in ["lone", "base", "slice", "reversed", "stepped", "column", "transposed"] {

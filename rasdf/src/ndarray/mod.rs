@@ -275,21 +275,21 @@ pub enum Storage {
 /// borrowed from the file (mapped, or its block decoded and cached) or owned. Any
 /// datatype, strings and records too; [`NdArray::view`], [`NdArray::to_array`] and
 /// [`NdArray::to_cow`] give an `ndarray` array of a number type,
-/// [`NdArray::elements`] the values of any. [`AsdfFile::ndarray`](crate::AsdfFile::ndarray)
+/// [`NdArray::elements`] the values of any. [`ArrayRef::read_dyn`](crate::ArrayRef::read_dyn)
 /// makes one, reading (decoding) the data; to list arrays without reading them, see
-/// [`AsdfFile::arrays`](crate::AsdfFile::arrays).
+/// [`ArrayRef::info`](crate::ArrayRef::info).
 ///
 /// ```
 /// use rasdf::ndarray::{Datatype, Element, ScalarType, Storage};
 /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
 /// let file = rasdf::AsdfFile::open(path)?;
-/// let data = file.ndarray("sci/data")?;
+/// let data = file.array("sci/data")?.read_dyn()?;
 /// assert_eq!(data.datatype, Datatype::Scalar(ScalarType::Float32));
 /// assert_eq!((data.shape.as_slice(), data.storage.clone()), (&[64, 64][..], Storage::Block(0)));
 /// let values = data.to_cow::<f32>()?; // a view when it can, else a copy
 /// assert_eq!(values.shape(), &[64, 64]);
 /// // Any datatype, element by element (the catalog is a table of records):
-/// let catalog = file.ndarray("catalog")?;
+/// let catalog = file.array("catalog")?.read_dyn()?;
 /// assert!(matches!(catalog.elements().next(), Some(Element::Record(_))));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -597,7 +597,7 @@ impl<'f> NdArray<'f> {
     /// ```
     /// # let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/example.asdf");
     /// let file = rasdf::AsdfFile::open(example)?;
-    /// let data = file.ndarray("sci/data")?.to_array_f64()?; // float32 in the file
+    /// let data = file.array("sci/data")?.read_dyn()?.to_array_f64()?; // float32 in the file
     /// assert_eq!(data.shape(), &[64, 64]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

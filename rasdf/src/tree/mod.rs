@@ -374,7 +374,7 @@ pub fn unescape_step(step: &str) -> Cow<'_, str> {
 /// // Tags, as written or by name; ndarrays are read through the file.
 /// let data = file.get("sci/data").unwrap();
 /// assert!(data.is_asdf_tag("core/ndarray"));
-/// assert_eq!(file.ndarray_at(data)?.shape, [64, 64]);
+/// assert_eq!(file.array_at(data).read_dyn()?.shape, [64, 64]);
 /// # Ok::<(), rasdf::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy)]

@@ -80,7 +80,7 @@ pub(super) use sealed::ArrayParts;
 /// The arrays [`Document::set_array`](super::Document::set_array) takes: `ndarray`'s
 /// owned arrays ([`Array`], of any dimension), views ([`ArrayView`],
 /// [`ArrayViewMut`]), references to any array (`&Array`, `&ArcArray`, `&ArrayView`...),
-/// and [`CowArray`] (what [`AsdfFile::array`](crate::AsdfFile::array) returns), of the
+/// and [`CowArray`] (what [`ArrayRef::read`](crate::ArrayRef::read) returns), of the
 /// [`NativeType`] element types. Sealed.
 ///
 /// An owned array in C order (`is_standard_layout`, not a slice of a larger buffer)
@@ -166,7 +166,8 @@ impl<S: Data<Elem = T>, T: NativeType, D: Dimension> IntoArrayBytes for &ArrayBa
 /// recognizes the name and takes the bytes for a block. Other serializers (JSON, say)
 /// see that struct. The array is any of `ndarray`'s (owned, a view, shared), of the
 /// [`NativeType`] element types; views are written as what they show. Read it back
-/// with [`AsdfFile::array`](crate::AsdfFile::array) at the field's path.
+/// with [`AsdfFile::array`](crate::AsdfFile::array) at the field's path and
+/// [`ArrayRef::read`](crate::ArrayRef::read).
 ///
 /// ```
 /// use rasdf::block::Compression;
@@ -191,7 +192,7 @@ impl<S: Data<Elem = T>, T: NativeType, D: Dimension> IntoArrayBytes for &ArrayBa
 ///
 /// let file = rasdf::AsdfFile::open(&path)?;
 /// assert_eq!(file.get("name").and_then(|n| n.as_str()), Some("dark"));
-/// assert_eq!(file.array::<f32>("image")?[[3, 2]], 32.0);
+/// assert_eq!(file.array("image")?.read::<f32>()?[[3, 2]], 32.0);
 /// assert_eq!(file.blocks()[0].compression, Compression::Zlib);
 /// # drop(file);
 /// # std::fs::remove_file(&path).ok();

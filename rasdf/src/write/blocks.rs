@@ -681,7 +681,7 @@ mod tests {
         let file = crate::OpenOptions::new().from_bytes(cursor.into_inner()).unwrap();
         assert_eq!(file.blocks().len(), arrays.len());
         for (i, a) in arrays.iter().enumerate() {
-            assert_eq!(file.array::<u8>(&format!("a{i}")).unwrap().as_slice().unwrap(), &a[..], "a{i}");
+            assert_eq!(file.array(&format!("a{i}")).unwrap().read::<u8>().unwrap().as_slice().unwrap(), &a[..], "a{i}");
             let comp = if i % 3 == 0 { Compression::Lz4 } else { Compression::Zlib };
             assert_eq!(file.blocks()[i].compression, comp);
         }

@@ -97,8 +97,8 @@ pub(super) struct Base<'f> {
 /// let file = rasdf::AsdfFile::open(&path)?;
 /// assert_eq!(file.get("meta/telescope").and_then(|n| n.as_str()), Some("JWST"));
 /// assert_eq!(file.node_at("meta/frames")?.deserialize::<u64>().unwrap(), u64::MAX);
-/// assert_eq!(file.array::<f32>("sci/data")?.shape(), [64, 32]);
-/// assert_eq!(file.array::<u16>("sci/cube")?.ndim(), 3);
+/// assert_eq!(file.array("sci/data")?.read::<f32>()?.shape(), [64, 32]);
+/// assert_eq!(file.array("sci/cube")?.read::<u16>()?.ndim(), 3);
 /// # drop(file);
 /// # std::fs::remove_file(&path).ok();
 /// # Ok::<(), rasdf::Error>(())
@@ -549,7 +549,7 @@ impl<'f> Document<'f> {
             if !o.is_asdf_tag("core/ndarray") {
                 return Ok(Children::All);
             }
-            let a = file.ndarray_at(o).map_err(|e| match path_of(file.tree(), id) {
+            let a = file.array_at(o).read_dyn().map_err(|e| match path_of(file.tree(), id) {
                 Some(path) => e.at_path(&path),
                 None => e,
             })?;
@@ -587,7 +587,7 @@ impl<'f> Document<'f> {
             let mask_array = o.key("mask").is_some_and(|m| m.is_asdf_tag("core/ndarray"));
             // A `mask` the reference cannot apply (text) leaves the nulls alone masking.
             let block_mask = match &inline_mask {
-                Some(nulls) if !mask_array => file.mask_at(o, &a).unwrap_or_else(|_| Some(nulls.clone())),
+                Some(nulls) if !mask_array => file.array_at(o).mask(&a).unwrap_or_else(|_| Some(nulls.clone())),
                 _ => None,
             };
             let mut p = pending(&a, base, storage, inline_mask);

@@ -75,22 +75,19 @@ pub enum ArrayStorage {
 /// let mut doc = Document::new();
 /// doc.set_array("ramp", ndarray::Array1::from_iter(0..100_000i64), Compression::None)?;
 /// // Every block zlib-compressed, at the fastest level.
-/// let options = WriteOptions {
-///     compression: Some(Compression::Zlib),
-///     compression_level: Some(1),
-///     ..WriteOptions::default()
-/// };
+/// let options = WriteOptions::default().compression(Some(Compression::Zlib)).compression_level(Some(1));
 /// let path = std::env::temp_dir().join(format!("rasdf-options-{}.asdf", std::process::id()));
 /// doc.write_to_path(&path, &options)?;
 ///
 /// let file = rasdf::AsdfFile::open(&path)?;
 /// assert_eq!(file.blocks()[0].compression, Compression::Zlib);
-/// assert_eq!(file.array::<i64>("ramp")?[99_999], 99_999);
+/// assert_eq!(file.array("ramp")?.read::<i64>()?[99_999], 99_999);
 /// # drop(file);
 /// # std::fs::remove_file(&path).ok();
 /// # Ok::<(), rasdf::Error>(())
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct WriteOptions {
     /// Compress every block with this (overrides each array's).
     pub compression: Option<Compression>,
@@ -143,6 +140,19 @@ pub enum DirectIo {
     /// Every document, whatever its size.
     Always,
 }
+
+crate::setters::setters!(WriteOptions {
+    compression: Option<Compression>,
+    compression_level: Option<u32>,
+    storage: Option<ArrayStorage>,
+    pad_blocks: bool,
+    include_index: bool,
+    checksums: bool,
+    views_only: bool,
+    sync: bool,
+    progress: Option<Progress>,
+    direct_io: DirectIo,
+});
 
 impl Default for WriteOptions {
     fn default() -> Self {
@@ -245,7 +255,7 @@ mod tests {
         assert!(text.starts_with("#ASDF 1.0.0\n#ASDF_STANDARD 1.3.0\n"), "{text}");
         assert!(text.contains("--- !core/asdf-1.1.0") && text.contains("a: !core/ndarray-1.0.0"), "{text}");
         let file = crate::OpenOptions::new().from_bytes(bytes).unwrap();
-        assert_eq!(file.array::<f64>("a").unwrap().iter().copied().collect::<Vec<_>>(), [1.5, 2.5]);
+        assert_eq!(file.array("a").unwrap().read::<f64>().unwrap().iter().copied().collect::<Vec<_>>(), [1.5, 2.5]);
     }
 
     /// Every choice of direct I/O writes the same file (past the page cache or not, where

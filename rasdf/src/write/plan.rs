@@ -101,8 +101,8 @@ pub(super) fn old_block_files(main: &Path) -> Vec<PathBuf> {
         _ => PathBuf::from("."),
     };
     let mut files = Vec::new();
-    for (_, node) in old.ndarray_nodes() {
-        let Some(source) = node.key("source").and_then(|s| s.as_str()) else { continue };
+    for array in old.arrays() {
+        let Some(source) = array.node().key("source").and_then(|s| s.as_str()) else { continue };
         if let Ok(Some(p)) = crate::external::resolve(&base, source) {
             let p = main.with_file_name(p.file_name().unwrap_or_default());
             if [Naming::Reference, Naming::Alternate].iter().any(|n| n.numbers(main, &p)) && !files.contains(&p) {

@@ -76,7 +76,7 @@ impl<W: Write> Write for HashCount<'_, W> {
 /// w.finish()?;
 ///
 /// let file = rasdf::AsdfFile::open(&path)?;
-/// let spectra = file.array::<f64>("spectra")?;
+/// let spectra = file.array("spectra")?.read::<f64>()?;
 /// assert_eq!(spectra.shape(), [10, 4]);
 /// assert_eq!(spectra[[9, 3]], 9.0);
 /// # drop(spectra);

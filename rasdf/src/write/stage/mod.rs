@@ -57,11 +57,14 @@ pub use portable::{Staged, commit_all, remove_pending_files, sweep_stale};
 
 /// Options for [`Staged::new_with`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StageOptions {
     /// Make the write durable: `fsync` the file before it is linked/renamed into place, and `fsync` the folder
     /// after the rename (on Unix).
     pub sync: bool,
 }
+
+crate::setters::setters!(StageOptions { sync: bool });
 
 /// Writes `bytes` to `path` atomically (see [`Staged`]): `path` holds either its old
 /// content or all of the new, never part of it, and a failure leaves nothing behind.

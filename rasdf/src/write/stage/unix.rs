@@ -65,7 +65,7 @@ impl fmt::Debug for Staged {
 }
 
 impl Staged {
-    /// Begins a write destined for `path` (see the `stage` module's docs for how).
+    /// Begins a write destined for `path` (see the [module docs](super) for how).
     ///
     /// Errors if the folder cannot be opened or written, if `path` names a folder, or has no file name.
     pub fn new(path: &Path) -> io::Result<Staged> {

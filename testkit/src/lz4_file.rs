@@ -1,5 +1,5 @@
 //! A hand-made lz4 file whose records have the size a test chooses (the writers make
-//! records of 4 MiB). Included by path: `#[path = "common/lz4_file.rs"] mod lz4_file;`.
+//! records of 4 MiB).
 
 use std::path::Path;
 

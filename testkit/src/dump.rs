@@ -57,6 +57,8 @@ fn converted_to_dict(f: &AsdfFile, node: NodeRef<'_>) -> bool {
         || node.tag() == Some("tag:yaml.org,2002:omap")
 }
 
+/// The canonical JSON form of `f`: its tree, with every array's values (a file whose
+/// arrays cannot all be read panics: see [`dump_file_lenient`]).
 pub fn dump_file(f: &AsdfFile) -> J {
     dump_root(f, false)
 }
@@ -123,8 +125,8 @@ fn converted(f: &AsdfFile, node: NodeRef<'_>, walk: &mut Walk) -> Result<Option<
         return Ok(None);
     }
     if node.is_asdf_tag("core/ndarray") {
-        let a = f.ndarray_at(node).map_err(|e| e.to_string())?;
-        let mask = f.mask_at(node, &a).map_err(|e| e.to_string())?;
+        let a = f.array_at(node).read_dyn().map_err(|e| e.to_string())?;
+        let mask = f.array_at(node).mask(&a).map_err(|e| e.to_string())?;
         return Ok(Some(json!({"$ndarray": {
             "datatype": datatype(&a.datatype),
             "shape": a.shape,

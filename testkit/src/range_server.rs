@@ -6,9 +6,7 @@
 //! for in the path (`/__redirect/CODE/...`, see [`redirect_of`]), and a log of every
 //! request ([`RangeServer::log`]).
 //!
-//! Included by the integration tests with
-//! `#[path = "common/range_server.rs"] mod range_server;` (rasdf/tests) or
-//! `#[path = "../../rasdf/tests/common/range_server.rs"] mod range_server;` (cli/tests).
+//! Used by the integration tests as `rasdf_testkit::range_server`.
 //!
 //! ```ignore
 //! let server = RangeServer::start(&dir, ServerOptions::default());
@@ -17,7 +15,6 @@
 //! assert!(server.requests() > 0);
 //! server.stop(); // or drop it
 //! ```
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::fmt::Write as _;

@@ -1,12 +1,24 @@
-//! Helpers shared by the integration tests.
-#![allow(dead_code)]
+//! What the workspace's tests share, a dev-dependency of each crate whose tests use it
+//! (never published): the repository's fixtures ([`testdata`], [`reference_files`],
+//! [`asdf_files_in`]), the pinned Python venvs ([`python`], [`run_python`]), strace for
+//! fault injection, the canonical JSON dump of a file ([`dump`]), a hand-made lz4 file
+//! ([`lz4_file`]) and an HTTP range server ([`range_server`]).
+//!
+//! ```ignore
+//! use rasdf_testkit as common; // or rasdf_testkit::{testdata, dump}
+//! let file = rasdf::AsdfFile::open(common::testdata("example.asdf"))?;
+//! ```
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod dump;
+pub mod lz4_file;
+pub mod range_server;
+
 /// The repository's root (the workspace).
 pub fn root() -> PathBuf {
-    // Each package of the workspace is one folder below the root.
+    // Each package of the workspace (this one too) is one folder below the root.
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
 
@@ -88,11 +100,20 @@ pub fn strace() -> Option<PathBuf> {
     found
 }
 
+/// Every array's listing ([`rasdf::ArrayRef::info`]), in tree order; the first error.
+pub fn listing(file: &rasdf::AsdfFile) -> rasdf::Result<Vec<rasdf::file::ArrayInfo>> {
+    file.arrays().map(|a| a.info()).collect()
+}
+
+/// Every array's path, in tree order (`/sci/data`).
+pub fn array_paths(file: &rasdf::AsdfFile) -> Vec<String> {
+    file.arrays().filter_map(|a| a.path().map(str::to_string)).collect()
+}
+
 /// MD5 hex.
 pub fn md5_hex(data: &[u8]) -> String {
     rasdf::block::md5(data).iter().map(|b| format!("{b:02x}")).collect()
 }
-pub mod dump;
 
 /// `testdata/example.asdf`, then the `.asdf` files directly in each of `dirs` (under
 /// `testdata/`), each folder's sorted.
