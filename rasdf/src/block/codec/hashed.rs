@@ -1,0 +1,144 @@
+//! A block compressed whole into memory with its MD5 made on the way: what a writer needs
+//! that must put the header (used size, checksum) before the data, as the reference's
+//! block writer does (`rasdf.asdf_hook` hands asdf's writer these bytes).
+//!
+//! The stream is [`encode`](super::encode)'s, byte for byte: lz4 records compressed two
+//! at a time and zlib pieces deflated on the pool's threads while the calling thread
+//! copies the finished ones, in order, into the output and hashes them in the same pass
+//! ([`crate::pipeline`]); bzp2 a few bzip2 blocks per thread at a time.
+
+use super::{Compression, LZ4_CHUNK};
+use crate::block::{BlockError, Md5, pbzip, pdeflate};
+
+/// Which bytes [`encode_hashed`] hashes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashOf {
+    /// None: no checksum.
+    Nothing,
+    /// The stored (compressed) bytes, as the reference writes checksums since 5.3.0.
+    Stored,
+    /// The uncompressed data, as the reference wrote checksums up to 5.2.
+    Data,
+}
+
+/// `data` compressed with `codec` at its default level (as [`super::encode`]), and the
+/// MD5 that `hash` asks for.
+///
+/// # Errors
+/// As [`super::encode`].
+pub fn encode_hashed(codec: Compression, data: &[u8], hash: HashOf) -> Result<(Vec<u8>, Option<[u8; 16]>), BlockError> {
+    let workers = rayon::current_num_threads();
+    let mut out = Vec::new();
+    let mut md5 = Md5::new();
+    match codec {
+        Compression::Lz4 if data.len() > LZ4_CHUNK => {
+            // Room for the worst case: pages never written are never made resident.
+            out.reserve(data.len() + data.len() / 255 + 64 * data.len().div_ceil(LZ4_CHUNK));
+            let piece = 2 * LZ4_CHUNK;
+            crate::pipeline::in_order_parts(
+                data.len().div_ceil(piece),
+                workers,
+                2 * workers,
+                |n, buf| super::lz4_records_into(&data[n * piece..data.len().min((n + 1) * piece)], buf),
+                |buf, records| {
+                    for r in records {
+                        append(&mut out, &buf[r], hash == HashOf::Stored, &mut md5);
+                    }
+                    Ok(())
+                },
+            )?;
+        }
+        Compression::Zlib if data.len() > pdeflate::PIECE => {
+            out.reserve(data.len() + data.len() / 1000 + 1024);
+            let corrupt = |message| BlockError::Corrupt { codec, message };
+            append(&mut out, &pdeflate::HEADER, hash == HashOf::Stored, &mut md5);
+            let mut adler = 1u32;
+            crate::pipeline::in_order_parts(
+                pdeflate::piece_count(data.len()),
+                workers,
+                2 * workers,
+                |n, buf| pdeflate::deflate_piece_of(data, n, 6, buf).map_err(corrupt),
+                |buf, (len, piece_adler)| {
+                    adler = pdeflate::combine_adler(adler, piece_adler, len);
+                    append(&mut out, buf, hash == HashOf::Stored, &mut md5);
+                    Ok(())
+                },
+            )?;
+            append(&mut out, &adler.to_be_bytes(), hash == HashOf::Stored, &mut md5);
+        }
+        Compression::Bzp2 if data.len() > 4 << 20 => {
+            let corrupt = |message| BlockError::Corrupt { codec, message };
+            let mut stream = pbzip::Stream::new(9).map_err(corrupt)?;
+            let batch = stream.batch_len().saturating_mul(4).max(1);
+            let count = data.len().div_ceil(batch).max(1);
+            for n in 0..count {
+                let bytes = &data[(n * batch).min(data.len())..data.len().min((n + 1) * batch)];
+                match stream.feed(bytes, n + 1 == count) {
+                    Ok(stored) => append(&mut out, &stored, hash == HashOf::Stored, &mut md5),
+                    // The parallel compressor declined: the serial stream is the same.
+                    Err(_) => {
+                        out = super::encode(codec, data)?;
+                        md5 = Md5::new();
+                        if hash == HashOf::Stored {
+                            md5.update(&out);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        _ => {
+            out = super::encode(codec, data)?;
+            if hash == HashOf::Stored {
+                md5.update(&out);
+            }
+        }
+    }
+    let digest = match hash {
+        HashOf::Nothing => None,
+        HashOf::Stored => Some(md5.finalize()),
+        HashOf::Data => Some(crate::block::md5(data)),
+    };
+    Ok((out, digest))
+}
+
+/// Appends `bytes` to `out`, hashing them in the same pass when `hashed`.
+fn append(out: &mut Vec<u8>, bytes: &[u8], hashed: bool, md5: &mut Md5) {
+    let at = out.len();
+    if !hashed {
+        out.extend_from_slice(bytes);
+        return;
+    }
+    out.resize(at + bytes.len(), 0);
+    md5.update_copying(bytes, &mut out[at..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(n: usize) -> Vec<u8> {
+        (0..n).map(|i| ((i / 7) as f32).to_le_bytes()[i % 4] ^ u8::try_from(i % 13).unwrap_or(0)).collect()
+    }
+
+    /// The same bytes as `encode`, and the checksums of the stored bytes or of the data.
+    #[test]
+    fn the_stream_of_encode_and_its_md5() {
+        for codec in [Compression::Lz4, Compression::Zlib, Compression::Bzp2, Compression::None] {
+            for n in [0, 1000, LZ4_CHUNK, LZ4_CHUNK + 5, 2 * LZ4_CHUNK + 3, 5 * LZ4_CHUNK + 1] {
+                if codec == Compression::Bzp2 && n > 2 * LZ4_CHUNK {
+                    continue;
+                }
+                let data = sample(n);
+                let want = super::super::encode(codec, &data).unwrap();
+                let (got, md5) = encode_hashed(codec, &data, HashOf::Stored).unwrap();
+                assert!(got == want, "{codec} {n}");
+                assert_eq!(md5, Some(crate::block::md5(&want)));
+                let (_, raw) = encode_hashed(codec, &data, HashOf::Data).unwrap();
+                assert_eq!(raw, Some(crate::block::md5(&data)));
+                assert_eq!(encode_hashed(codec, &data, HashOf::Nothing).unwrap().1, None);
+            }
+        }
+        assert!(encode_hashed(Compression::Other(*b"abcd"), b"x", HashOf::Stored).is_err());
+    }
+}
