@@ -345,6 +345,7 @@ def _patches() -> list:
     import asdf.yamlutil
 
     from . import _asdf_blocks as blocks
+    from . import _asdf_yaml
 
     return [
         (asdf.yamlutil, "load_tree", load_tree),
@@ -352,6 +353,7 @@ def _patches() -> list:
         (mcompression, "decompress", blocks.decompress),
         (mcompression, "compress", blocks.compress),
         (bio, "calculate_block_checksum", blocks.calculate_block_checksum),
+        (asdf.yamlutil, "yaml", _asdf_yaml.proxy),
     ]
 
 
@@ -373,8 +375,10 @@ def install() -> None:
         )
         return
     from . import _asdf_blocks as blocks
+    from . import _asdf_yaml
 
     with _lock:
+        _asdf_yaml.install()
         patches = _patches()
         if all(getattr(m, n) is f for m, n, f in patches):
             return
