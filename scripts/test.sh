@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv="${RASDF_VENV:-$PWD/.venv}"
-if ! "$venv/bin/python" -c "import asdf, numpy, lz4, gsd, blosc2, pytest, maturin, dask, distributed, asdf_compression, blosc, zstandard, mypy" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import asdf, numpy, lz4, gsd, blosc2, pytest, maturin, dask, distributed, asdf_compression, blosc, zstandard, mypy, syrupy, aiohttp, requests" 2>/dev/null; then
     echo "== making $venv with the pinned reference library"
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements.txt
@@ -63,9 +63,16 @@ echo "== rasdf.validate with the extensions asdf has installed (astropy, gwcs, R
 (cd python && RASDF_VALIDATE_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_validate.py)
 echo "== copies and trees of real files, and writes of astropy, gwcs and Roman objects, judged by asdf with those extensions"
 (cd python && RASDF_COPIES_ASTRO=1 RASDF_WRITE_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_copies.py tests/test_astro_writes.py)
-echo "== the asdf.open hook under asdf with astropy, gwcs and Roman, and under asdf $hook_asdf_versions"
-(cd python && RASDF_HOOK_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_asdf_hook.py)
+echo "== the asdf hook under asdf with astropy, gwcs and Roman, and under asdf $hook_asdf_versions"
+hook_tests="tests/test_asdf_hook.py tests/test_asdf_hook_blocks.py tests/test_asdf_hook_yaml.py"
+(cd python && RASDF_HOOK_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider $hook_tests)
 root="$PWD"
 for v in $hook_asdf_versions; do
-    (cd python && "$root/.venv-asdf-$v/bin/pytest" -q -p no:cacheprovider tests/test_asdf_hook.py)
+    (cd python && "$root/.venv-asdf-$v/bin/pytest" -q -p no:cacheprovider $hook_tests)
 done
+echo "== asdf's own test suite, the hook installed for the whole run"
+# From a folder of its own: `python -m` puts the current folder on the import path, and
+# python/ holds the package's source without its compiled module.
+suite="$(mktemp -d)"
+(cd "$suite" && "$venv/bin/python" -m rasdf.asdf_hook -m pytest --pyargs asdf -q -p no:cacheprovider)
+rm -rf "$suite"
