@@ -8,7 +8,8 @@ a ``BytesIO``, rasdf does the work in Rust with the GIL released and on every co
 decodes into the array asdf hands out (lz4 a window of records at a time, zlib as it
 reads, so the stored bytes are never all in memory), and compresses in parallel, making
 the MD5 that asdf's writer asks for next in the same pass
-(``asdf._block.io.calculate_block_checksum``).
+(``asdf._block.io.calculate_block_checksum``, inside asdf's own
+``generate_write_header`` only).
 
 Anything else (a codec from an extension, compression settings, a stream, codec labels
 that extensions define twice) is asdf's own function, called as it would have been. Any
@@ -20,6 +21,8 @@ started, so the result or the error is asdf's.
 from __future__ import annotations
 
 import io
+import threading
+import weakref
 from typing import Any, Optional
 
 import numpy as np
@@ -120,9 +123,24 @@ def decompress(fd: Any, used_size: int, data_size: int, compression: Any, config
 
 
 # The MD5 of the bytes `compress` wrote last, for the checksum asdf's writer asks for
-# next: (address, length, first and last bytes, digest), or None.
-_last: Optional[tuple] = None
+# next. Only inside asdf's own `generate_write_header` (which calls `compress` into a
+# fresh BytesIO, then `calculate_block_checksum` of that buffer, nothing between), in
+# that thread: `_tls.armed` is set by `generate_write_header` below, and `_tls.last`
+# is ((address, length, first and last bytes), digest, a weak reference to the BytesIO
+# written) or None. The digest is handed over only for exactly those bytes, still in a
+# live BytesIO.
+_tls = threading.local()
 _HASH = "stored"
+
+
+def generate_write_header(*args: Any, **kwargs: Any) -> Any:
+    """``asdf._block.io.generate_write_header``: asdf's own, with the MD5 that rasdf makes
+    while compressing handed to its checksum (see ``_tls``)."""
+    _tls.armed, _tls.last = True, None
+    try:
+        return _stock("asdf._block.io", "generate_write_header")(*args, **kwargs)
+    finally:
+        _tls.armed, _tls.last = False, None
 
 
 def _fingerprint(view: Any) -> Optional[tuple]:
@@ -136,7 +154,6 @@ def _fingerprint(view: Any) -> Optional[tuple]:
 
 def compress(fd: Any, data: Any, compression: Any, config: Any = None) -> None:
     """``asdf._compression.compress`` through rasdf (see the module's text)."""
-    global _last
     stock = _stock("asdf._compression", "compress")
     try:
         label = _own_label(compression) if not config else None
@@ -147,9 +164,11 @@ def compress(fd: Any, data: Any, compression: Any, config: Any = None) -> None:
         arr = None
     if arr is None:
         return stock(fd, data, compression, config=config)
-    _last = None
+    armed = getattr(_tls, "armed", False)
+    _tls.last = None
+    hash_of = _HASH if armed and type(fd) is io.BytesIO else "none"
     try:
-        stored, md5 = _rasdf.hook_encode(label, arr, _HASH if isinstance(fd, io.BytesIO) else "none")
+        stored, md5 = _rasdf.hook_encode(label, arr, hash_of)
     except Exception:  # noqa: BLE001 - asdf's own compressor
         return stock(fd, data, compression, config=config)
     fd.write(stored)
@@ -161,19 +180,19 @@ def compress(fd: Any, data: Any, compression: Any, config: Any = None) -> None:
                 if fp is not None and end >= stored.size:
                     # The block is the buffer's last `stored.size` bytes.
                     with view[end - stored.size :] as tail:
-                        _last = (_fingerprint(tail), md5)
+                        _tls.last = (_fingerprint(tail), md5, weakref.ref(fd))
         except Exception:  # noqa: BLE001 - no shortcut: asdf hashes
-            _last = None
+            _tls.last = None
 
 
 def calculate_block_checksum(data: Any) -> bytes:
     """``asdf._block.io.calculate_block_checksum``: the MD5 rasdf made while compressing,
-    when asked for exactly the bytes it just wrote; asdf's own otherwise."""
-    global _last
-    last, _last = _last, None
-    if last is not None:
+    when asked inside asdf's own ``generate_write_header`` for exactly the bytes it just
+    wrote; asdf's own otherwise."""
+    last, _tls.last = getattr(_tls, "last", None), None
+    if last is not None and getattr(_tls, "armed", False):
         try:
-            if _fingerprint(data) == last[0]:
+            if last[2]() is not None and _fingerprint(data) == last[0]:
                 return last[1]
         except Exception:  # noqa: BLE001
             pass

@@ -353,6 +353,7 @@ def _patches() -> list:
         (mcompression, "decompress", blocks.decompress),
         (mcompression, "compress", blocks.compress),
         (bio, "calculate_block_checksum", blocks.calculate_block_checksum),
+        (bio, "generate_write_header", blocks.generate_write_header),
         (asdf.yamlutil, "yaml", _asdf_yaml.proxy),
     ]
 

@@ -340,3 +340,39 @@ def test_install_outside_the_supported_range_warns_and_changes_nothing(monkeypat
     with pytest.warns(asdf_hook.HookWarning, match="asdf is left as it is"):
         asdf_hook.install()
     assert asdf._compression.decompress is stock and not asdf_hook.is_installed()
+
+
+def test_the_checksum_made_while_compressing_is_only_for_those_bytes(monkeypatch):
+    """calculate_block_checksum gives rasdf's MD5 only inside asdf's own
+    generate_write_header, for the very buffer compress just wrote there; for changed
+    bytes, another buffer, a second call or a call from elsewhere, asdf's own MD5."""
+    import hashlib
+
+    import asdf._block.io as bio
+
+    data = np.frombuffer(np.arange(1 << 20, dtype="f4").tobytes(), np.uint8)
+    with asdf_hook.installed():
+        for change in ("none", "middle", "other", "twice"):
+            buff = io.BytesIO()
+            asdf._compression.compress(buff, data, b"lz4")
+            if change == "middle":
+                with buff.getbuffer() as view:
+                    view[len(view) // 2] ^= 0xFF
+            target = io.BytesIO(buff.getvalue()) if change == "other" else buff
+            if change == "twice":
+                bio.calculate_block_checksum(buff.getbuffer())
+            got = bio.calculate_block_checksum(target.getbuffer())
+            assert got == hashlib.md5(target.getvalue()).digest(), change
+        # asdf's own writes: rasdf's MD5 (asdf hashes nothing), checksums that verify.
+        if asdf_hook._asdf_version() >= (5, 3, 0):
+            stock = _asdf_blocks._stocks[("asdf._block.io", "calculate_block_checksum")]
+            calls = []
+            monkeypatch.setitem(_asdf_blocks._stocks, ("asdf._block.io", "calculate_block_checksum"), lambda d: calls.append(1) or stock(d))
+            arr = np.arange(3 << 20, dtype="f4")
+            af = asdf.AsdfFile({"a": arr, "b": np.arange(10)})
+            af.set_array_compression(arr, "zlib")
+            out = io.BytesIO()
+            af.write_to(out)
+            assert len(calls) == 1  # the uncompressed block's
+    with asdf.open(io.BytesIO(out.getvalue()), validate_checksums=True, lazy_load=False) as f:
+        assert np.array_equal(f["a"], arr)
