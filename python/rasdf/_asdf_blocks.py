@@ -152,6 +152,16 @@ def _fingerprint(view: Any) -> Optional[tuple]:
     return (arr.ctypes.data, n, bytes(arr[:64]), bytes(arr[max(0, n - 64) :]))
 
 
+def _at_end(fd: Any) -> Optional[int]:
+    """The position of a ``BytesIO`` that is at its end (what is written is appended,
+    and cutting back to it undoes the write exactly), else ``None``."""
+    if type(fd) is not io.BytesIO:
+        return None
+    at = fd.tell()
+    with fd.getbuffer() as view:
+        return at if view.nbytes == at else None
+
+
 def compress(fd: Any, data: Any, compression: Any, config: Any = None) -> None:
     """``asdf._compression.compress`` through rasdf (see the module's text)."""
     stock = _stock("asdf._compression", "compress")
@@ -159,27 +169,29 @@ def compress(fd: Any, data: Any, compression: Any, config: Any = None) -> None:
         label = _own_label(compression) if not config else None
         arr = None
         if label is not None and isinstance(data, np.ndarray) and data.dtype == np.uint8 and data.ndim == 1:
-            arr = np.ascontiguousarray(data) if data.flags.c_contiguous else None
+            arr = data if data.flags.c_contiguous else None
+        start = _at_end(fd) if arr is not None else None
     except Exception:  # noqa: BLE001
-        arr = None
-    if arr is None:
+        start = None
+    if start is None:
         return stock(fd, data, compression, config=config)
     armed = getattr(_tls, "armed", False)
     _tls.last = None
-    hash_of = _HASH if armed and type(fd) is io.BytesIO else "none"
     try:
-        stored, md5 = _rasdf.hook_encode(label, arr, hash_of)
-    except Exception:  # noqa: BLE001 - asdf's own compressor
+        # The stored bytes go to the BytesIO a piece at a time, as they are made.
+        size, md5 = _rasdf.hook_encode(label, arr, _HASH if armed else "none", fd.write)
+    except Exception:  # noqa: BLE001 - undone, then asdf's own compressor
+        fd.seek(start)
+        fd.truncate(start)
         return stock(fd, data, compression, config=config)
-    fd.write(stored)
     if md5 is not None:
         try:
             with fd.getbuffer() as view:
                 fp = _fingerprint(view)
                 end = fp[1] if fp else -1
-                if fp is not None and end >= stored.size:
-                    # The block is the buffer's last `stored.size` bytes.
-                    with view[end - stored.size :] as tail:
+                if fp is not None and end >= size:
+                    # The block is the buffer's last `size` bytes.
+                    with view[end - size :] as tail:
                         _tls.last = (_fingerprint(tail), md5, weakref.ref(fd))
         except Exception:  # noqa: BLE001 - no shortcut: asdf hashes
             _tls.last = None

@@ -163,22 +163,23 @@ fn decode_file(
     Err(PyValueError::new_err("file descriptors are read on Unix only"))
 }
 
-/// The stored bytes of a block and their MD5, if asked for.
-type Encoded<'py> = (Bound<'py, PyArray1<u8>>, Option<Bound<'py, PyBytes>>);
-
 /// `data` (a contiguous uint8 array) compressed with `codec` as asdf's own compressor
-/// would at its default settings, with the GIL released: the stored bytes (a uint8
-/// array) and the MD5 `hash` asks for (`"stored"`, `"data"` or `"none"`: `None`).
+/// would at its default settings, with the GIL released: the stored bytes handed to
+/// `write` (a Python callable, a BytesIO's `write`) in order, a piece of a few megabytes
+/// at a time (so they are never held twice), then their length and the MD5 `hash` asks
+/// for (`"stored"`, `"data"` or `"none"`: `None`).
 ///
 /// # Errors
-/// `ValueError` for a codec rasdf does not write, or an array that is not contiguous.
+/// `ValueError` for a codec rasdf does not write, or an array that is not contiguous;
+/// `write`'s own errors. `write` may have had part of the stream then.
 #[pyfunction]
 pub(crate) fn hook_encode<'py>(
     py: Python<'py>,
     codec: &str,
     data: PyReadonlyArray1<'py, u8>,
     hash: &str,
-) -> PyResult<Encoded<'py>> {
+    write: Py<PyAny>,
+) -> PyResult<(u64, Option<Bound<'py, PyBytes>>)> {
     let codec = codec_of(codec)?;
     if !matches!(codec, Compression::Lz4 | Compression::Zlib | Compression::Bzp2) {
         return Err(PyValueError::new_err(format!("{codec} is left to asdf")));
@@ -190,6 +191,21 @@ pub(crate) fn hook_encode<'py>(
         other => return Err(PyValueError::new_err(format!("no hash {other:?}"))),
     };
     let bytes = data.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let (stored, md5) = py.detach(|| codec::encode_hashed(codec, bytes, hash)).map_err(block_err)?;
-    Ok((PyArray1::from_vec(py, stored), md5.map(|m| PyBytes::new(py, &m))))
+    let mut failed: Option<PyErr> = None;
+    let mut written = 0u64;
+    let result = py.detach(|| {
+        codec::encode_hashed_to(codec, bytes, hash, &mut |piece: &[u8]| {
+            Python::attach(|py| write.bind(py).call1((PyBytes::new(py, piece),)).map(drop)).map_err(|e| {
+                failed = Some(e);
+                rasdf::block::BlockError::Corrupt { codec, message: "the writer failed".into() }
+            })?;
+            written += piece.len() as u64;
+            Ok(())
+        })
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let md5 = result.map_err(block_err)?;
+    Ok((written, md5.map(|m| PyBytes::new(py, &m))))
 }

@@ -376,3 +376,35 @@ def test_the_checksum_made_while_compressing_is_only_for_those_bytes(monkeypatch
             assert len(calls) == 1  # the uncompressed block's
     with asdf.open(io.BytesIO(out.getvalue()), validate_checksums=True, lazy_load=False) as f:
         assert np.array_equal(f["a"], arr)
+
+
+@pytest.mark.parametrize("codec", ["zlib", "bzp2", "lz4"])
+def test_a_write_that_fails_part_way_gives_asdfs_bytes(codec, monkeypatch):
+    """The stored bytes go to asdf's BytesIO as they are made: a failure after some
+    pieces are written is undone, and asdf's own compressor writes the block."""
+    arr = codec_file(codec, n=(9 << 20) + 1)[1]
+
+    def write():
+        af = asdf.AsdfFile({"a": arr})
+        af.set_array_compression(arr, codec)
+        out = io.BytesIO()
+        af.write_to(out)
+        return out.getvalue()
+
+    stock = outcome(write)
+    real = _asdf_blocks._rasdf.hook_encode
+    pieces = []
+
+    def enc(label, data, hash_of, sink):
+        def failing(piece):
+            pieces.append(len(piece))
+            if len(pieces) > 1:
+                raise OSError("fails part way")
+            return sink(piece)
+
+        return real(label, data, hash_of, failing)
+
+    monkeypatch.setattr(_asdf_blocks._rasdf, "hook_encode", enc)
+    with asdf_hook.installed():
+        assert_same(stock, outcome(write))
+    assert len(pieces) == 2

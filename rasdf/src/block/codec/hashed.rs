@@ -27,13 +27,43 @@ pub enum HashOf {
 /// # Errors
 /// As [`super::encode`].
 pub fn encode_hashed(codec: Compression, data: &[u8], hash: HashOf) -> Result<(Vec<u8>, Option<[u8; 16]>), BlockError> {
-    let workers = rayon::current_num_threads();
     let mut out = Vec::new();
+    if codec == Compression::Lz4 {
+        // Room for the worst case: pages never written are never made resident.
+        out.reserve(data.len() + data.len() / 255 + 64 * data.len().div_ceil(LZ4_CHUNK));
+    }
+    let md5 = encode_hashed_to(codec, data, hash, &mut |bytes| {
+        out.extend_from_slice(bytes);
+        Ok(())
+    })?;
+    Ok((out, md5))
+}
+
+/// [`encode_hashed`] handing the stored bytes to `sink` in order, a piece (a few
+/// megabytes at most, or the whole stream of a small block) at a time, instead of
+/// holding them all: a writer that copies them on (into a file or a buffer of its own)
+/// never holds them twice.
+///
+/// # Errors
+/// As [`super::encode`], and `sink`'s. After an error `sink` may have had part of the
+/// stream.
+pub fn encode_hashed_to(
+    codec: Compression,
+    data: &[u8],
+    hash: HashOf,
+    sink: &mut dyn FnMut(&[u8]) -> Result<(), BlockError>,
+) -> Result<Option<[u8; 16]>, BlockError> {
+    let workers = rayon::current_num_threads();
     let mut md5 = Md5::new();
+    let stored = hash == HashOf::Stored;
+    let mut put = |bytes: &[u8], md5: &mut Md5| -> Result<(), BlockError> {
+        if stored {
+            md5.update(bytes);
+        }
+        sink(bytes)
+    };
     match codec {
         Compression::Lz4 if data.len() > LZ4_CHUNK => {
-            // Room for the worst case: pages never written are never made resident.
-            out.reserve(data.len() + data.len() / 255 + 64 * data.len().div_ceil(LZ4_CHUNK));
             let piece = 2 * LZ4_CHUNK;
             crate::pipeline::in_order_parts(
                 data.len().div_ceil(piece),
@@ -42,16 +72,15 @@ pub fn encode_hashed(codec: Compression, data: &[u8], hash: HashOf) -> Result<(V
                 |n, buf| super::lz4_records_into(&data[n * piece..data.len().min((n + 1) * piece)], buf),
                 |buf, records| {
                     for r in records {
-                        append(&mut out, &buf[r], hash == HashOf::Stored, &mut md5);
+                        put(&buf[r], &mut md5)?;
                     }
                     Ok(())
                 },
             )?;
         }
         Compression::Zlib if data.len() > pdeflate::PIECE => {
-            out.reserve(data.len() + data.len() / 1000 + 1024);
             let corrupt = |message| BlockError::Corrupt { codec, message };
-            append(&mut out, &pdeflate::HEADER, hash == HashOf::Stored, &mut md5);
+            put(&pdeflate::HEADER, &mut md5)?;
             let mut adler = 1u32;
             crate::pipeline::in_order_parts(
                 pdeflate::piece_count(data.len()),
@@ -60,11 +89,10 @@ pub fn encode_hashed(codec: Compression, data: &[u8], hash: HashOf) -> Result<(V
                 |n, buf| pdeflate::deflate_piece_of(data, n, 6, buf).map_err(corrupt),
                 |buf, (len, piece_adler)| {
                     adler = pdeflate::combine_adler(adler, piece_adler, len);
-                    append(&mut out, buf, hash == HashOf::Stored, &mut md5);
-                    Ok(())
+                    put(buf, &mut md5)
                 },
             )?;
-            append(&mut out, &adler.to_be_bytes(), hash == HashOf::Stored, &mut md5);
+            put(&adler.to_be_bytes(), &mut md5)?;
         }
         Compression::Bzp2 if data.len() > 4 << 20 => {
             let corrupt = |message| BlockError::Corrupt { codec, message };
@@ -74,43 +102,24 @@ pub fn encode_hashed(codec: Compression, data: &[u8], hash: HashOf) -> Result<(V
             for n in 0..count {
                 let bytes = &data[(n * batch).min(data.len())..data.len().min((n + 1) * batch)];
                 match stream.feed(bytes, n + 1 == count) {
-                    Ok(stored) => append(&mut out, &stored, hash == HashOf::Stored, &mut md5),
-                    // The parallel compressor declined: the serial stream is the same.
-                    Err(_) => {
-                        out = super::encode(codec, data)?;
-                        md5 = Md5::new();
-                        if hash == HashOf::Stored {
-                            md5.update(&out);
-                        }
+                    Ok(piece) => put(&piece, &mut md5)?,
+                    // The parallel compressor declined before anything was handed on:
+                    // the serial stream is the same.
+                    Err(_) if n == 0 => {
+                        put(&super::encode(codec, data)?, &mut md5)?;
                         break;
                     }
+                    Err(e) => return Err(corrupt(e)),
                 }
             }
         }
-        _ => {
-            out = super::encode(codec, data)?;
-            if hash == HashOf::Stored {
-                md5.update(&out);
-            }
-        }
+        _ => put(&super::encode(codec, data)?, &mut md5)?,
     }
-    let digest = match hash {
+    Ok(match hash {
         HashOf::Nothing => None,
         HashOf::Stored => Some(md5.finalize()),
         HashOf::Data => Some(crate::block::md5(data)),
-    };
-    Ok((out, digest))
-}
-
-/// Appends `bytes` to `out`, hashing them in the same pass when `hashed`.
-fn append(out: &mut Vec<u8>, bytes: &[u8], hashed: bool, md5: &mut Md5) {
-    let at = out.len();
-    if !hashed {
-        out.extend_from_slice(bytes);
-        return;
-    }
-    out.resize(at + bytes.len(), 0);
-    md5.update_copying(bytes, &mut out[at..]);
+    })
 }
 
 #[cfg(test)]

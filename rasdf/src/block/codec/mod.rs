@@ -46,7 +46,7 @@ use std::fmt;
 
 use super::BlockError;
 
-pub use hashed::{HashOf, encode_hashed};
+pub use hashed::{HashOf, encode_hashed, encode_hashed_to};
 pub use lz4::LZ4_CHUNK;
 pub(crate) use lz4::lz4_one_record;
 pub(crate) use lz4::lz4_records_covering;
