@@ -122,8 +122,9 @@ def _dump(documents: Any, stream: Any, Dumper: Any, kwds: dict) -> Optional[byte
         or yamlutil.AsdfDumper.__mro__[1] is not yaml.CSafeDumper
     ):
         return None
-    if _types is None:
-        _types = _type_codes()
+    # Read at every dump (a few dozen entries): a representer registered or replaced
+    # since the last one counts.
+    _types = _type_codes()
     if _types is None:
         return None
     tags = [(str(h), str(p)) for h, p in kwds["tags"].items()]

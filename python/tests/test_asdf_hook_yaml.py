@@ -323,3 +323,13 @@ def test_texts_libyaml_safer_writes_otherwise_are_pyyamls(value, style):
         with asdf_hook.installed():
             hooked = outcome(lambda: dump(tree))
         assert stock == hooked, (stock, hooked)
+
+
+def test_a_representer_changed_after_a_dump_is_pyyamls(monkeypatch):
+    calls = Calls(monkeypatch)
+    with asdf_hook.installed():
+        assert b"a: 1.5" in dump({"a": 1.5})
+        assert calls.n == 1
+        monkeypatch.setitem(asdf.yamlutil.AsdfDumper.yaml_representers, float, lambda d, x: d.represent_str("f"))
+        assert b"a: f" in dump({"a": 1.5})
+    assert calls.n == 1
