@@ -374,8 +374,8 @@ def test_the_checksum_made_while_compressing_is_only_for_those_bytes(monkeypatch
             out = io.BytesIO()
             af.write_to(out)
             assert len(calls) == 1  # the uncompressed block's
-    with asdf.open(io.BytesIO(out.getvalue()), validate_checksums=True, lazy_load=False) as f:
-        assert np.array_equal(f["a"], arr)
+            with asdf.open(io.BytesIO(out.getvalue()), validate_checksums=True, lazy_load=False) as f:
+                assert np.array_equal(f["a"], arr)
 
 
 @pytest.mark.parametrize("codec", ["zlib", "bzp2", "lz4"])
