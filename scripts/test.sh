@@ -72,8 +72,15 @@ echo "== rasdf.validate with the extensions asdf has installed (astropy, gwcs, R
 (cd python && RASDF_VALIDATE_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_validate.py)
 echo "== copies and trees of real files, and writes of astropy, gwcs and Roman objects, judged by asdf with those extensions"
 (cd python && RASDF_COPIES_ASTRO=1 RASDF_WRITE_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_copies.py tests/test_astro_writes.py)
-echo "== the asdf.open hook under asdf with astropy, gwcs and Roman, and under asdf $hook_asdf_versions"
-(cd python && RASDF_HOOK_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_asdf_hook.py)
+echo "== the asdf hook under asdf with astropy, gwcs and Roman, and under asdf $hook_asdf_versions"
+hook_tests="tests/test_asdf_hook.py tests/test_asdf_hook_blocks.py tests/test_asdf_hook_yaml.py"
+(cd python && RASDF_HOOK_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider $hook_tests)
 for v in $hook_asdf_versions; do
-    (cd python && "$root/.venv-asdf-$v/bin/pytest" -q -p no:cacheprovider tests/test_asdf_hook.py)
+    (cd python && "$root/.venv-asdf-$v/bin/pytest" -q -p no:cacheprovider $hook_tests)
 done
+echo "== asdf's own test suite, the hook installed for the whole run"
+# From a folder of its own: `python -m` puts the current folder on the import path, and
+# python/ holds the package's source without its compiled module.
+suite="$(mktemp -d)"
+(cd "$suite" && "$venv/bin/python" -m rasdf.asdf_hook -m pytest --pyargs asdf -q -p no:cacheprovider)
+rm -rf "$suite"

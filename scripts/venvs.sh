@@ -20,7 +20,7 @@ ensure_venv() {
 main_venv() {
     venv="${RASDF_VENV:-$PWD/.venv}"
     ensure_venv "$venv" tests/python/requirements.txt \
-        "import asdf, numpy, lz4, gsd, blosc2, pytest, maturin, ziglang, dask, distributed, asdf_compression, blosc, zstandard, mypy" \
+        "import asdf, numpy, lz4, gsd, blosc2, pytest, maturin, ziglang, dask, distributed, asdf_compression, blosc, zstandard, mypy, aiohttp, requests" \
         "the pinned reference library"
     export RASDF_PYTHON="$venv/bin/python"
 }

@@ -26,7 +26,17 @@ from typing import Any, Callable, Iterator, Optional
 
 from . import _rasdf, _timestamp
 
-__all__ = ["install", "installed", "is_installed", "load_tree", "read_block_index", "uninstall"]
+__all__ = [
+    "SUPPORTED",
+    "HookWarning",
+    "install",
+    "installed",
+    "is_installed",
+    "load_tree",
+    "read_block_index",
+    "supported",
+    "uninstall",
+]
 
 _lock = threading.Lock()
 # The functions `asdf.yamlutil.load_tree` and `asdf._block.io.read_block_index` held
@@ -303,34 +313,103 @@ def _pyyaml_load_tree(stream: Any) -> Any:
     return yaml.load(stream, Loader=AsdfLoader)  # noqa: S506 - asdf's safe loader
 
 
-def install() -> None:
-    """Make ``asdf.open`` (and everything that calls it) read trees with rasdf, in this
-    process, until :func:`uninstall`. Installing twice is the same as once."""
-    global _stock, _stock_index
+# The asdf versions the hook is made for and tested with: from 4.0.0 up to (not
+# including) 6.1.0. Under any other, `install()` warns and leaves asdf as it is.
+SUPPORTED = ((4, 0, 0), (6, 1, 0))
+
+
+class HookWarning(UserWarning):
+    """``install()`` left asdf as it is (an asdf outside :data:`SUPPORTED`)."""
+
+
+def _asdf_version() -> tuple:
+    import asdf
+
+    parts = []
+    for p in str(getattr(asdf, "__version__", "0")).split(".")[:3]:
+        digits = "".join(c for c in p if c.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def supported() -> bool:
+    """Whether the asdf installed is one the hook is made for (see :data:`SUPPORTED`)."""
+    low, high = SUPPORTED
+    return low <= _asdf_version() < high
+
+
+def _patches() -> list:
+    """``(module, name, replacement)`` for every function the hook stands in for."""
     import asdf._block.io as bio
+    import asdf._compression as mcompression
     import asdf.yamlutil
 
+    from . import _asdf_blocks as blocks
+    from . import _asdf_yaml
+
+    return [
+        (asdf.yamlutil, "load_tree", load_tree),
+        (bio, "read_block_index", read_block_index),
+        (mcompression, "decompress", blocks.decompress),
+        (mcompression, "compress", blocks.compress),
+        (bio, "calculate_block_checksum", blocks.calculate_block_checksum),
+        (bio, "generate_write_header", blocks.generate_write_header),
+        (asdf.yamlutil, "yaml", _asdf_yaml.proxy),
+    ]
+
+
+def install() -> None:
+    """Make ``asdf.open`` (and everything that calls it) read trees with rasdf, in this
+    process, until :func:`uninstall`. Installing twice is the same as once. Under an
+    asdf outside :data:`SUPPORTED`, warns (:class:`HookWarning`) and changes nothing."""
+    global _stock, _stock_index
+    import warnings
+
+    if not supported():
+        import asdf
+
+        low, high = (".".join(map(str, v)) for v in SUPPORTED)
+        warnings.warn(
+            f"rasdf.asdf_hook is made for asdf >= {low}, < {high}, not {asdf.__version__}: asdf is left as it is",
+            HookWarning,
+            stacklevel=2,
+        )
+        return
+    from . import _asdf_blocks as blocks
+    from . import _asdf_yaml
+
     with _lock:
-        if asdf.yamlutil.load_tree is load_tree:
+        _asdf_yaml.install()
+        patches = _patches()
+        if all(getattr(m, n) is f for m, n, f in patches):
             return
-        _stock = asdf.yamlutil.load_tree
-        _stock_index = bio.read_block_index
-        asdf.yamlutil.load_tree = load_tree
-        bio.read_block_index = read_block_index
+        for module, name, replacement in patches:
+            current = getattr(module, name)
+            if current is not replacement:
+                _stocks[(module.__name__, name)] = current
+                setattr(module, name, replacement)
+        _stock = _stocks.get(("asdf.yamlutil", "load_tree"))
+        _stock_index = _stocks.get(("asdf._block.io", "read_block_index"))
+        blocks._stocks = _stocks
+        # asdf 5.3 and later checksum the stored bytes (`calculate_block_checksum` of
+        # the compressed buffer, made beside the compression); earlier ones the data.
+        blocks._HASH = "stored" if _asdf_version() >= (5, 3, 0) else "none"
 
 
 def uninstall() -> None:
-    """Give ``asdf.open`` back its own loader (nothing happens if not installed)."""
+    """Give asdf back its own functions (nothing happens if not installed)."""
     global _stock, _stock_index
-    import asdf._block.io as bio
-    import asdf.yamlutil
-
+    if not supported():
+        return
     with _lock:
-        if asdf.yamlutil.load_tree is load_tree and _stock is not None:
-            asdf.yamlutil.load_tree = _stock
-        if bio.read_block_index is read_block_index and _stock_index is not None:
-            bio.read_block_index = _stock_index
+        for module, name, replacement in _patches():
+            if getattr(module, name) is replacement and (module.__name__, name) in _stocks:
+                setattr(module, name, _stocks[(module.__name__, name)])
+        _stocks.clear()
         _stock = _stock_index = None
+
+
+_stocks: dict = {}
 
 
 def is_installed() -> bool:

@@ -21,6 +21,8 @@ use rasdf::{AsdfFile, ErrorKind, Limits, OpenOptions};
 
 mod convert;
 mod errors;
+mod hook;
+mod hook_yaml;
 
 use errors::to_pyerr;
 
@@ -869,6 +871,9 @@ fn _rasdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Schemas>()?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
     m.add_function(wrap_pyfunction!(load_yaml, m)?)?;
+    m.add_function(wrap_pyfunction!(hook::hook_decode, m)?)?;
+    m.add_function(wrap_pyfunction!(hook::hook_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(hook_yaml::hook_dump, m)?)?;
     m.add("AsdfError", m.py().get_type::<errors::AsdfError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

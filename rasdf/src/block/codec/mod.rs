@@ -35,10 +35,12 @@ mod bzp2_parallel_decode;
 pub(crate) mod bzp2_parallel_encode;
 #[cfg(not(feature = "parallel-bzip2"))]
 pub(crate) mod bzp2_serial_encode;
+mod hashed;
 mod lz4;
 pub(crate) mod lz4_encode;
 #[cfg(feature = "extra-codecs")]
 mod lz4f;
+mod read;
 #[cfg(feature = "extra-codecs")]
 mod xz;
 mod zlib;
@@ -50,11 +52,13 @@ use std::fmt;
 
 use super::BlockError;
 
+pub use hashed::{HashOf, encode_hashed, encode_hashed_to};
 pub use lz4::LZ4_CHUNK;
 pub(crate) use lz4::lz4_one_record;
 pub(crate) use lz4::lz4_records_covering;
 pub(crate) use lz4::lz4_records_into;
 pub(crate) use lz4::lz4_streamed;
+pub use read::decode_read_into;
 
 /// A block's compression label. Unknown labels stay representable; they fail only when
 /// the block is decoded.
