@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -183,7 +184,18 @@ def run(cmd: list[str], timeout: float, max_mb: int, env: dict, cwd: str) -> tup
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=limit(max_mb), env=env, cwd=cwd
     )
     deadline = t0 + timeout
-    out = b""
+    # The output is drained as it comes (a child blocked on a full pipe would look like a
+    # hang), keeping its last 64 KiB.
+    tail = bytearray()
+
+    def drain() -> None:
+        assert p.stdout is not None
+        for chunk in iter(lambda: p.stdout.read1(1 << 16), b""):
+            tail.extend(chunk)
+            del tail[: max(0, len(tail) - (1 << 16))]
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
     status = None
     rss = 0
     while True:
@@ -198,7 +210,8 @@ def run(cmd: list[str], timeout: float, max_mb: int, env: dict, cwd: str) -> tup
             rss = ru.ru_maxrss >> 10
             break
         time.sleep(0.01)
-    out = p.stdout.read() if p.stdout else b""
+    reader.join(timeout=5)
+    out = bytes(tail)
     p.returncode = 0
     return status, out.decode("utf-8", "replace"), time.monotonic() - t0, rss
 
