@@ -121,7 +121,9 @@ def _apply_mask(array: np.ndarray, mask: Any) -> np.ndarray:
             except TypeError:
                 pass
             return np.ma.masked_values(array, mask)
-    except (TypeError, ValueError) as e:  # numpy's DTypePromotionError is a TypeError
+    # numpy's DTypePromotionError is a TypeError; its MaskError (a mask of another size
+    # than its data) an MAError.
+    except (TypeError, ValueError, np.ma.MAError) as e:
         # The reference fails to make such a masked array too: a damaged node.
         raise AsdfError(f"the node's mask cannot mask its data ({array.dtype}): {e}") from None
     return array

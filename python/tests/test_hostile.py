@@ -72,6 +72,26 @@ def test_max_inline_bytes(tmp_path):
         assert af["a"][...].tolist() == list("abcdef")
 
 
+@pytest.mark.parametrize(
+    "mask",
+    [
+        # An array of another size than the data (numpy's MaskError; asdf raises it).
+        "!core/ndarray-1.1.0 {data: [true, false, true], datatype: bool8, shape: [3]}",
+        "!core/ndarray-1.1.0 {data: [[true], [false]], datatype: bool8, shape: [2, 1]}",
+        "abc",  # text: masks no number
+    ],
+)
+def test_a_mask_that_cannot_mask_its_data_is_an_asdf_error(tmp_path, mask):
+    path = tmp_path / "mask.asdf"
+    node = f"a: !core/ndarray-1.1.0\n  data: [1, 2, 3, 4, 5, 6]\n  datatype: int64\n  shape: [6]\n  mask: {mask}\n...\n"
+    path.write_bytes(HEAD + node.encode())
+    with rasdf.open(path) as af:
+        with pytest.raises(rasdf.AsdfError, match="mask cannot mask"):
+            af["a"][...]
+        with pytest.raises(rasdf.AsdfError, match="mask cannot mask"):
+            np.asarray(af["a"])
+
+
 def test_a_write_raced_by_another_thread_decodes(tmp_path):
     """Another thread changes the array while it is written (the GIL is released during
     the write): each piece is compressed and hashed from one copy, so the file decodes
