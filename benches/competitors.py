@@ -129,6 +129,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    # tensorstore takes no `..` in a file path.
+    args.dir = os.path.realpath(args.dir)
 
     data = image(args.quick)
     paths = write_all(args.dir, data)
