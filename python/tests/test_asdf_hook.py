@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import warnings
 
 import pytest
 
@@ -23,6 +22,7 @@ import asdf.yamlutil  # noqa: E402
 
 import make_random_yaml  # noqa: E402 - tests/python, on the path from conftest
 from rasdf import asdf_hook  # noqa: E402
+from hook_support import both, no_hook_left, outcome  # noqa: E402,F401 - the fixture applies here
 from tree_compare import differences  # noqa: E402
 
 FILES = asdf_files("reference_files", "pyasdf", "yaml", "strings", "scalars", "oldasdf", "astro", "bad") + [
@@ -30,35 +30,6 @@ FILES = asdf_files("reference_files", "pyasdf", "yaml", "strings", "scalars", "o
 ]
 HAS_LAZY_TREE = "lazy_tree" in inspect.signature(asdf.open).parameters
 HEAD = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n"
-
-
-@pytest.fixture(autouse=True)
-def no_hook_left():
-    """Every test starts and ends with asdf's own loader."""
-    asdf_hook.uninstall()
-    yield
-    asdf_hook.uninstall()
-    assert not asdf_hook.is_installed()
-
-
-def outcome(f):
-    """`f()`'s result or its error (type and text), with the warnings it gave."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result, error = f(), None
-        except Exception as e:  # noqa: BLE001 - the error is what is compared
-            result, error = None, (type(e), str(e))
-    return result, error, sorted({(w.category.__name__, str(w.message)) for w in caught})
-
-
-def both(f):
-    """`f` run with asdf's loader, then with the hook: the two outcomes."""
-    stock = outcome(f)
-    with asdf_hook.installed():
-        assert asdf_hook.is_installed()
-        hooked = outcome(f)
-    return stock, hooked
 
 
 def assert_same(stock, hooked, compare=differences):

@@ -12,7 +12,6 @@ and encoded by rasdf, give what asdf gives without the hook.
 
 import io
 import os
-import warnings
 
 import pytest
 
@@ -23,37 +22,13 @@ np = require("numpy")
 import asdf._compression  # noqa: E402
 
 from rasdf import _asdf_blocks, asdf_hook  # noqa: E402
+from hook_support import both, no_hook_left, outcome  # noqa: E402,F401 - the fixture applies here
 from tree_compare import differences  # noqa: E402
 
 FILES = asdf_files("reference_files", "pyasdf", "oldasdf", "astro", "codecs", "bad", "strings", "scalars") + [
     TESTDATA / "example.asdf"
 ]
 ASTRO = bool(os.environ.get("RASDF_HOOK_ASTRO"))
-
-
-@pytest.fixture(autouse=True)
-def no_hook_left():
-    asdf_hook.uninstall()
-    yield
-    asdf_hook.uninstall()
-    assert not asdf_hook.is_installed()
-
-
-def outcome(f):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result, error = f(), None
-        except Exception as e:  # noqa: BLE001 - the error is what is compared
-            result, error = None, (type(e), str(e))
-    return result, error, sorted({(w.category.__name__, str(w.message)) for w in caught})
-
-
-def both(f):
-    stock = outcome(f)
-    with asdf_hook.installed():
-        hooked = outcome(f)
-    return stock, hooked
 
 
 def assert_same(stock, hooked, compare=None):

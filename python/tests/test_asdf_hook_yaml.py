@@ -13,7 +13,6 @@ import datetime
 import io
 import os
 import random
-import warnings
 
 import pytest
 
@@ -24,28 +23,12 @@ np = require("numpy")
 import asdf.yamlutil  # noqa: E402
 
 from rasdf import _asdf_yaml, asdf_hook  # noqa: E402
+from hook_support import both, no_hook_left, outcome  # noqa: E402,F401 - the fixture applies here
 
 FILES = asdf_files("reference_files", "pyasdf", "oldasdf", "astro", "codecs", "strings", "scalars", "yaml") + [
     TESTDATA / "example.asdf"
 ]
 ASTRO = bool(os.environ.get("RASDF_HOOK_ASTRO"))
-
-
-@pytest.fixture(autouse=True)
-def no_hook_left():
-    asdf_hook.uninstall()
-    yield
-    asdf_hook.uninstall()
-
-
-def outcome(f):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result, error = f(), None
-        except Exception as e:  # noqa: BLE001 - the error is what is compared
-            result, error = None, (type(e), str(e))
-    return result, error, sorted({(w.category.__name__, str(w.message)) for w in caught})
 
 
 class Calls:
