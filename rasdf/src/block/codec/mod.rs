@@ -280,10 +280,13 @@ pub fn decode_releasing(
 /// pages present ahead of the inflater.
 fn decode_whole(codec: Compression, stored: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
     if codec == Compression::Zlib {
+        if zlib::inflate_parallel(stored, out) {
+            return Ok(());
+        }
         // One thread inflates: the other makes the output's pages present ahead of it
         // (the whole buffer is filled, so it may run as far ahead as it can).
         let helper = crate::hugepages::Prefault::whole(out.as_ptr(), out.len());
-        let inflated = zlib::inflate(stored, out);
+        let inflated = zlib::inflate_serial(stored, out);
         drop(helper);
         inflated
     } else {

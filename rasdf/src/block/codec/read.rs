@@ -8,8 +8,10 @@ use std::io;
 use super::{Compression, decode_into};
 use crate::block::BlockError;
 
-/// Stored bytes read at a time (lz4 grows it to hold a longer record).
-const WINDOW: usize = 16 << 20;
+/// Stored bytes read at a time (lz4 grows it to hold a longer record): a few of the
+/// reference's lz4 records (4 MiB of data each), enough to keep two cores decoding, and
+/// less than the reference's own reader holds beside the array.
+const WINDOW: usize = 8 << 20;
 
 /// Decodes the `used_size` stored bytes that `read` hands out, in order (as
 /// `io::Read::read` does; 0 is the end), into `out`, which must be filled exactly.

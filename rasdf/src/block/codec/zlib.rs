@@ -1,6 +1,7 @@
-//! zlib: one RFC 1950 stream, inflated by libdeflate into the whole block at once, or
-//! piece by piece by a job on the rayon pool when the block is large; written on several
-//! threads by [`super::zlib_parallel`].
+//! zlib: one RFC 1950 stream, inflated by libdeflate into the whole block at once (on
+//! several threads when rasdf wrote it, [`super::zlib_parallel`]), or piece by piece by a
+//! job on the rayon pool when the block is large; written on several threads by
+//! [`super::zlib_parallel`].
 
 use super::{Compression, PIECE, decode, drive, drive_into};
 use crate::block::BlockError;
@@ -162,6 +163,28 @@ fn inflate_step(d: &mut flate2::Decompress, input: &[u8], out: &mut [u8]) -> Res
 /// into the whole output at once and checks the Adler-32 there: about twice as fast as
 /// a streaming inflater. Others (a preset dictionary) get zlib-rs's verdict.
 pub(super) fn inflate(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
+    if inflate_parallel(input, out) {
+        return Ok(());
+    }
+    inflate_serial(input, out)
+}
+
+/// Whether `input` was inflated into `out` on several threads: a plain stream made of
+/// pieces that decode on their own, as rasdf writes them
+/// ([`super::zlib_parallel::inflate`]). `false` leaves the verdict to [`inflate_serial`].
+pub(super) fn inflate_parallel(input: &[u8], out: &mut [u8]) -> bool {
+    match plain_zlib_body(input) {
+        Some(body) if body.len() >= 4 => {
+            let (deflate, trailer) = body.split_at(body.len() - 4);
+            let adler = u32::from_be_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
+            super::zlib_parallel::inflate(deflate, adler, out)
+        }
+        _ => false,
+    }
+}
+
+/// [`inflate`] on this thread alone.
+pub(super) fn inflate_serial(input: &[u8], out: &mut [u8]) -> Result<(), BlockError> {
     let codec = Compression::Zlib;
     let expected = out.len() as u64;
     if plain_zlib_body(input).is_none() {
