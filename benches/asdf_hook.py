@@ -11,9 +11,9 @@ way); eager (`lazy_tree=False`, asdf's default) converts the whole tree at open;
 validate" also validates it on read (`validate_on_read`). With `--profile`, where the
 hooked eager open spends its time, by asdf's phases.
 
-Then asdf's own I/O calls, hook on against off, best of N in this process: `write_to` of
-the 20 000-entry tree, of a 256 MiB float32 image with lz4 and of a 64 MiB one with zlib
-(to a file), `asdf.open` + `np.asarray` of the 256 MiB lz4 image, the eager open of the
+Then asdf's own I/O calls, hook on against off, best of N in this process: `write_to` (to
+a new file each time) of the 20 000-entry tree, of a 256 MiB float32 image with lz4 and
+of a 64 MiB one with zlib, `asdf.open` + `np.asarray` of the 256 MiB lz4 image, the eager open of the
 tree; and the peak resident memory of the image cases, each run alone in a child
 process (hook on, then off). With `--science`, the eager open (arrays touched) of the
 repository's astropy, gwcs and Roman files, in CPU seconds, and how many files asdf
@@ -96,12 +96,15 @@ def timed(f, runs, setup=None):
     return best
 
 
-def on_off(hook, f, runs, clock=time.perf_counter):
-    """Best of `runs` of `f` with the hook off and on, alternating."""
+def on_off(hook, f, runs, clock=time.perf_counter, setup=None):
+    """Best of `runs` of `f` with the hook off and on, alternating (after `setup()`,
+    untimed, each time)."""
     best = {"stock": float("inf"), "hook": float("inf")}
     for _ in range(runs):
         for name in ("stock", "hook"):
             (hook.install if name == "hook" else hook.uninstall)()
+            if setup:
+                setup()
             gc.collect()
             t = clock()
             f()
@@ -197,8 +200,14 @@ def io_table(asdf, hook, args):
     ]
     print(f"\n| call | stock s | hooked s | speed-up | goal |\n|---|---|---|---|---|")
     rows = []
+    def fresh():
+        # Each write makes a new file: replacing the last one would time the system
+        # freeing its pages too.
+        if os.path.exists(out):
+            os.remove(out)
+
     for name, f, goal in cases:
-        b = on_off(hook, f, args.runs)
+        b = on_off(hook, f, args.runs, setup=fresh)
         ratio = b["stock"] / b["hook"]
         rows.append({"case": name, **b, "ratio": ratio})
         print(f"| {name} | {b['stock']:.3f} | {b['hook']:.3f} | {ratio:.1f}x | {goal} |", flush=True)

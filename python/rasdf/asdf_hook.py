@@ -354,6 +354,7 @@ def _patches() -> list:
         (mcompression, "compress", blocks.compress),
         (bio, "calculate_block_checksum", blocks.calculate_block_checksum),
         (bio, "generate_write_header", blocks.generate_write_header),
+        (bio, "write_block", blocks.write_block),
         (asdf.yamlutil, "yaml", _asdf_yaml.proxy),
     ]
 
@@ -394,6 +395,8 @@ def install() -> None:
         # asdf 5.3 and later checksum the stored bytes (`calculate_block_checksum` of
         # the compressed buffer, made beside the compression); earlier ones the data.
         blocks._HASH = "stored" if _asdf_version() >= (5, 3, 0) else "none"
+        # asdf 5.4 and later write blocks as `blocks.write_block` streams them.
+        blocks._STREAM_WRITES = _asdf_version() >= (5, 4, 0)
 
 
 def uninstall() -> None:

@@ -355,8 +355,8 @@ def test_the_checksum_made_while_compressing_is_only_for_those_bytes(monkeypatch
 
 @pytest.mark.parametrize("codec", ["zlib", "bzp2", "lz4"])
 def test_a_write_that_fails_part_way_gives_asdfs_bytes(codec, monkeypatch):
-    """The stored bytes go to asdf's BytesIO as they are made: a failure after some
-    pieces are written is undone, and asdf's own compressor writes the block."""
+    """The stored bytes go to the file (or asdf's BytesIO) as they are made: a failure
+    after some pieces are written is undone, and asdf's own code writes the block."""
     arr = codec_file(codec, n=(9 << 20) + 1)[1]
 
     def write():
@@ -371,9 +371,12 @@ def test_a_write_that_fails_part_way_gives_asdfs_bytes(codec, monkeypatch):
     pieces = []
 
     def enc(label, data, hash_of, sink):
+        mine = []
+
         def failing(piece):
+            mine.append(len(piece))
             pieces.append(len(piece))
-            if len(pieces) > 1:
+            if len(mine) > 1:
                 raise OSError("fails part way")
             return sink(piece)
 
@@ -382,4 +385,61 @@ def test_a_write_that_fails_part_way_gives_asdfs_bytes(codec, monkeypatch):
     monkeypatch.setattr(_asdf_blocks._rasdf, "hook_encode", enc)
     with asdf_hook.installed():
         assert_same(stock, outcome(write))
-    assert len(pieces) == 2
+        streamed = _asdf_blocks._STREAM_WRITES
+    # Each attempt stops at its second piece: under asdf 5.4 and later the block streamed
+    # into the file (`write_block`), then the compression into asdf's own buffer.
+    assert len(pieces) == (4 if streamed else 2)
+
+
+@pytest.mark.parametrize("codec", ["zlib", "bzp2", "lz4"])
+def test_blocks_streamed_into_a_file_are_the_buffered_blocks(codec, tmp_path, monkeypatch):
+    """Under asdf 5.4 and later, a compressed block at the end of the file goes straight
+    into it (`write_block`): the file is byte for byte what the hook writes through
+    asdf's buffer, and what asdf writes reads back the same; a failure part way through
+    is cut off and asdf's own code writes the block."""
+    arr = codec_file(codec, n=(9 << 20) + 1)[1]
+    small = np.arange(1000.0)
+
+    def write(path):
+        af = asdf.AsdfFile({"a": arr, "b": small, "c": arr})
+        af.set_array_compression(arr, codec)
+        af.set_array_compression(small, codec)
+        af.write_to(path)
+        return path.read_bytes()
+
+    streamed = []
+    end_of = _asdf_blocks._end_of
+    monkeypatch.setattr(_asdf_blocks, "_end_of", lambda fd: streamed.append(1) or end_of(fd))
+    stock = write(tmp_path / "stock.asdf")
+    with asdf_hook.installed():
+        if not _asdf_blocks._STREAM_WRITES:
+            pytest.skip(f"asdf {asdf.__version__} writes its blocks through its own buffer")
+        hooked = write(tmp_path / "streamed.asdf")
+        assert len(streamed) == 2
+        monkeypatch.setattr(_asdf_blocks, "_STREAM_WRITES", False)
+        buffered = write(tmp_path / "buffered.asdf")
+        monkeypatch.setattr(_asdf_blocks, "_STREAM_WRITES", True)
+    assert len(streamed) == 2
+    assert hooked == buffered
+    for data in (stock, hooked):
+        with asdf.open(io.BytesIO(data), validate_checksums=True, lazy_load=False) as f:
+            assert np.array_equal(f["a"], arr) and np.array_equal(f["b"], small) and f["c"] is f["a"]
+
+    real = _asdf_blocks._rasdf.hook_encode
+    calls = []
+
+    def failing_once(label, data, hash_of, sink):
+        calls.append(label)
+
+        def sink_then_fail(piece):
+            sink(piece)
+            if len(calls) == 1:
+                raise OSError("the disk is full")
+
+        return real(label, data, hash_of, sink_then_fail)
+
+    monkeypatch.setattr(_asdf_blocks._rasdf, "hook_encode", failing_once)
+    with asdf_hook.installed():
+        again = write(tmp_path / "again.asdf")
+    assert len(calls) >= 2
+    assert again == buffered
