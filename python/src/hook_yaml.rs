@@ -54,9 +54,27 @@ fn decline(why: impl Into<String>) -> PyErr {
     PyValueError::new_err(why.into())
 }
 
-/// What each Python type is, as the dumper's registry says (see `rasdf.asdf_hook`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Type {
+/// Declares [`Type`] and its codes at once: a type's code is its place in the list,
+/// which `rasdf.asdf_hook`'s registry of the dumper's types follows.
+macro_rules! types {
+    ($($name:ident),* $(,)?) => {
+        /// What each Python type is, as the dumper's registry says (see `rasdf.asdf_hook`).
+        #[derive(Clone, Copy, PartialEq, Eq)]
+        enum Type {
+            $($name),*
+        }
+
+        impl Type {
+            /// The type of registry code `code`.
+            fn of(code: u8) -> Option<Type> {
+                const ALL: &[Type] = &[$(Type::$name),*];
+                ALL.get(usize::from(code)).copied()
+            }
+        }
+    };
+}
+
+types!(
     None,
     Str,
     Bytes,
@@ -76,35 +94,7 @@ enum Type {
     NpInt,
     NpStr,
     NpBytes,
-}
-
-impl Type {
-    fn of(code: u8) -> Option<Type> {
-        use Type::*;
-        const ALL: [Type; 19] = [
-            None,
-            Str,
-            Bytes,
-            Bool,
-            Int,
-            Float,
-            List,
-            Dict,
-            Set,
-            Date,
-            DateTime,
-            TaggedList,
-            TaggedDict,
-            TaggedString,
-            OrderedDict,
-            NpFloat,
-            NpInt,
-            NpStr,
-            NpBytes,
-        ];
-        ALL.get(usize::from(code)).copied()
-    }
-}
+);
 
 struct Rep<'py> {
     py: Python<'py>,
