@@ -13,7 +13,7 @@
 use pyo3::exceptions::{PyKeyError, PyRecursionError, PyRuntimeError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
 /// asdf's words for a node met again while its result is being made.
 const CYCLE: &str = "Unhandled cycle in tree.  This is possibly a bug in extension code, which should be \
@@ -151,6 +151,26 @@ fn next_item<'py>(
     }
 }
 
+/// A leaf's `(node, result)` for the context's map. One of atomic objects (no
+/// references to others) can be in no cycle: it is left out of the garbage collector's
+/// lists at once (what CPython does to such a tuple at its first collection), which
+/// spares every collection during the walk a visit to each of thousands of them.
+fn map_entry<'py>(node: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+    let entry = PyTuple::new(node.py(), [node, node])?;
+    let atomic = node.is_exact_instance_of::<PyString>()
+        || node.is_exact_instance_of::<PyFloat>()
+        || node.is_exact_instance_of::<PyInt>()
+        || node.is_exact_instance_of::<PyBool>()
+        || node.is_none()
+        || node.is_exact_instance_of::<PyBytes>();
+    if atomic {
+        // SAFETY: a tuple just made, tracked, referenced by no one else; untracking an
+        // object that holds no tracked objects is always sound.
+        unsafe { pyo3::ffi::PyObject_GC_UnTrack(entry.as_ptr().cast()) };
+    }
+    Ok(entry)
+}
+
 /// A node's id, as Python's `id()` gives it.
 fn id_of<'py>(node: &Bound<'py, PyAny>) -> usize {
     node.as_ptr() as usize
@@ -205,7 +225,7 @@ impl<'py> Run<'_, 'py> {
         if leaf {
             // The callback gives it back, it has no children and is no generator:
             // nothing between the look in the map and the store can add it there.
-            map.set_item(&id, (node, node))?;
+            map.set_item(&id, map_entry(node)?)?;
             return Ok(node.clone());
         }
         pending.add(&id)?;
