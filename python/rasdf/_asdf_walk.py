@@ -22,6 +22,7 @@ import collections
 import datetime
 import sys
 import types
+import weakref
 from typing import Any, Optional
 
 from asdf import lazy_nodes, tagged, treeutil, yamlutil
@@ -65,6 +66,11 @@ _PLAIN = (
     datetime.date,
 )
 _READ_IDENTITY = frozenset(_PLAIN)
+# Atomic leaves (they refer to no other object). Those of the types without a converter
+# are given back unchanged by every one of asdf's walks with the same extension manager,
+# reading or writing: their entries in the context's map (`(leaf, leaf)`) change no
+# walk's result, and rasdf's walk does not write them (see `Walker`).
+_ATOMIC = (str, int, float, bool, type(None), bytes)
 
 # asdf's walk uses four Python frames a level of nesting (`_recurse`,
 # `_handle_children`, `_handle_generator` and the container's generator); a few more at
@@ -110,7 +116,9 @@ def _inspect() -> Optional[dict]:
     ctx_type = getattr(treeutil, "_TreeModificationContext", None)
     if parts != _WALK_PARTS or mapping is None or read is None or write is None or ctx_type is None:
         return None
-    if read.co_argcount != 1 or write.co_argcount != 1 or "extension_manager" not in write.co_freevars:
+    if read.co_argcount != 1 or write.co_argcount != 1:
+        return None
+    if "extension_manager" not in write.co_freevars or "extension_manager" not in read.co_freevars:
         return None
     # asdf 4.5 and later make an `OrderedDict` of a lazy ordered dict; 4.0 a dict.
     odict = getattr(lazy_nodes, "AsdfOrderedDictNode", None) if "AsdfOrderedDictNode" in mapping.co_names else None
@@ -145,21 +153,21 @@ def _walker_for(callback: Any, postorder: Any, context: Any) -> Any:
     ):
         return None
     code = callback.__code__
-    identity: Optional[frozenset]
-    if code is known["read"] and postorder:
-        identity = _READ_IDENTITY
-    elif code is known["write"] and not postorder:
-        identity = _write_identity(callback)
-        if identity is None:
-            return None
-    else:
+    if not ((code is known["read"] and postorder) or (code is known["write"] and not postorder)):
         return None
+    convertible = _convertible(callback)
+    if convertible is None:
+        return None
+    # Reading, every node without a `_tag` is given back; writing, every one of a type
+    # without a converter.
+    identity = _READ_IDENTITY if postorder else frozenset(t for t in _PLAIN if t not in convertible)
     try:
         return _rasdf.Walker(
             callback,
             postorder,
             context,
             set(identity),
+            {t for t in _ATOMIC if t not in convertible},
             known["lazy"],
             known["markers"],
             types.GeneratorType,
@@ -170,13 +178,23 @@ def _walker_for(callback: Any, postorder: Any, context: Any) -> Any:
         return None
 
 
-def _write_identity(callback: Any) -> Optional[frozenset]:
-    """The exact builtin types the writing callback returns unchanged: those its
-    extension manager has no converter for."""
+# `{extension manager: the types of _PLAIN it has a converter for}`. A manager's
+# converters are fixed when it is made (a type named by its path counts from the first
+# look, which resolves it), so the answer holds for its life.
+_convertible_of: "weakref.WeakKeyDictionary[Any, frozenset]" = weakref.WeakKeyDictionary()
+
+
+def _convertible(callback: Any) -> Optional[frozenset]:
+    """The builtin types of :data:`_PLAIN` that the extension manager of asdf's callback
+    (a variable of its closure) has a converter for; ``None`` if it cannot be found."""
     try:
         cells = dict(zip(callback.__code__.co_freevars, callback.__closure__ or ()))
         manager = cells["extension_manager"].cell_contents
-        return frozenset(t for t in _PLAIN if not manager.handles_type(t))
+        known = _convertible_of.get(manager)
+        if known is None:
+            known = frozenset(t for t in _PLAIN if manager.handles_type(t))
+            _convertible_of[manager] = known
+        return known
     except Exception:  # noqa: BLE001 - asdf's walk
         return None
 
@@ -201,4 +219,7 @@ def _finish(walker: Any, result: Any, items: list, is_mapping: bool) -> Any:
 def install() -> None:
     """Learn this asdf's walk (again: a reinstall sees what changed since)."""
     global _known
-    _known = _inspect()
+    try:
+        _known = _inspect()
+    except Exception:  # noqa: BLE001 - an asdf unlike the known ones: its own walks
+        _known = None

@@ -10,6 +10,8 @@
 //! argument and does nothing else) are not handed to Python, and a plain leaf does not
 //! go through asdf's generator machinery, which for a leaf has no effect.
 
+use std::borrow::Cow;
+
 use pyo3::exceptions::{PyKeyError, PyRecursionError, PyRuntimeError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -30,8 +32,18 @@ pub(crate) struct Walker {
     /// the walk starts: they stay the same objects until the outermost `with` ends.
     map: Py<PyDict>,
     pending: Py<PySet>,
-    /// Exact types the callback returns unchanged, doing nothing else.
-    identity: Py<PySet>,
+    /// Exact types the callback returns unchanged, doing nothing else (kept alive
+    /// here), and their addresses, looked up without touching reference counts.
+    _identity: Py<PySet>,
+    identity_types: Vec<usize>,
+    /// Exact types of leaves whose `(leaf, leaf)` entry in the map is not written (kept
+    /// alive in the set; addresses as for `identity_types`). The caller names only
+    /// atomic types that every one of asdf's walks sharing this context (reading or
+    /// writing, with this extension manager) gives back unchanged: such an entry
+    /// changes no walk's result, and its absence spares a tuple and a map slot for
+    /// most nodes of a tree. Entries written by others are still looked up.
+    _unstored: Py<PySet>,
+    unstored_types: Vec<usize>,
     /// `lazy_nodes.AsdfDictNode`, `AsdfListNode`, and `AsdfOrderedDictNode` when this
     /// asdf's walk makes an `OrderedDict` of it (`None` when it does not).
     lazy_dict: Py<PyAny>,
@@ -70,6 +82,7 @@ impl Walker {
         postorder: bool,
         context: &Bound<'_, PyAny>,
         identity: Py<PySet>,
+        unstored: Py<PySet>,
         lazy: (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>),
         markers: (Py<PyAny>, Py<PyAny>, Py<PyAny>),
         generator: Py<PyType>,
@@ -78,13 +91,18 @@ impl Walker {
     ) -> PyResult<Self> {
         let map = context.getattr(intern!(context.py(), "_map"))?.cast_into_exact::<PyDict>()?.unbind();
         let pending = context.getattr(intern!(context.py(), "_pending"))?.cast_into_exact::<PySet>()?.unbind();
+        let identity_types = identity.bind(context.py()).iter().map(|t| t.as_ptr() as usize).collect();
+        let unstored_types = unstored.bind(context.py()).iter().map(|t| t.as_ptr() as usize).collect();
         Ok(Walker {
             callback,
             postorder,
             context: context.clone().unbind(),
             map,
             pending,
-            identity,
+            _identity: identity,
+            identity_types,
+            _unstored: unstored,
+            unstored_types,
             lazy_dict: lazy.0,
             lazy_list: lazy.1,
             lazy_odict: lazy.2,
@@ -171,28 +189,38 @@ fn map_entry<'py>(node: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
     Ok(entry)
 }
 
+/// The address of a node's exact type.
+fn type_address(node: &Bound<'_, PyAny>) -> usize {
+    // SAFETY: `node` is a live object: its type pointer is read, not kept.
+    unsafe { pyo3::ffi::Py_TYPE(node.as_ptr()) as usize }
+}
+
 /// A node's id, as Python's `id()` gives it.
 fn id_of<'py>(node: &Bound<'py, PyAny>) -> usize {
     node.as_ptr() as usize
 }
 
 impl<'py> Run<'_, 'py> {
-    fn map(&self) -> PyResult<Bound<'py, PyDict>> {
+    fn map(&self) -> PyResult<Cow<'_, Bound<'py, PyDict>>> {
         match &self.fixed {
-            Some((m, _)) => Ok(m.clone()),
-            None => Ok(self.w.context.bind(self.py).getattr(intern!(self.py, "_map"))?.cast_into::<PyDict>()?),
+            Some((m, _)) => Ok(Cow::Borrowed(m)),
+            None => {
+                Ok(Cow::Owned(self.w.context.bind(self.py).getattr(intern!(self.py, "_map"))?.cast_into::<PyDict>()?))
+            }
         }
     }
 
-    fn pending(&self) -> PyResult<Bound<'py, PySet>> {
+    fn pending(&self) -> PyResult<Cow<'_, Bound<'py, PySet>>> {
         match &self.fixed {
-            Some((_, p)) => Ok(p.clone()),
-            None => Ok(self.w.context.bind(self.py).getattr(intern!(self.py, "_pending"))?.cast_into::<PySet>()?),
+            Some((_, p)) => Ok(Cow::Borrowed(p)),
+            None => Ok(Cow::Owned(
+                self.w.context.bind(self.py).getattr(intern!(self.py, "_pending"))?.cast_into::<PySet>()?,
+            )),
         }
     }
 
     fn is_identity(&self, node: &Bound<'py, PyAny>) -> PyResult<bool> {
-        self.w.identity.bind(self.py).contains(node.get_type())
+        Ok(self.w.identity_types.contains(&type_address(node)))
     }
 
     fn isinstance(&self, node: &Bound<'py, PyAny>, class: &Py<PyAny>) -> PyResult<bool> {
@@ -225,7 +253,9 @@ impl<'py> Run<'_, 'py> {
         if leaf {
             // The callback gives it back, it has no children and is no generator:
             // nothing between the look in the map and the store can add it there.
-            map.set_item(&id, map_entry(node)?)?;
+            if !self.w.unstored_types.contains(&type_address(node)) {
+                map.set_item(&id, map_entry(node)?)?;
+            }
             return Ok(node.clone());
         }
         pending.add(&id)?;

@@ -111,10 +111,25 @@ class NConverter(Converter):
         obj.ref = asdf.yamlutil.tagged_tree_to_custom_tree(node.get("value"), AF[0])
 
 
+class WConverter(Converter):
+    """Reading, writes its node's "value" again with asdf's function (a walk of the
+    other direction nested in a walk, on asdf's context)."""
+
+    tags = [TAG.format("wbox")]
+    types = []
+
+    def to_yaml_tree(self, obj, tag, ctx):  # pragma: no cover - no type to write
+        raise NotImplementedError
+
+    def from_yaml_tree(self, node, tag, ctx):
+        LOG.append(("from", "wbox", describe(node)))
+        return Box(asdf.yamlutil.custom_tree_to_tagged_tree([node.get("value"), complex(5, 6)], AF[0]))
+
+
 class BoxExtension(Extension):
     extension_uri = "asdf://rasdf.test/extensions/boxes-1.0.0"
-    converters = [YConverter(), PConverter(), NConverter()]
-    tags = [TAG.format(n) for n in ("ybox", "pbox", "nbox")]
+    converters = [YConverter(), PConverter(), NConverter(), WConverter()]
+    tags = [TAG.format(n) for n in ("ybox", "pbox", "nbox", "wbox")]
 
 
 @pytest.fixture
@@ -247,6 +262,18 @@ def test_walks_nested_in_converters(boxes, walks):
     same(to_custom({"loop": loop}), walks)
 
 
+def test_leaves_seen_before_a_nested_walk_are_its_results(boxes, walks):
+    """A leaf the reading walk has passed is, for a writing walk nested in a converter,
+    the result the map holds for it: a complex number stays one (asdf's converter of
+    complex numbers is not called), as in asdf's walk; a new one is converted."""
+    c = 1 + 2j
+    text = "a string"
+    tree = {"c": c, "s": text, "w": box("wbox", value=[c, text, 3 + 4j])}
+    s = same(to_custom(tree), walks)
+    r = repr(s)
+    assert "'(1+2j)')" in r and "'(3+4j)')" in r and r.count("TaggedString") == 1 and "complex-1" in r
+
+
 def test_unknown_tags_and_failing_converters_warn_alike(boxes, walks):
     tree = {
         "unknown": TaggedDict({"a": 1}, "asdf://rasdf.test/tags/nobody-1.0.0"),
@@ -302,6 +329,34 @@ def test_custom_to_tagged(boxes, walks):
     same(to_tagged(tree), walks)
 
 
+class SetConverter(Converter):
+    """A converter of a builtin type: sets written as tagged lists."""
+
+    tags = [TAG.format("set")]
+    types = [set]
+
+    def to_yaml_tree(self, obj, tag, ctx):
+        LOG.append(("to", "set"))
+        return sorted(obj)
+
+    def from_yaml_tree(self, node, tag, ctx):
+        return set(node)
+
+
+class SetExtension(Extension):
+    extension_uri = "asdf://rasdf.test/extensions/sets-1.0.0"
+    converters = [SetConverter()]
+    tags = [TAG.format("set")]
+
+
+def test_builtin_types_with_a_converter_are_converted(walks):
+    tree = {"s": {3, 1, 2}, "t": ({4},), "plain": [1, "x"]}
+    with asdf.config_context() as cfg:
+        cfg.add_extension(SetExtension())
+        s = same(to_tagged(tree), walks)
+    assert LOG.count(("to", "set")) == 2 and "TaggedList" in repr(s)
+
+
 def test_other_walks_are_asdfs(walks, monkeypatch):
     """A callback other than asdf's two, or asdf's `walk_and_modify` replaced: asdf's
     own walk (that `walk_and_modify` is called)."""
@@ -336,7 +391,7 @@ def random_tree(rng, depth=0, pool=None, ancestors=None):
     if ancestors and r < 0.12:
         return rng.choice(ancestors)
     if depth > 4 or r < 0.4:
-        return rng.choice([1, -2, 3.5, True, None, "s", "long text " * 3, b"by", 10**30])
+        return rng.choice([1, -2, 3.5, True, None, "s", "long text " * 3, b"by", 10**30, 1 + 2j])
     kind = rng.choice(["dict", "list", "tuple", "odict", "ybox", "pbox", "nbox", "unknown", "ulist", "ustr"])
     if kind == "ustr":
         s = TaggedString("tagged text")
