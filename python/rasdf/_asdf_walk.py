@@ -190,13 +190,22 @@ def _convertible(callback: Any) -> Optional[frozenset]:
     try:
         cells = dict(zip(callback.__code__.co_freevars, callback.__closure__ or ()))
         manager = cells["extension_manager"].cell_contents
-        known = _convertible_of.get(manager)
-        if known is None:
-            known = frozenset(t for t in _PLAIN if manager.handles_type(t))
-            _convertible_of[manager] = known
-        return known
     except Exception:  # noqa: BLE001 - asdf's walk
         return None
+    try:
+        known = _convertible_of.get(manager)
+    except TypeError:  # a manager that cannot be weakly referenced: asked every time
+        known = None
+    if known is None:
+        try:
+            known = frozenset(t for t in _PLAIN if manager.handles_type(t))
+        except Exception:  # noqa: BLE001 - asdf's walk
+            return None
+        try:
+            _convertible_of[manager] = known
+        except TypeError:
+            pass
+    return known
 
 
 def _max_depth() -> int:
