@@ -232,11 +232,21 @@ impl<'py> Run<'_, 'py> {
 
     /// asdf's `_recurse(node)`.
     fn recurse(&self, slf: &Bound<'py, Walker>, node: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
-        let py = self.py;
+        let id = id_of(node).into_pyobject(self.py)?;
+        self.recurse_id(slf, node, id, depth)
+    }
+
+    /// `recurse` of a node whose id is made already.
+    fn recurse_id(
+        &self,
+        slf: &Bound<'py, Walker>,
+        node: &Bound<'py, PyAny>,
+        id: Bound<'py, PyInt>,
+        depth: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
         if depth > self.w.max_depth {
             return Err(PyRecursionError::new_err("maximum recursion depth exceeded"));
         }
-        let id = id_of(node).into_pyobject(py)?;
         let map = self.map()?;
         if let Some(entry) = map.get_item(&id)? {
             return entry.get_item(1);
@@ -375,11 +385,12 @@ impl<'py> Run<'_, 'py> {
         waiting: &mut Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
         depth: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if self.pending()?.contains(id_of(&value))? {
+        let id = id_of(&value).into_pyobject(self.py)?;
+        if self.pending()?.contains(&id)? {
             waiting.push((key, value));
             return Ok(self.w.pending_value.bind(self.py).clone());
         }
-        self.recurse(slf, &value, depth + 1)
+        self.recurse_id(slf, &value, id, depth + 1)
     }
 
     /// `_handle_mapping` of an exact `dict`: a new dict.
