@@ -12,10 +12,15 @@ module args``).
 of its time on a large tree. The hook replaces that one function: rasdf parses the text
 and makes exactly the objects asdf's ``AsdfLoader`` makes (``asdf.tagged.TaggedDict``,
 ``TaggedList`` and ``TaggedString`` for tagged nodes, ``datetime``, ``bytes``,
-``OrderedDict``, ``set``, aliases as shared objects, keys in file order). Blocks,
-converters, validation and ``lazy_tree`` stay asdf's own. A text rasdf refuses (bad YAML,
-or anything it cannot read as PyYAML would) goes to asdf's own loader, which then gives
-its own tree or its own error.
+``OrderedDict``, ``set``, aliases as shared objects, keys in file order). A text rasdf
+refuses (bad YAML, or anything it cannot read as PyYAML would) goes to asdf's own
+loader, which then gives its own tree or its own error.
+
+The hook also stands in for asdf's block index read, block compression and
+decompression (``rasdf._asdf_blocks``), the YAML dump of ``write_to`` and ``update``
+(``rasdf._asdf_yaml``) and the tree walks that call asdf's converters when reading and
+writing (``rasdf._asdf_walk``). Converters, validation and ``lazy_tree`` stay asdf's
+own.
 """
 
 from __future__ import annotations
@@ -345,7 +350,7 @@ def _patches() -> list:
     import asdf.yamlutil
 
     from . import _asdf_blocks as blocks
-    from . import _asdf_yaml
+    from . import _asdf_walk, _asdf_yaml
 
     return [
         (asdf.yamlutil, "load_tree", load_tree),
@@ -356,6 +361,7 @@ def _patches() -> list:
         (bio, "generate_write_header", blocks.generate_write_header),
         (bio, "write_block", blocks.write_block),
         (asdf.yamlutil, "yaml", _asdf_yaml.proxy),
+        (asdf.yamlutil, "treeutil", _asdf_walk.proxy),
     ]
 
 
@@ -377,10 +383,11 @@ def install() -> None:
         )
         return
     from . import _asdf_blocks as blocks
-    from . import _asdf_yaml
+    from . import _asdf_walk, _asdf_yaml
 
     with _lock:
         _asdf_yaml.install()
+        _asdf_walk.install()
         patches = _patches()
         if all(getattr(m, n) is f for m, n, f in patches):
             return

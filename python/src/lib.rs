@@ -22,6 +22,7 @@ use rasdf::{AsdfFile, ErrorKind, Limits, OpenOptions};
 mod convert;
 mod errors;
 mod hook;
+mod hook_walk;
 mod hook_yaml;
 
 use errors::to_pyerr;
@@ -869,6 +870,7 @@ fn _rasdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<File>()?;
     m.add_class::<Keep>()?;
     m.add_class::<Schemas>()?;
+    m.add_class::<hook_walk::Walker>()?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
     m.add_function(wrap_pyfunction!(load_yaml, m)?)?;
     m.add_function(wrap_pyfunction!(hook::hook_decode, m)?)?;
