@@ -67,7 +67,8 @@ def skeleton(x, path="", seen=None):
     if id(x) in seen:
         return out
     seen.add(id(x))
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray) or type(x).__name__ == "NDArrayType":  # (asdf 4's is no ndarray)
+        x = np.asarray(x)
         out.append((path, x.dtype.str, x.shape, np.ascontiguousarray(x).tobytes() if x.dtype != object else None))
     elif isinstance(x, dict):
         for k, v in x.items():
