@@ -211,7 +211,7 @@ def io_table(asdf, hook, args):
         ratio = b["stock"] / b["hook"]
         rows.append({"case": name, **b, "ratio": ratio})
         print(f"| {name} | {b['stock']:.3f} | {b['hook']:.3f} | {ratio:.1f}x | {goal} |", flush=True)
-    os.remove(out)
+    fresh()
     # Peak memory, each case alone in a child process.
     src64 = os.path.join(args.dir, "hook-src64.asdf")
     asdf.AsdfFile({"data": image64}).write_to(src64)
