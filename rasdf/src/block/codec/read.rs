@@ -8,10 +8,11 @@ use std::io;
 use super::{Compression, decode_into};
 use crate::block::BlockError;
 
-/// Stored bytes read at a time (lz4 grows it to hold a longer record): a few of the
-/// reference's lz4 records (4 MiB of data each), enough to keep two cores decoding, and
-/// less than the reference's own reader holds beside the array.
-const WINDOW: usize = 8 << 20;
+/// Stored bytes read at a time (lz4 grows it to hold a longer record): lz4 holds two
+/// windows, one decoding while the next is read; each holds two or three of the
+/// reference's lz4 records (4 MiB of data each) at the usual ratios, enough to keep two
+/// cores decoding, and both less than the reference's own reader holds beside the array.
+const WINDOW: usize = 4 << 20;
 
 /// Decodes the `used_size` stored bytes that `read` hands out, in order (as
 /// `io::Read::read` does; 0 is the end), into `out`, which must be filled exactly.
@@ -55,8 +56,8 @@ pub fn decode_read_into(
 }
 
 /// lz4 records a window at a time: the whole records of each window decoded in
-/// parallel into their part of `out`, a record cut by the window's end kept for the
-/// next.
+/// parallel into their part of `out` on the pool's threads while this thread reads the
+/// next window into a second buffer; a record cut by a window's end starts the next.
 fn lz4_windows(
     used: usize,
     fill: &mut dyn FnMut(&mut [u8]) -> Result<(), BlockError>,
@@ -64,66 +65,88 @@ fn lz4_windows(
 ) -> Result<(), BlockError> {
     let codec = Compression::Lz4;
     let corrupt = |message: String| BlockError::Corrupt { codec, message };
-    let mut buf: Vec<u8> = Vec::new();
-    let mut have = 0usize; // bytes in `buf`
+    let expected = out.len() as u64;
+    // The window being decoded and the one being read; `have` bytes of `cur` are read.
+    let (mut cur, mut next): (Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new());
+    let mut have = 0usize;
     let mut read = 0usize; // stored bytes read so far
     let mut done = 0usize; // decoded bytes written to `out`
+    let mut first = true;
     while read < used || have > 0 {
-        // Fill the window.
-        let want = WINDOW.max(have).min(have + (used - read));
-        if buf.len() < want {
-            buf.resize(want, 0);
-        }
-        fill(&mut buf[have..want])?;
-        read += want - have;
-        have = want;
-        if have >= 4 && buf.starts_with(&[0x04, 0x22, 0x4d, 0x18]) {
-            return Err(corrupt("an LZ4 frame, not the reference's records".into()));
-        }
-        // The whole records in it, and their decoded length.
-        let (mut end, mut raw) = (0usize, 0usize);
-        let mut next_len = None;
-        while let Some(head) = buf.get(end..end + 8).filter(|_| end + 8 <= have) {
-            let chunk = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
-            let raw_len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
-            if chunk < 4 {
-                return Err(corrupt(format!("record length {chunk}")));
+        // Read on until `cur` holds a whole record (a window, or a record longer than one).
+        let mut want = WINDOW.max(have).min(have + (used - read));
+        let (end, raw) = loop {
+            if cur.len() < want {
+                cur.resize(want, 0);
             }
-            if end + 4 + chunk > have {
-                next_len = Some(4 + chunk);
-                break;
-            }
-            end += 4 + chunk;
-            raw = raw.saturating_add(raw_len);
-        }
-        if end == 0 {
-            // Not one whole record: a longer window, unless the stored bytes end here.
-            let need = next_len.unwrap_or(8);
-            if read == used || need <= have {
-                return Err(corrupt("a record cut off at the end of the stored bytes".into()));
-            }
-            let want = need.min(have + (used - read));
-            buf.resize(want, 0);
-            fill(&mut buf[have..want])?;
+            fill(&mut cur[have..want])?;
             read += want - have;
             have = want;
-            continue;
-        }
-        let expected = out.len() as u64;
+            if first && have >= 4 && cur.starts_with(&[0x04, 0x22, 0x4d, 0x18]) {
+                return Err(corrupt("an LZ4 frame, not the reference's records".into()));
+            }
+            first = false;
+            match whole_records(&cur[..have])? {
+                (0, _, need) => {
+                    // Not one whole record: a longer window, unless the stored bytes end here.
+                    let need = need.unwrap_or(8);
+                    if read == used || need <= have {
+                        return Err(corrupt("a record cut off at the end of the stored bytes".into()));
+                    }
+                    want = need.min(have + (used - read));
+                }
+                (end, raw, _) => break (end, raw),
+            }
+        };
         let target =
             out.get_mut(done..done.saturating_add(raw)).ok_or(BlockError::DecodedTooLong { codec, expected })?;
-        decode_into(codec, &buf[..end], target)?;
+        // What follows the whole records starts the next window, read meanwhile.
+        let left = have - end;
+        let next_want = WINDOW.max(left).min(left + (used - read));
+        if next.len() < next_want {
+            next.resize(next_want, 0);
+        }
+        next[..left].copy_from_slice(&cur[end..have]);
+        let mut decoded = Ok(());
+        let mut filled = Ok(());
+        rayon::in_place_scope(|scope| {
+            let (records, decoded) = (&cur[..end], &mut decoded);
+            scope.spawn(move |_| *decoded = decode_into(codec, records, target));
+            filled = fill(&mut next[left..next_want]);
+        });
+        decoded?;
+        filled?;
+        read += next_want - left;
         done += raw;
-        buf.copy_within(end..have, 0);
-        have -= end;
+        std::mem::swap(&mut cur, &mut next);
+        have = next_want;
         if read == used && have > 0 && have < 8 {
             return Err(corrupt("a record header cut off at the end of the stored bytes".into()));
         }
     }
     if done != out.len() {
-        return Err(BlockError::DecodedTooShort { codec, expected: out.len() as u64, got: done as u64 });
+        return Err(BlockError::DecodedTooShort { codec, expected, got: done as u64 });
     }
     Ok(())
+}
+
+/// The whole records at the start of `buf`: their length in bytes, their decoded
+/// length, and the length of the record cut off after them (when its header is whole).
+fn whole_records(buf: &[u8]) -> Result<(usize, usize, Option<usize>), BlockError> {
+    let (mut end, mut raw) = (0usize, 0usize);
+    while let Some(head) = buf.get(end..end + 8) {
+        let chunk = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let raw_len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+        if chunk < 4 {
+            return Err(BlockError::Corrupt { codec: Compression::Lz4, message: format!("record length {chunk}") });
+        }
+        if end + 4 + chunk > buf.len() {
+            return Ok((end, raw, Some(4 + chunk)));
+        }
+        end += 4 + chunk;
+        raw = raw.saturating_add(raw_len);
+    }
+    Ok((end, raw, None))
 }
 
 /// A zlib stream inflated as it is read, straight into `out`.
@@ -215,5 +238,37 @@ mod tests {
         assert!(out == data);
         let frame = [0x04, 0x22, 0x4d, 0x18, 0, 0, 0, 0, 0, 0];
         assert!(decode_read_into(Compression::Lz4, &mut reader(&frame, 10), 10, &mut out).is_err());
+    }
+
+    /// lz4 over many windows: records longer than a window (noise), records cut by the
+    /// windows' ends (half noise), many records a window; every read size.
+    #[test]
+    fn lz4_windows_of_every_shape() {
+        let mut x = 99u64;
+        let mut noise = move || {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (x >> 56).to_le_bytes()[0]
+        };
+        let n: usize = (18 << 20) + 333;
+        let datasets: Vec<Vec<u8>> = vec![
+            (0..n).map(|_| noise()).collect(),
+            (0..n).map(|i| if i % 2 == 0 { noise() } else { (i / 1000).to_le_bytes()[0] }).collect(),
+            (0..n).map(|i| (i / 3000).to_le_bytes()[0]).collect(),
+        ];
+        for data in &datasets {
+            let stored = encode(Compression::Lz4, data).unwrap();
+            for step in [1 << 30, 3 << 20, 65_537] {
+                let mut out = vec![0u8; data.len()];
+                decode_read_into(Compression::Lz4, &mut reader(&stored, step), stored.len() as u64, &mut out).unwrap();
+                assert!(out == *data, "{} stored bytes, reads of {step}", stored.len());
+                let cut = &stored[..stored.len() - 5];
+                assert!(
+                    decode_read_into(Compression::Lz4, &mut reader(cut, step), cut.len() as u64, &mut out).is_err()
+                );
+                let mut short = vec![0u8; data.len() - 1];
+                let mut r = reader(&stored, step);
+                assert!(decode_read_into(Compression::Lz4, &mut r, stored.len() as u64, &mut short).is_err());
+            }
+        }
     }
 }
