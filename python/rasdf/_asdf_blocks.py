@@ -205,8 +205,10 @@ def compress(fd: Any, data: Any, compression: Any, config: Any = None) -> None:
 
 
 # Set by `rasdf.asdf_hook.install()`: whether `write_block` may stream (asdf 5.4 and
-# later, whose `generate_write_header` and `write_block` it follows).
+# later, whose `generate_write_header` and `write_block` it follows; earlier ones keep
+# their own `write_block`).
 _STREAM_WRITES = False
+_UNSET = object()
 
 
 def write_block(
@@ -216,15 +218,17 @@ def write_block(
     stream: bool = False,
     compression_kwargs: Any = None,
     padding: Any = False,
-    write_checksum: bool = True,
+    write_checksum: Any = _UNSET,
     **header_kwargs: Any,
 ) -> Any:
     """``asdf._block.io.write_block`` through rasdf (see the module's text): a block
     compressed with one of asdf's own codecs, at its default settings, at the end of a
-    file rasdf writes to, streamed into place; anything else asdf's own."""
+    file rasdf writes to, streamed into place; anything else asdf's own (called with
+    the arguments it was given, no more)."""
     stock = _stock("asdf._block.io", "write_block")
 
     def asdf_own() -> Any:
+        given = {} if write_checksum is _UNSET else {"write_checksum": write_checksum}
         return stock(
             fd,
             data,
@@ -232,9 +236,12 @@ def write_block(
             stream=stream,
             compression_kwargs=compression_kwargs,
             padding=padding,
-            write_checksum=write_checksum,
+            **given,
             **header_kwargs,
         )
+
+    if write_checksum is _UNSET:
+        write_checksum = True
 
     try:
         label = None

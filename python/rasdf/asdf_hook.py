@@ -352,14 +352,16 @@ def _patches() -> list:
     from . import _asdf_blocks as blocks
     from . import _asdf_walk, _asdf_yaml
 
-    return [
+    # asdf 5.4 and later write blocks as `blocks.write_block` streams them; earlier ones
+    # keep their own `write_block`.
+    streamed = [(bio, "write_block", blocks.write_block)] if _asdf_version() >= (5, 4, 0) else []
+    return streamed + [
         (asdf.yamlutil, "load_tree", load_tree),
         (bio, "read_block_index", read_block_index),
         (mcompression, "decompress", blocks.decompress),
         (mcompression, "compress", blocks.compress),
         (bio, "calculate_block_checksum", blocks.calculate_block_checksum),
         (bio, "generate_write_header", blocks.generate_write_header),
-        (bio, "write_block", blocks.write_block),
         (asdf.yamlutil, "yaml", _asdf_yaml.proxy),
         (asdf.yamlutil, "treeutil", _asdf_walk.proxy),
     ]
