@@ -73,7 +73,7 @@ echo "== rasdf.validate with the extensions asdf has installed (astropy, gwcs, R
 echo "== copies and trees of real files, and writes of astropy, gwcs and Roman objects, judged by asdf with those extensions"
 (cd python && RASDF_COPIES_ASTRO=1 RASDF_WRITE_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider tests/test_copies.py tests/test_astro_writes.py)
 echo "== the asdf hook under asdf with astropy, gwcs and Roman, and under asdf $hook_asdf_versions"
-hook_tests="tests/test_asdf_hook.py tests/test_asdf_hook_blocks.py tests/test_asdf_hook_yaml.py tests/test_asdf_hook_writes.py tests/test_asdf_hook_walk.py"
+hook_tests="tests/test_asdf_hook.py tests/test_asdf_hook_blocks.py tests/test_asdf_hook_yaml.py tests/test_asdf_hook_writes.py tests/test_asdf_hook_walk.py tests/test_asdf_hook_valid.py"
 (cd python && RASDF_HOOK_ASTRO=1 "$astro/bin/pytest" -q -p no:cacheprovider $hook_tests)
 for v in $hook_asdf_versions; do
     (cd python && "$root/.venv-asdf-$v/bin/pytest" -q -p no:cacheprovider $hook_tests)

@@ -350,7 +350,7 @@ def _patches() -> list:
     import asdf.yamlutil
 
     from . import _asdf_blocks as blocks
-    from . import _asdf_walk, _asdf_yaml
+    from . import _asdf_valid, _asdf_walk, _asdf_yaml
 
     # asdf 5.4 and later write blocks as `blocks.write_block` streams them; earlier ones
     # keep their own `write_block`.
@@ -364,6 +364,7 @@ def _patches() -> list:
         (bio, "generate_write_header", blocks.generate_write_header),
         (asdf.yamlutil, "yaml", _asdf_yaml.proxy),
         (asdf.yamlutil, "treeutil", _asdf_walk.proxy),
+        (asdf.yamlutil, "schema", _asdf_valid.proxy),
     ]
 
 

@@ -60,13 +60,13 @@ macro_rules! types {
     ($($name:ident),* $(,)?) => {
         /// What each Python type is, as the dumper's registry says (see `rasdf.asdf_hook`).
         #[derive(Clone, Copy, PartialEq, Eq)]
-        enum Type {
+        pub(crate) enum Type {
             $($name),*
         }
 
         impl Type {
             /// The type of registry code `code`.
-            fn of(code: u8) -> Option<Type> {
+            pub(crate) fn of(code: u8) -> Option<Type> {
                 const ALL: &[Type] = &[$(Type::$name),*];
                 ALL.get(usize::from(code)).copied()
             }

@@ -22,6 +22,7 @@ use rasdf::{AsdfFile, ErrorKind, Limits, OpenOptions};
 mod convert;
 mod errors;
 mod hook;
+mod hook_valid;
 mod hook_walk;
 mod hook_yaml;
 
@@ -876,6 +877,7 @@ fn _rasdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hook::hook_decode, m)?)?;
     m.add_function(wrap_pyfunction!(hook::hook_encode, m)?)?;
     m.add_function(wrap_pyfunction!(hook_yaml::hook_dump, m)?)?;
+    m.add_function(wrap_pyfunction!(hook_valid::hook_validate, m)?)?;
     m.add("AsdfError", m.py().get_type::<errors::AsdfError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

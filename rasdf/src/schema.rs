@@ -27,7 +27,8 @@ pub use extensions::Schemas;
 #[doc(hidden)]
 pub use validate::catalog_is_complete;
 pub use validate::{
-    SchemaError, SchemaErrorKind, tags_without_schema, tags_without_schema_with, validate, validate_with,
+    Annotated, Annotation, SchemaError, SchemaErrorKind, Strict, tags_without_schema, tags_without_schema_with,
+    validate, validate_strict, validate_with,
 };
 
 /// Whether Python's `re.search(pattern, text)` finds a match in each of `texts`, as

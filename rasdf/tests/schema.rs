@@ -499,3 +499,115 @@ fn unique_items_of_100_000_are_checked_fast() {
         assert!(took < std::time::Duration::from_secs(20), "{took:?}");
     }
 }
+
+mod strict {
+    //! `validate_strict`: "valid" only when every check was made as the reference's
+    //! validator makes it, with the annotations it stores on the nodes.
+
+    use std::collections::HashMap;
+
+    use rasdf::Limits;
+    use rasdf::schema::{Annotation, Schemas, Strict, validate_strict};
+    use rasdf::tree::Tree;
+
+    const NDARRAY: &str = include_str!("../schemas/standard/core/ndarray-1.1.0.yaml");
+    const COMPLEX: &str = include_str!("../schemas/standard/core/complex-1.0.0.yaml");
+    const S: &str = "http://stsci.edu/schemas/asdf/";
+
+    fn schemas(docs: &[(&str, &str)]) -> Schemas {
+        let mut s = Schemas::new();
+        for (uri, text) in docs {
+            assert!(s.add_document(uri, text).unwrap(), "{uri}");
+        }
+        s
+    }
+
+    fn tags(pairs: &[(&str, &str)]) -> HashMap<String, Vec<String>> {
+        pairs.iter().map(|(t, u)| (t.to_string(), vec![u.to_string()])).collect()
+    }
+
+    fn judge(yaml: &str, tags: &HashMap<String, Vec<String>>, s: &Schemas) -> (Strict, Tree) {
+        let text = format!("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- {yaml}\n...\n");
+        let tree = Tree::parse(&text, &Limits::default()).unwrap();
+        (validate_strict(&tree, tags, s), tree)
+    }
+
+    fn nd_tags() -> HashMap<String, Vec<String>> {
+        tags(&[("tag:stsci.edu:asdf/core/ndarray-1.1.0", &format!("{S}core/ndarray-1.1.0"))])
+    }
+
+    #[test]
+    fn a_valid_array_is_valid_with_its_property_order() {
+        let s = schemas(&[(&format!("{S}core/ndarray-1.1.0"), NDARRAY), (&format!("{S}core/complex-1.0.0"), COMPLEX)]);
+        let yaml = "{a: !core/ndarray-1.1.0 {source: 0, datatype: float32, byteorder: little, shape: [2, 3]}, \
+                    b: [!core/ndarray-1.1.0 {source: 1, datatype: int8, byteorder: big, shape: [4]}]}";
+        let (got, tree) = judge(yaml, &nd_tags(), &s);
+        let Strict::Valid(notes) = got else { panic!("{got:?}") };
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        for n in &notes {
+            assert_eq!(tree.node(n.node).tag(), Some("tag:stsci.edu:asdf/core/ndarray-1.1.0"));
+            let Annotation::PropertyOrder(order) = &n.annotation else { panic!("{n:?}") };
+            assert_eq!(order[..3], ["source", "data", "mask"]);
+        }
+        // A wrong byte order, a negative dimension, no datatype: invalid.
+        for bad in [
+            "!core/ndarray-1.1.0 {source: 0, datatype: float32, byteorder: middle, shape: [2]}",
+            "!core/ndarray-1.1.0 {source: 0, datatype: float32, byteorder: big, shape: [-2]}",
+            "!core/ndarray-1.1.0 {source: 0, byteorder: big, shape: [2]}",
+        ] {
+            assert_eq!(judge(&format!("{{a: {bad}}}"), &nd_tags(), &s).0, Strict::Invalid, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_schema_not_there_is_named_not_taken_as_met() {
+        // complex-1.0.0, which the mask's `$ref` names, is not among the documents.
+        let s = schemas(&[(&format!("{S}core/ndarray-1.1.0"), NDARRAY)]);
+        let yaml = "{a: !core/ndarray-1.1.0 {source: 0, datatype: float32, byteorder: little, shape: [2], mask: x}}";
+        assert_eq!(judge(yaml, &nd_tags(), &s).0, Strict::Unsure { missing: vec![format!("{S}core/complex-1.0.0")] });
+        // The tag's own schema missing.
+        let none = schemas(&[]);
+        let (got, _) = judge(yaml, &nd_tags(), &none);
+        assert_eq!(got, Strict::Unsure { missing: vec![format!("{S}core/ndarray-1.1.0")] });
+        // A tag the map does not list is not checked: valid, with nothing stored.
+        assert_eq!(judge(yaml, &HashMap::new(), &none).0, Strict::Valid(Vec::new()));
+    }
+
+    #[test]
+    fn annotations_the_reference_may_or_may_not_store_are_unsure() {
+        let t = tags(&[("tag:x/a-1.0.0", "http://x/a-1.0.0")]);
+        let doc = |body: &str| {
+            format!(
+                "%YAML 1.1\n---\n$schema: http://stsci.edu/schemas/yaml-schema/draft-01\nid: http://x/a-1.0.0\n{body}\n...\n"
+            )
+        };
+        let cases = [
+            // Stored, one value: valid.
+            ("type: object\nflowStyle: block", Some(1)),
+            // Inside `not` (the reference stops at the first failure there).
+            ("not:\n  type: array\n  flowStyle: flow", None),
+            ("not:\n  flowStyle: flow\n  type: array", None),
+            // Two values of one annotation on the node.
+            ("allOf:\n  - flowStyle: flow\n  - flowStyle: block", None),
+            // The same twice: once.
+            ("allOf:\n  - flowStyle: flow\n  - flowStyle: flow", Some(1)),
+            // A `oneOf` branch after the one met.
+            ("oneOf:\n  - type: object\n  - type: array\n    flowStyle: flow", None),
+            // Before it: stored as the reference stores it.
+            ("oneOf:\n  - type: array\n    flowStyle: flow\n  - type: object", Some(1)),
+            // An annotation the writer cannot take.
+            ("propertyOrder: 5", None),
+            // Not for this kind of node: nothing stored.
+            ("style: literal", Some(0)),
+        ];
+        for (body, want) in cases {
+            let s = schemas(&[("http://x/a-1.0.0", &doc(body))]);
+            let (got, _) = judge("!<tag:x/a-1.0.0> {k: 1}", &t, &s);
+            match (want, &got) {
+                (Some(n), Strict::Valid(notes)) => assert_eq!(notes.len(), n, "{body}: {notes:?}"),
+                (None, Strict::Unsure { .. }) => {}
+                _ => panic!("{body}: {got:?}"),
+            }
+        }
+    }
+}

@@ -218,14 +218,20 @@ pub fn catalog_is_complete() -> bool {
 pub(super) struct Docs<'c> {
     catalog: &'static Catalog,
     extra: &'c Schemas,
+    /// Whether the bundled schemas are among the documents ([`validate_strict`] takes the
+    /// caller's alone).
+    with_bundled: bool,
 }
 
 impl<'c> Docs<'c> {
     pub(super) fn new(extra: &'c Schemas) -> Docs<'c> {
-        Docs { catalog: catalog(), extra }
+        Docs { catalog: catalog(), extra, with_bundled: true }
     }
 
     fn bundled(&self) -> u32 {
+        if !self.with_bundled {
+            return 0;
+        }
         u32::try_from(self.catalog.schemas.len()).unwrap_or(u32::MAX)
     }
 
@@ -267,7 +273,8 @@ impl<'c> Docs<'c> {
 
     /// The document known by `uri`: a bundled one first.
     fn lookup(&self, uri: &str) -> Option<u32> {
-        if let Some(name) = uri.strip_prefix(SCHEMA_PREFIX)
+        if self.with_bundled
+            && let Some(name) = uri.strip_prefix(SCHEMA_PREFIX)
             && let Some(&doc) = self.catalog.by_name.get(name)
         {
             return u32::try_from(doc).ok();
@@ -307,6 +314,18 @@ impl<'c> Docs<'c> {
     /// Whether `uri` (with a fragment or not) names a document known.
     fn knows(&self, uri: &str) -> bool {
         self.lookup(uri.split('#').next().unwrap_or(uri)).is_some()
+    }
+
+    /// The URI of the document `reference` (relative to document `from`) names, when no
+    /// document is known by it.
+    fn unknown_document(&self, from: Option<u32>, reference: &str) -> Option<String> {
+        let target = reference.split('#').next().unwrap_or(reference);
+        let uri = match from {
+            Some(_) if target.is_empty() => return None,
+            Some(doc) => join_uri(self.base(doc), target),
+            None => target.to_string(),
+        };
+        self.lookup(&uri).is_none().then_some(uri)
     }
 }
 
@@ -409,6 +428,7 @@ pub fn validate_with(tree: &Tree, standard: Option<&str>, schemas: &Schemas) -> 
         errors: Vec::new(),
         checks: 0,
         budget: MAX_CHECKS.max(tree.len().saturating_mul(CHECKS_PER_NODE)),
+        strict: None,
     };
     // Each tag's schemas, resolved when first met.
     let mut resolved: HashMap<&str, Vec<Target>> = HashMap::new();
@@ -440,6 +460,129 @@ pub fn validate_with(tree: &Tree, standard: Option<&str>, schemas: &Schemas) -> 
         });
     }
     v.errors
+}
+
+/// A schema's document and node.
+type Place = (u32, NodeId);
+
+/// What [`validate_strict`] tells of a tree.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Strict {
+    /// Valid, every check made as the reference's validator makes it. The annotations
+    /// are what that validator stores on the nodes as it checks them (asdf's
+    /// `property_order`, `flow_style` and `style`, which its YAML writer follows), at most
+    /// one of a kind a node.
+    Valid(Vec<Annotated>),
+    /// A node fails a schema.
+    Invalid,
+    /// Not known: a check that cannot be made, or not as the reference makes it (a
+    /// schema that is not among the documents, annotations met where the reference's
+    /// order decides whether it stores them, two values of one annotation on a node...).
+    /// `missing` names the documents needed that are not there.
+    Unsure {
+        /// The URIs of the documents needed and not there.
+        missing: Vec<String>,
+    },
+}
+
+/// An annotation the reference's validator stores on a node ([`Strict::Valid`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Annotated {
+    /// The node.
+    pub node: NodeId,
+    /// What it stores.
+    pub annotation: Annotation,
+}
+
+/// The annotations of ASDF's schemas that the reference's validator stores on the node
+/// checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Annotation {
+    /// `propertyOrder`: the keys a mapping is written with first, in this order.
+    PropertyOrder(Vec<String>),
+    /// `flowStyle`: how a mapping or sequence is written (`flow`, `block`).
+    FlowStyle(String),
+    /// `style`: how a string is written (`literal`, `folded`...).
+    Style(String),
+}
+
+impl Annotation {
+    fn kind(&self) -> u8 {
+        match self {
+            Annotation::PropertyOrder(_) => 0,
+            Annotation::FlowStyle(_) => 1,
+            Annotation::Style(_) => 2,
+        }
+    }
+}
+
+/// Validates `tree` as asdf's validator validates a tree it is about to write, and tells
+/// only what it can be sure of: "valid" only when every check was made as that validator
+/// makes it. Every node reached through mappings and sequences (not into a mapping with
+/// a `$ref` key) whose tag `tags` lists is checked against each of the tag's schemas, as
+/// the reference's extension manager defines them; the schemas are the documents of
+/// `schemas` alone (not the bundled ones), as its resource manager holds them. A schema
+/// URI, or a `$ref`, that names no document makes it [`Strict::Unsure`], naming the
+/// document, where [`validate_with`] takes it as met.
+pub fn validate_strict(tree: &Tree, tags: &HashMap<String, Vec<String>>, schemas: &Schemas) -> Strict {
+    let docs = Docs { with_bundled: false, ..Docs::new(schemas) };
+    let mut v = Validator {
+        docs,
+        seen: HashSet::default(),
+        quiet: 0,
+        journal: Vec::new(),
+        patterns: Patterns::default(),
+        verdicts: HashMap::default(),
+        reasons: Vec::new(),
+        refs: HashMap::new(),
+        broken_told: HashSet::new(),
+        unchecked_told: HashSet::new(),
+        errors: Vec::new(),
+        checks: 0,
+        budget: MAX_CHECKS.max(tree.len().saturating_mul(CHECKS_PER_NODE)),
+        strict: Some(Box::default()),
+    };
+    // Each tag's schemas, resolved when first met (`Err`: the URI of one not there).
+    let mut resolved: HashMap<&str, Vec<Result<Place, &String>>> = HashMap::new();
+    walk(tree, |path, node| {
+        let Some((tag, uris)) = node.tag().and_then(|t| tags.get_key_value(t)) else { return };
+        let targets = resolved.entry(tag.as_str()).or_insert_with(|| {
+            uris.iter().map(|u| docs.resolve(None, u).map(|(d, n)| (d, n.id())).map_err(|_| u)).collect()
+        });
+        for target in targets.iter() {
+            match target {
+                Ok((doc, id)) => {
+                    if let Some(schema) = docs.node(*doc, *id) {
+                        v.check(node, At { schema, doc: *doc }, &path(), 0);
+                    }
+                }
+                // asdf warns of a tag's schema it cannot find: its validator tells.
+                Err(uri) => v.missing(docs.unknown_document(None, uri).or_else(|| Some((*uri).clone()))),
+            }
+        }
+    });
+    let log = v.strict.take().unwrap_or_default();
+    if v.errors.iter().any(|e| e.kind == SchemaErrorKind::Invalid) {
+        return Strict::Invalid;
+    }
+    if log.unsure || !v.errors.is_empty() || v.checks > v.budget {
+        return Strict::Unsure { missing: log.missing };
+    }
+    // One of a kind a node: the same one met again is kept once, two that differ are a
+    // matter of the order the reference meets them in.
+    let mut kept: HashMap<(NodeId, u8), usize> = HashMap::new();
+    let mut out: Vec<Annotated> = Vec::new();
+    for a in log.annotations {
+        match kept.get(&(a.node, a.annotation.kind())) {
+            Some(&i) if out[i] == a => {}
+            Some(_) => return Strict::Unsure { missing: Vec::new() },
+            None => {
+                kept.insert((a.node, a.annotation.kind()), out.len());
+                out.push(a);
+            }
+        }
+    }
+    Strict::Valid(out)
 }
 
 /// Every node reachable from the root once (aliases once), depth first, with a maker of
@@ -585,6 +728,22 @@ struct Validator<'c> {
     /// Checks made, and how many may be: past the budget nothing more is checked.
     checks: usize,
     budget: usize,
+    /// For [`validate_strict`]: what it records beside the errors.
+    strict: Option<Box<StrictLog>>,
+}
+
+/// What [`validate_strict`] records beside the errors.
+#[derive(Default)]
+struct StrictLog {
+    annotations: Vec<Annotated>,
+    /// How many branches tried for their verdict alone the checks are inside, which the
+    /// reference's validator stops at their first failure (`not`, and the `oneOf`
+    /// branches after the first met): what it stores there depends on its order.
+    lazy: usize,
+    /// A check not made as the reference's validator makes it.
+    unsure: bool,
+    /// The documents needed and not there.
+    missing: Vec<String>,
 }
 
 /// Whether a node meets a schema part, tried alone ([`Validator::meets`]).
@@ -644,6 +803,9 @@ struct Keywords<'c> {
     max_ndim: Option<NodeRef<'c>>,
     datatype: Option<NodeRef<'c>>,
     exact_datatype: Option<NodeRef<'c>>,
+    property_order: Option<NodeRef<'c>>,
+    flow_style: Option<NodeRef<'c>>,
+    style: Option<NodeRef<'c>>,
 }
 
 impl<'c> Keywords<'c> {
@@ -684,6 +846,9 @@ impl<'c> Keywords<'c> {
                 "max_ndim" => &mut k.max_ndim,
                 "datatype" => &mut k.datatype,
                 "exact_datatype" => &mut k.exact_datatype,
+                "propertyOrder" => &mut k.property_order,
+                "flowStyle" => &mut k.flow_style,
+                "style" => &mut k.style,
                 _ => continue,
             };
             *slot = Some(value);
@@ -790,6 +955,7 @@ impl<'c> Validator<'c> {
         if depth > MAX_DEPTH {
             // Deeper than this, the node is not checked (the reference's validator fails
             // with a RecursionError well before).
+            self.unsure();
             return;
         }
         self.checks += 1;
@@ -810,14 +976,26 @@ impl<'c> Validator<'c> {
             match self.reference(at, r) {
                 Ok(target) => self.check(node, target, path, depth + 1),
                 Err(Unresolved::Broken(doc)) => self.broken(doc, path),
-                Err(Unresolved::Missing) => {}
+                Err(Unresolved::Missing) => {
+                    let missing = r.as_str().and_then(|text| self.docs.unknown_document(Some(at.doc), text));
+                    self.missing(missing);
+                }
             }
             return;
         }
         let k = Keywords::of(s);
+        if self.strict.is_some() {
+            self.annotate(node, &k);
+        }
         if let Some(pattern) = k.tag.and_then(|t| t.as_str()) {
             match instance_tag(node) {
-                Some(tag) if uri_match(pattern, tag) => {}
+                Some(tag) if uri_match(pattern, tag) => {
+                    if node.tag().is_none_or(|t| t.starts_with("tag:yaml.org,2002:")) {
+                        // The reference names an untagged node's tag by its Python type,
+                        // which a number of numpy's may not have.
+                        self.unsure();
+                    }
+                }
                 tag => {
                     let tag = tag.unwrap_or("an untagged timestamp").to_string();
                     self.fail(path, at, || format!("mismatched tags, wanted '{pattern}', got '{tag}'"));
@@ -833,6 +1011,11 @@ impl<'c> Validator<'c> {
             if !ok {
                 self.fail(path, at, || format!("{} is not of type {}", show(node), show(t)));
             }
+        }
+        if k.options.is_some() && self.strict.is_some() && tagged_within(node, 0) {
+            // The reference compares a tagged node inside with its own equality, which
+            // the tag takes part in.
+            self.unsure();
         }
         if let Some(options) = list(k.options)
             && !options.iter().any(|o| equal(node, *o))
@@ -877,7 +1060,12 @@ impl<'c> Validator<'c> {
             let mut met = 0;
             let mut unknown = None;
             for b in branches {
-                match self.meets(node, At { schema: b, ..at }, path, depth + 1) {
+                // After the first branch met, the reference only asks whether each is.
+                let lazy = usize::from(met > 0);
+                self.lazy(lazy, true);
+                let verdict = self.meets(node, At { schema: b, ..at }, path, depth + 1);
+                self.lazy(lazy, false);
+                match verdict {
                     Verdict::Met => met += 1,
                     Verdict::Unknown(why) => unknown = unknown.or(Some(why)),
                     Verdict::Failed => {}
@@ -893,7 +1081,10 @@ impl<'c> Validator<'c> {
             }
         }
         if let Some(not) = k.not {
-            match self.meets(node, At { schema: not, ..at }, path, depth + 1) {
+            self.lazy(1, true);
+            let verdict = self.meets(node, At { schema: not, ..at }, path, depth + 1);
+            self.lazy(1, false);
+            match verdict {
                 Verdict::Met => {
                     self.fail(path, at, || format!("{} must not be valid under the given schema", show(node)));
                 }
@@ -901,6 +1092,72 @@ impl<'c> Validator<'c> {
                 Verdict::Failed => {}
             }
         }
+    }
+
+    /// A check of [`validate_strict`] not made as the reference's validator makes it.
+    fn unsure(&mut self) {
+        if let Some(log) = self.strict.as_deref_mut() {
+            log.unsure = true;
+        }
+    }
+
+    /// A schema that is not there (the document `uri`, when known): taken as met, but
+    /// not by [`validate_strict`], which names the document.
+    fn missing(&mut self, uri: Option<String>) {
+        if let Some(log) = self.strict.as_deref_mut() {
+            log.unsure = true;
+            if let Some(uri) = uri
+                && !log.missing.contains(&uri)
+            {
+                log.missing.push(uri);
+            }
+        }
+    }
+
+    /// Enters (`enter`) or leaves `n` branches tried for their verdict alone.
+    fn lazy(&mut self, n: usize, enter: bool) {
+        if let Some(log) = self.strict.as_deref_mut() {
+            log.lazy = if enter { log.lazy + n } else { log.lazy - n };
+        }
+    }
+
+    /// What the reference's validator stores on `node` for the annotations of schema
+    /// part `k` (`propertyOrder` on a mapping, `flowStyle` on a mapping or sequence,
+    /// `style` on a string), recorded for [`validate_strict`].
+    fn annotate(&mut self, node: NodeRef<'_>, k: &Keywords<'_>) {
+        let Some(log) = self.strict.as_deref_mut() else { return };
+        let is_map = matches!(node.value(), Value::Map(_));
+        let mut found = Vec::new();
+        let mut odd = false;
+        if let Some(order) = k.property_order.filter(|_| is_map) {
+            match order.items() {
+                Some(items) if items.len() == 0 => {}
+                Some(items) => {
+                    let names: Option<Vec<String>> = items.map(|i| i.as_str().map(str::to_string)).collect();
+                    match names {
+                        Some(names) if order.tag().is_none() => found.push(Annotation::PropertyOrder(names)),
+                        _ => odd = true,
+                    }
+                }
+                None => odd = true,
+            }
+        }
+        if let Some(flow) = k.flow_style.filter(|_| is_map || matches!(node.value(), Value::Seq(_))) {
+            match flow.as_str() {
+                Some(f) => found.push(Annotation::FlowStyle(f.to_string())),
+                None => odd = true,
+            }
+        }
+        if let Some(style) = k.style.filter(|_| matches!(node.value(), Value::Str(_))) {
+            match style.as_str() {
+                Some(t) => found.push(Annotation::Style(t.to_string())),
+                None => odd = true,
+            }
+        }
+        if odd || (log.lazy > 0 && !found.is_empty()) {
+            log.unsure = true;
+        }
+        log.annotations.extend(found.into_iter().map(|annotation| Annotated { node: node.id(), annotation }));
     }
 
     /// The schema a `$ref` (node `r` of document `at.doc`) names, resolved once.
@@ -965,6 +1222,11 @@ impl<'c> Validator<'c> {
 
     fn numbers(&mut self, node: NodeRef<'_>, at: At<'c>, k: &Keywords<'c>, path: &str) {
         let Some(x) = number(node) else { return };
+        let bounded = k.minimum.is_some() || k.maximum.is_some() || k.multiple_of.is_some();
+        if bounded && x.abs() >= 9_007_199_254_740_992.0 {
+            // Python compares integers this large exactly; a float cannot.
+            self.unsure();
+        }
         let exclusive = |b: Option<NodeRef<'_>>| b.and_then(|b| b.as_bool()).unwrap_or(false);
         if let Some(min) = k.minimum.and_then(number)
             && (x < min || (exclusive(k.exclusive_minimum) && x == min))
@@ -1144,6 +1406,19 @@ impl<'c> Validator<'c> {
                 }
             }
         }
+    }
+}
+
+/// Whether a node below `node` carries a tag (or the tree is too deep to tell).
+fn tagged_within(node: NodeRef<'_>, depth: usize) -> bool {
+    if depth > EQUAL_DEPTH {
+        return true;
+    }
+    let tagged = |n: NodeRef<'_>| n.tag().is_some() || tagged_within(n, depth + 1);
+    match node.value() {
+        Value::Seq(_) => node.items().into_iter().flatten().any(tagged),
+        Value::Map(_) => node.pairs().into_iter().flatten().any(|(k, v)| tagged(k) || tagged(v)),
+        _ => false,
     }
 }
 
