@@ -85,15 +85,18 @@ def _validators_are_asdfs(ctx: Any) -> bool:
         own = _ASDF_KEYWORDS.get(key)
         if (own is not None and f is not getattr(_schema, own)) or (own is None and f is not draft4[key]):
             return False
+    # A list of them up to asdf 5, sets by keyword from asdf 6.
     found = ctx.extension_manager.validator_manager._validators
-    for key, validators in found.items():
-        name = _OWN_VALIDATORS.get(key)
-        for v in validators:
-            cls = type(v)
-            if name is None or cls.__name__ != name or not cls.__module__.startswith("asdf._core._validators"):
-                return False
-            if list(v.tags) != _NDARRAY_TAGS or v.schema_property != key:
-                return False
+    every = [v for s in found.values() for v in s] if isinstance(found, dict) else list(found)
+    for v in every:
+        cls = type(v)
+        name = _OWN_VALIDATORS.get(v.schema_property)
+        if name is None or cls.__name__ != name or not cls.__module__.startswith("asdf._core._validators"):
+            return False
+        # asdf before 5 applies them to every node (`**`): rasdf is then unsure of any
+        # node but an ndarray they meet.
+        if list(v.tags) not in (_NDARRAY_TAGS, ["**"]):
+            return False
     return True
 
 

@@ -1027,6 +1027,10 @@ impl<'c> Validator<'c> {
         self.object(node, at, &k, path, depth);
         self.array(node, at, &k, path, depth);
         if k.ndim.is_some() || k.max_ndim.is_some() || k.datatype.is_some() {
+            if !node.tag().is_some_and(|t| uri_match("tag:stsci.edu:asdf/core/ndarray-*", t)) {
+                // asdf before 5 applies them to every node (its validators' tag `**`).
+                self.unsure();
+            }
             self.ndarray(node, at, &k, path);
         }
         if let Some(branches) = list(k.all_of) {
