@@ -19,8 +19,12 @@ loader, which then gives its own tree or its own error.
 The hook also stands in for asdf's block index read, block compression and
 decompression (``rasdf._asdf_blocks``), the YAML dump of ``write_to`` and ``update``
 (``rasdf._asdf_yaml``) and the tree walks that call asdf's converters when reading and
-writing (``rasdf._asdf_walk``). Converters, validation and ``lazy_tree`` stay asdf's
-own.
+writing (``rasdf._asdf_walk``), the validation of a tree before it is written where
+rasdf's validator is sure of asdf's verdict (``rasdf._asdf_valid``), and keeps the
+selection of installed extensions for a file's ASDF Standard (asdf's
+``AsdfFile._process_plugin_extensions``, twice an open) once made for the same
+extensions and version. Converters, the validation of a tree read, and ``lazy_tree``
+stay asdf's own.
 """
 
 from __future__ import annotations
@@ -327,6 +331,29 @@ class HookWarning(UserWarning):
     """``install()`` left asdf as it is (an asdf outside :data:`SUPPORTED`)."""
 
 
+# asdf's selections of the installed extensions for a version: {(version, ids of the
+# extensions): (the extensions, the selection)}. The extensions are kept, so that no id
+# is reused meanwhile; a few configurations at most (cleared past 64).
+_selections: dict = {}
+
+
+def process_plugin_extensions(self: Any) -> list:
+    """``AsdfFile._process_plugin_extensions``: the installed extensions whose
+    ``asdf_standard_requirement`` admits the file's version, as asdf selects them (its
+    own function, called once for each list of extensions and version)."""
+    import asdf
+
+    extensions = tuple(asdf.get_config().extensions)
+    key = (self.version_string, tuple(map(id, extensions)))
+    hit = _selections.get(key)
+    if hit is None:
+        chosen = [e for e in extensions if key[0] in e.asdf_standard_requirement]
+        if len(_selections) >= 64:
+            _selections.clear()
+        hit = _selections[key] = (extensions, chosen)
+    return list(hit[1])
+
+
 def _asdf_version() -> tuple:
     import asdf
 
@@ -356,6 +383,7 @@ def _patches() -> list:
     # keep their own `write_block`.
     streamed = [(bio, "write_block", blocks.write_block)] if _asdf_version() >= (5, 4, 0) else []
     return streamed + [
+        (asdf._asdf.AsdfFile, "_process_plugin_extensions", process_plugin_extensions),
         (asdf.yamlutil, "load_tree", load_tree),
         (bio, "read_block_index", read_block_index),
         (mcompression, "decompress", blocks.decompress),

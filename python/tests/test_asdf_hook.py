@@ -442,3 +442,44 @@ def test_block_index_read_by_the_hook_and_asdf_alike(tmp_path, monkeypatch):
         assert_same(stock, hooked)
         assert bio.read_block_index is stock_index
         assert_same(*both(lambda d=d: [v.tolist() for v in asdf.open(io.BytesIO(d), lazy_load=False).tree.values() if hasattr(v, "tolist")]))
+
+
+def test_the_extensions_chosen_for_a_version_are_asdfs_choice():
+    """The hook keeps asdf's selection of installed extensions for a file's ASDF Standard
+    (made twice an open): the same extensions, in the same order, for every version,
+    also after the configuration changes."""
+    from asdf.versioning import supported_versions
+
+    stock = asdf.AsdfFile._process_plugin_extensions
+
+    def chosen(version, hooked):
+        af = asdf.AsdfFile(version=str(version))
+        if hooked:
+            with asdf_hook.installed():
+                assert asdf.AsdfFile._process_plugin_extensions is asdf_hook.process_plugin_extensions
+                return [af._process_plugin_extensions() for _ in range(2)]
+        return [stock(af)] * 2
+
+    def same(a, b):
+        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+    for version in supported_versions:
+        want = chosen(version, False)
+        got = chosen(version, True)
+        assert all(same(want[0], g) for g in got), version
+        assert got[0] is not got[1]  # a list of its own each time, as asdf's
+    from asdf.extension import Extension
+
+    class Only150(Extension):
+        extension_uri = "asdf://rasdf.test/extensions/only-1.5-1.0.0"
+        asdf_standard_requirement = "==1.5.0"
+
+    with asdf.config_context() as config:
+        config.add_extension(Only150())
+        for version in supported_versions:
+            want, got = chosen(version, False), chosen(version, True)
+            assert same(want[0], got[0]), version
+            uris = [e.extension_uri for e in got[0]]
+            assert ("asdf://rasdf.test/extensions/only-1.5-1.0.0" in uris) == (str(version) == "1.5.0")
+    # Out of the context, the new extension is gone again.
+    assert all(e.extension_uri != "asdf://rasdf.test/extensions/only-1.5-1.0.0" for e in chosen("1.5.0", True)[0])
