@@ -1,10 +1,12 @@
-"""asdf's validation before a write through rasdf (part of :mod:`rasdf.asdf_hook`).
+"""asdf's validation of a tagged tree through rasdf (part of :mod:`rasdf.asdf_hook`).
 
-``asdf.yamlutil.dump_tree`` validates the tagged tree with ``schema.validate(tree,
-ctx)`` (the same call from asdf 4.0 to 6.0), most of the time of a ``write_to`` once
-rasdf writes the YAML and walks the tree. While the hook is installed, the name
-``schema`` in ``asdf.yamlutil`` is :data:`proxy`: asdf's ``schema`` module in every
-other respect, whose ``validate`` has rasdf's validator judge the tree first
+``asdf.yamlutil.dump_tree`` validates the tagged tree before a write with
+``schema.validate(tree, ctx)``, and ``AsdfFile._validate`` a tree read (asdf's
+``validate_on_read``, on by default before asdf 5) or ``AsdfFile.validate()``'s with
+``schema.validate(tree, ctx, reading=...)`` (the same calls from asdf 4.0 to 6.0): most
+of the time of a ``write_to`` once rasdf writes the YAML and walks the tree. While the
+hook is installed, the name ``schema`` in ``asdf.yamlutil`` and in ``asdf._asdf`` is
+:data:`proxy`: asdf's ``schema`` module in every other respect, whose ``validate`` has rasdf's validator judge the tree first
 (``rasdf._rasdf.hook_validate``, with asdf's own schemas, taken from its resource
 manager as they are needed, and the tags its extension manager defines). Only a "valid"
 that rasdf is sure of is taken: the annotations asdf's validator would store on the
@@ -40,7 +42,7 @@ class _Proxy(types.ModuleType):
 
     @staticmethod
     def validate(instance: Any, ctx: Any = None, schema: Any = None, validators: Any = None, reading: bool = False, *args: Any, **kwargs: Any) -> None:
-        if ctx is not None and schema is None and validators is None and not reading and not args and not kwargs:
+        if ctx is not None and schema is None and validators is None and type(reading) is bool and not args and not kwargs:
             try:
                 judged = _judge(instance, ctx)
             except Exception:  # noqa: BLE001 - asdf's own validation judges

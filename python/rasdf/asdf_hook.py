@@ -19,12 +19,12 @@ loader, which then gives its own tree or its own error.
 The hook also stands in for asdf's block index read, block compression and
 decompression (``rasdf._asdf_blocks``), the YAML dump of ``write_to`` and ``update``
 (``rasdf._asdf_yaml``) and the tree walks that call asdf's converters when reading and
-writing (``rasdf._asdf_walk``), the validation of a tree before it is written where
-rasdf's validator is sure of asdf's verdict (``rasdf._asdf_valid``), and keeps the
+writing (``rasdf._asdf_walk``), the validation of a tagged tree (before a write, and
+of a tree read) where rasdf's validator is sure of asdf's verdict
+(``rasdf._asdf_valid``), and keeps the
 selection of installed extensions for a file's ASDF Standard (asdf's
 ``AsdfFile._process_plugin_extensions``, twice an open) once made for the same
-extensions and version. Converters, the validation of a tree read, and ``lazy_tree``
-stay asdf's own.
+extensions and version. Converters and ``lazy_tree`` stay asdf's own.
 """
 
 from __future__ import annotations
@@ -393,6 +393,7 @@ def _patches() -> list:
         (asdf.yamlutil, "yaml", _asdf_yaml.proxy),
         (asdf.yamlutil, "treeutil", _asdf_walk.proxy),
         (asdf.yamlutil, "schema", _asdf_valid.proxy),
+        (asdf._asdf, "schema", _asdf_valid.proxy),
     ]
 
 

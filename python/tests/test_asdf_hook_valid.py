@@ -1,4 +1,4 @@
-"""rasdf.asdf_hook's validation before a write (`rasdf._asdf_valid`): where rasdf's
+"""rasdf.asdf_hook's validation of tagged trees (`rasdf._asdf_valid`): where rasdf's
 validator judges a tree asdf writes, the file written is the same, byte for byte, as
 with asdf's own validation (which stores `property_order`, `flow_style` and `style` on
 the nodes it checks, and asdf's YAML writer follows them); a tree asdf refuses is
@@ -18,6 +18,7 @@ from conftest import TESTDATA, asdf_files, require
 asdf = require("asdf")
 np = require("numpy")
 
+import asdf._asdf  # noqa: E402
 import asdf.schema  # noqa: E402
 import asdf.yamlutil  # noqa: E402
 from asdf.tagged import TaggedDict, TaggedList, TaggedString  # noqa: E402
@@ -44,11 +45,11 @@ def hooked(write, fast=True):
     with asdf_hook.installed():
         if fast:
             return outcome(write)
-        asdf.yamlutil.schema = asdf.schema
+        asdf.yamlutil.schema = asdf._asdf.schema = asdf.schema
         try:
             return outcome(write)
         finally:
-            asdf.yamlutil.schema = _asdf_valid.proxy
+            asdf.yamlutil.schema = asdf._asdf.schema = _asdf_valid.proxy
 
 
 def judged(write):
@@ -86,10 +87,53 @@ def test_a_file_written_is_the_one_asdfs_validation_gives(path):
     _judged_files.append(counts["rasdf"] > 0)
 
 
+def annotations(x, path="", seen=None):
+    """Every annotation asdf's validator stores on a tagged tree's nodes, by path."""
+    seen = set() if seen is None else seen
+    if id(x) in seen:
+        return []
+    seen.add(id(x))
+    out = [(path, name, repr(getattr(x, name))) for name in ("property_order", "flow_style", "style") if name in getattr(x, "__dict__", {})]
+    if isinstance(x, dict):
+        for k, v in x.items():
+            out += annotations(v, f"{path}/{k}", seen)
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            out += annotations(v, f"{path}/{i}", seen)
+    return out
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(TESTDATA)))
+def test_a_tree_read_is_validated_as_asdf_validates_it(path):
+    """`validate_on_read`: the same errors and warnings as with asdf's own validation,
+    and the same annotations on what reaches the tree read (asdf's walk copies the
+    tagged tree, so only the nodes it keeps as they are, such as those of tags it does
+    not know, carry them there)."""
+
+    def read():
+        config = asdf.get_config()
+        before = config.validate_on_read
+        config.validate_on_read = True
+        try:
+            with asdf.open(path, lazy_load=False, memmap=False, _force_raw_types=True) as af:
+                return annotations(af.tree)
+        finally:
+            config.validate_on_read = before
+
+    counts, fast = judged(read)
+    slow = hooked(read, fast=False)
+    assert fast == slow
+    _judged_reads.append(counts["rasdf"] > 0)
+
+
+_judged_reads = []
+
+
 def test_most_files_are_judged_by_rasdf():
     # Runs after the files above (pytest keeps the file's order).
     assert len(_judged_files) > 20
     assert sum(_judged_files) >= len(_judged_files) * 0.6, f"{sum(_judged_files)} of {len(_judged_files)}"
+    assert sum(_judged_reads) >= len(_judged_reads) * 0.6, f"{sum(_judged_reads)} of {len(_judged_reads)}"
 
 
 def nd(**kw):
