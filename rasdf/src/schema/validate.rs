@@ -414,22 +414,7 @@ pub fn validate(tree: &Tree, standard: Option<&str>) -> Vec<SchemaError> {
 pub fn validate_with(tree: &Tree, standard: Option<&str>, schemas: &Schemas) -> Vec<SchemaError> {
     let Some(tags) = schemas.tag_map(standard.unwrap_or("1.0.0")) else { return Vec::new() };
     let docs = Docs::new(schemas);
-    let mut v = Validator {
-        docs,
-        seen: HashSet::default(),
-        quiet: 0,
-        journal: Vec::new(),
-        patterns: Patterns::default(),
-        verdicts: HashMap::default(),
-        reasons: Vec::new(),
-        refs: HashMap::new(),
-        broken_told: HashSet::new(),
-        unchecked_told: HashSet::new(),
-        errors: Vec::new(),
-        checks: 0,
-        budget: MAX_CHECKS.max(tree.len().saturating_mul(CHECKS_PER_NODE)),
-        strict: None,
-    };
+    let mut v = Validator::new(docs, tree, false);
     // Each tag's schemas, resolved when first met.
     let mut resolved: HashMap<&str, Vec<Target>> = HashMap::new();
     walk(tree, |path, node| {
@@ -526,22 +511,7 @@ impl Annotation {
 /// document, where [`validate_with`] takes it as met.
 pub fn validate_strict(tree: &Tree, tags: &HashMap<String, Vec<String>>, schemas: &Schemas) -> Strict {
     let docs = Docs { with_bundled: false, ..Docs::new(schemas) };
-    let mut v = Validator {
-        docs,
-        seen: HashSet::default(),
-        quiet: 0,
-        journal: Vec::new(),
-        patterns: Patterns::default(),
-        verdicts: HashMap::default(),
-        reasons: Vec::new(),
-        refs: HashMap::new(),
-        broken_told: HashSet::new(),
-        unchecked_told: HashSet::new(),
-        errors: Vec::new(),
-        checks: 0,
-        budget: MAX_CHECKS.max(tree.len().saturating_mul(CHECKS_PER_NODE)),
-        strict: Some(Box::default()),
-    };
+    let mut v = Validator::new(docs, tree, true);
     // Each tag's schemas, resolved when first met (`Err`: the URI of one not there).
     let mut resolved: HashMap<&str, Vec<Result<Place, &String>>> = HashMap::new();
     walk(tree, |path, node| {
@@ -881,6 +851,26 @@ fn instance_tag(node: NodeRef<'_>) -> Option<&str> {
 }
 
 impl<'c> Validator<'c> {
+    /// A validator of `tree` with the documents `docs`; `strict` for [`validate_strict`].
+    fn new(docs: Docs<'c>, tree: &Tree, strict: bool) -> Validator<'c> {
+        Validator {
+            docs,
+            seen: HashSet::default(),
+            quiet: 0,
+            journal: Vec::new(),
+            patterns: Patterns::default(),
+            verdicts: HashMap::default(),
+            reasons: Vec::new(),
+            refs: HashMap::new(),
+            broken_told: HashSet::new(),
+            unchecked_told: HashSet::new(),
+            errors: Vec::new(),
+            checks: 0,
+            budget: MAX_CHECKS.max(tree.len().saturating_mul(CHECKS_PER_NODE)),
+            strict: strict.then(Box::default),
+        }
+    }
+
     fn fail(&mut self, path: &str, at: At<'_>, message: impl FnOnce() -> String) {
         let kind = SchemaErrorKind::Invalid;
         let error = match self.quiet {
