@@ -69,6 +69,8 @@ const CASES: &[(&str, &str, &str, bool)] = &[
     ("json_reference", "1.6.0", "a: {$ref: 'other.asdf#/x'}", true),
     ("alias_checked_once", "1.6.0", "a: &s !core/software-1.0.0 {name: 5, version: x}\nb: *s", false),
     ("recursive_alias", "1.6.0", "a: &l [1, *l]\nb: !core/ndarray-1.1.0 {data: [1], datatype: int8, shape: [1]}", true),
+    // The error shows the node: a list holding itself is shown a few levels deep.
+    ("recursive_alias_invalid", "1.6.0", "asdf_library: &l [1, *l, *l]", false),
     (
         "no_standard_1_0_0",
         "",
@@ -571,6 +573,22 @@ mod strict {
         assert_eq!(got, Strict::Unsure { missing: vec![format!("{S}core/ndarray-1.1.0")] });
         // A tag the map does not list is not checked: valid, with nothing stored.
         assert_eq!(judge(yaml, &HashMap::new(), &none).0, Strict::Valid(Vec::new()));
+    }
+
+    #[test]
+    fn a_list_holding_itself_is_judged_at_once() {
+        // `enum` looks for tagged nodes inside the instance: once each, not once a path.
+        let t = tags(&[("tag:x/a-1.0.0", "http://x/a-1.0.0")]);
+        let doc = "%YAML 1.1\n---\nid: http://x/a-1.0.0\nproperties:\n  k:\n    enum: [[{a: 1}]]\n...\n";
+        let s = schemas(&[("http://x/a-1.0.0", doc)]);
+        let items = vec!["*a"; 40].join(", ");
+        let (got, _) = judge(&format!("!<tag:x/a-1.0.0> {{k: &a [{items}]}}"), &t, &s);
+        assert_eq!(got, Strict::Invalid);
+        // A tagged node inside: asdf's equality tells it from the untagged `1` of the
+        // schema, rasdf's does not.
+        let (got, _) = judge("!<tag:x/a-1.0.0> {k: [!<tag:y> {a: 1}]}", &t, &s);
+        assert!(matches!(got, Strict::Unsure { .. }), "{got:?}");
+        assert!(matches!(judge("!<tag:x/a-1.0.0> {k: [{a: 1}]}", &t, &s).0, Strict::Valid(_)));
     }
 
     #[test]

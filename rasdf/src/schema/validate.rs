@@ -1002,7 +1002,7 @@ impl<'c> Validator<'c> {
                 self.fail(path, at, || format!("{} is not of type {}", show(node), show(t)));
             }
         }
-        if k.options.is_some() && self.strict.is_some() && tagged_within(node, 0) {
+        if k.options.is_some() && self.strict.is_some() && tagged_within(node) {
             // The reference compares a tagged node inside with its own equality, which
             // the tag takes part in.
             self.unsure();
@@ -1403,17 +1403,29 @@ impl<'c> Validator<'c> {
     }
 }
 
-/// Whether a node below `node` carries a tag (or the tree is too deep to tell).
-fn tagged_within(node: NodeRef<'_>, depth: usize) -> bool {
-    if depth > EQUAL_DEPTH {
-        return true;
+/// Whether a node below `node` carries a tag: each node looked at once (a recursive
+/// alias, a list holding itself, costs no more).
+fn tagged_within(node: NodeRef<'_>) -> bool {
+    let tree = node.tree();
+    let mut seen = HashSet::new();
+    let mut stack = vec![node.id()];
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let children: Vec<NodeId> = match tree.node(id).value() {
+            Value::Seq(items) => items.clone(),
+            Value::Map(pairs) => pairs.iter().flat_map(|&(k, v)| [k, v]).collect(),
+            _ => continue,
+        };
+        for c in children {
+            if tree.node(c).tag().is_some() {
+                return true;
+            }
+            stack.push(c);
+        }
     }
-    let tagged = |n: NodeRef<'_>| n.tag().is_some() || tagged_within(n, depth + 1);
-    match node.value() {
-        Value::Seq(_) => node.items().into_iter().flatten().any(tagged),
-        Value::Map(_) => node.pairs().into_iter().flatten().any(|(k, v)| tagged(k) || tagged(v)),
-        _ => false,
-    }
+    false
 }
 
 /// Python's truth of a schema value (`exact_datatype: true`).
@@ -1701,10 +1713,18 @@ fn uri_match(pattern: &str, uri: &str) -> bool {
 
 /// A short form of a node for messages.
 pub(super) fn show(node: NodeRef<'_>) -> String {
+    show_within(node, 0)
+}
+
+/// [`show`], sequences shown three levels deep at most (a sequence holding itself, a
+/// recursive alias, is shown once).
+fn show_within(node: NodeRef<'_>, depth: usize) -> String {
     let text = match node.value() {
         Value::Str(s) => format!("'{s}'"),
+        Value::Seq(_) if depth >= 3 => "[...]".to_string(),
         Value::Seq(items) => {
-            let shown: Vec<String> = items.iter().take(4).map(|i| show(node.tree().node(*i))).collect();
+            let shown: Vec<String> =
+                items.iter().take(4).map(|i| show_within(node.tree().node(*i), depth + 1)).collect();
             let more = if items.len() > 4 { ", ..." } else { "" };
             format!("[{}{more}]", shown.join(", "))
         }
