@@ -560,3 +560,85 @@ fn overlapping_masks_are_not_gathered() {
     assert!(text.contains(&format!("masked={n}")), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Trees whose aliases reach a node by many paths, or a node from inside itself, where
+/// something walks them: each gets its answer at once (an error or a bounded text).
+#[test]
+fn nodes_reached_by_many_paths_or_from_themselves_are_bounded() {
+    // A list of two aliases of the last one, `depth` times: 2^depth paths to the end.
+    let doubling = |end: &str, depth: usize, name: &str| {
+        (1..=depth).fold(end.to_string(), |inner, i| format!("[&{name}{i} {inner}, *{name}{i}]"))
+    };
+    let shape = vec!["2"; 34].join(", ");
+    let cases = [
+        // An external array reference inside its own shape: info shows it once.
+        (
+            "external_in_itself",
+            "x: &e !core/externalarray-1.0.0 {fileuri: a.fits, target: 0, datatype: int8, shape: [*e]}".to_string(),
+        ),
+        // A record datatype of 2^26 fields in a few hundred bytes.
+        (
+            "datatype_doubling",
+            format!("x: !core/ndarray-1.0.0 {{data: [0], datatype: {}}}", doubling("[ascii, 0]", 26, "d")),
+        ),
+        // Inline data of 2^34 elements.
+        ("inline_doubling", format!("x: !core/ndarray-1.0.0 {}", doubling("0", 34, "b"))),
+        (
+            "inline_itself",
+            format!("x: !core/ndarray-1.0.0 {{data: &c [*c, *c], shape: [{shape}], datatype: [ascii, 0]}}"),
+        ),
+        (
+            "inline_doubling_ascii0",
+            format!("x: !core/ndarray-1.0.0 {{data: {}, datatype: [ascii, 0]}}", doubling("[0]", 34, "e")),
+        ),
+        // A list holding itself under a schema it fails: the error shows it once.
+        ("list_in_itself_invalid", "asdf_library: &l [1, *l, *l]".to_string()),
+    ];
+    let dir = temp_dir("many-paths");
+    for (name, tree) in cases {
+        let path = dir.join(format!("{name}.asdf"));
+        std::fs::write(&path, asdf_with_tree(&tree)).unwrap();
+        let started = std::time::Instant::now();
+        for args in [&["info"][..], &["info", "--json"], &["check"], &["search", "--value", "x"], &["to-yaml"]] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_rasdf")).args(args).arg(&path).output().unwrap();
+            let code = out.status.code();
+            assert!(matches!(code, Some(0..=1)), "{name} {args:?}: {code:?} {}", String::from_utf8_lossy(&out.stderr));
+        }
+        assert!(started.elapsed().as_secs() < 20, "{name}: {:?}", started.elapsed());
+        let f = AsdfFile::open(&path).unwrap();
+        let mut out = Vec::new();
+        report(&f, &InfoOptions::default(), &mut out).unwrap();
+        if name == "external_in_itself" {
+            let text = String::from_utf8(out).unwrap();
+            assert!(text.contains("shape: (...,)"), "{text}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Anchors make a path far deeper than the text nests: lists 900 deep, each ending in an
+/// alias of the one before, keys ordered so that the deepest is walked first. The tree is
+/// refused as too deep (every walk that recurses would overflow the stack on it).
+#[test]
+fn depth_through_aliases_counts_as_depth() {
+    let n = 60;
+    let mut tree: Vec<String> = (1..=n).rev().map(|i| format!("k{i}: 0")).collect();
+    for i in 1..=n {
+        let inner = if i == 1 { "0".to_string() } else { format!("*a{}", i - 1) };
+        tree.push(format!("k{i}: &a{i} {}{inner}{}", "[".repeat(900), "]".repeat(900)));
+    }
+    let bytes = asdf_with_tree(&tree.join("\n"));
+    let err = OpenOptions::new().from_bytes(bytes.clone()).unwrap_err();
+    assert!(err.to_string().contains("nests deeper than 1000 levels"), "{err}");
+    // One chain link alone (900 deep) is fine, and so are aliases of it side by side.
+    let ok = "a: &a [[[[0]]]]\nb: [*a, *a, [*a, [*a]]]";
+    assert!(OpenOptions::new().from_bytes(asdf_with_tree(ok)).is_ok());
+    let dir = temp_dir("alias-depth");
+    let path = dir.join("chain.asdf");
+    std::fs::write(&path, &bytes).unwrap();
+    for args in [&["info"][..], &["to-yaml"], &["check"]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rasdf")).args(args).arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

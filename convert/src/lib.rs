@@ -859,14 +859,18 @@ fn vlmeta_of(f: &AsdfFile, node: rasdf::tree::NodeRef<'_>) -> Result<Vec<(String
             .or_else(|_| u64::try_from(b).map(M::from))
             .map_err(|_| "an integer beyond 64 bits")
     }
-    fn value(f: &AsdfFile, n: rasdf::tree::NodeRef<'_>, depth: usize) -> Result<M, &'static str> {
+    /// Values (aliases counted each time they are met) one vlmeta entry may expand to:
+    /// `[&a [...], *a]` nested 40 deep would be 2^40.
+    const MAX_VALUES: usize = 1 << 20;
+    fn value(f: &AsdfFile, n: rasdf::tree::NodeRef<'_>, depth: usize, left: &mut usize) -> Result<M, &'static str> {
         if depth > 64 {
             return Err("nested over 64 deep (or an alias cycle)");
         }
+        *left = left.checked_sub(1).ok_or("over a million values (aliases expanded)")?;
         if n.is_asdf_tag("core/integer") {
             return int(&f.integer_at(n).map_err(|_| "a core/integer that does not read")?);
         }
-        let value = |n, depth| value(f, n, depth);
+        let mut value = |n, depth| value(f, n, depth, left);
         Ok(match n.value() {
             Value::Null => M::Nil,
             Value::Bool(b) => M::Boolean(*b),
@@ -893,7 +897,8 @@ fn vlmeta_of(f: &AsdfFile, node: rasdf::tree::NodeRef<'_>) -> Result<Vec<(String
     for (k, v) in pairs {
         let name = k.key_text();
         let path = format!("/b2nd/vlmeta/{}", rasdf::tree::escape_step(&name));
-        let m = value(f, v, 0).map_err(|why| bad(path, why))?;
+        let mut left = MAX_VALUES;
+        let m = value(f, v, 0, &mut left).map_err(|why| bad(path, why))?;
         out.push((name, b2nd::msgpack::encode(&m)));
     }
     Ok(out)

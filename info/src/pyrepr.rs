@@ -112,9 +112,9 @@ pub fn str_of<'t>(file: &AsdfFile, node: NodeRef<'t>, max: usize) -> Cow<'t, str
 /// Aliases are expanded, as in Python; a text that would pass `max` bytes (an alias
 /// bomb's) ends there in `...`.
 pub fn repr_of(file: &AsdfFile, node: NodeRef<'_>, max: usize) -> String {
-    let mut out = String::new();
-    let mut open = Vec::new();
-    repr_into(file, node, &mut open, &mut out, max);
+    let mut r = Repr { file, open: Vec::new(), out: String::new(), max };
+    r.repr(node);
+    let mut out = r.out;
     if out.len() > max {
         let mut end = max;
         while !out.is_char_boundary(end) {
@@ -129,117 +129,195 @@ pub fn repr_of(file: &AsdfFile, node: NodeRef<'_>, max: usize) -> String {
 /// The longest repr `info` shows.
 pub const REPR_MAX: usize = 1 << 20;
 
-fn repr_into(file: &AsdfFile, node: NodeRef<'_>, open: &mut Vec<u32>, out: &mut String, max: usize) {
-    if out.len() > max {
-        return;
+/// One repr being written: the nodes being shown (whatever their kind: a node inside
+/// itself, even through an external array's shape, is shown once) and one budget for
+/// the whole text, so that neither a cycle nor an alias bomb makes it run long.
+struct Repr<'f> {
+    file: &'f AsdfFile,
+    open: Vec<u32>,
+    out: String,
+    max: usize,
+}
+
+impl Repr<'_> {
+    fn repr(&mut self, node: NodeRef<'_>) {
+        if self.out.len() > self.max {
+            return;
+        }
+        let id = node.id().0;
+        let kind = kind(node);
+        if matches!(kind, Kind::Dict | Kind::List | Kind::Array) || is_leaf_object(node) {
+            if self.open.contains(&id) {
+                self.out.push_str(match kind {
+                    Kind::Dict => "{...}",
+                    Kind::List => "[...]",
+                    _ => "...",
+                });
+                return;
+            }
+            self.open.push(id);
+            self.children(node, kind);
+            self.open.pop();
+        } else {
+            self.children(node, kind);
+        }
     }
-    let id = node.id().0;
-    let kind = kind(node);
-    if matches!(kind, Kind::Dict | Kind::List) && open.contains(&id) {
-        out.push_str(if kind == Kind::Dict { "{...}" } else { "[...]" });
-        return;
-    }
-    if is_leaf_object(node) {
-        out.push_str(&leaf_object_str(file, node, max).unwrap_or_else(|| "?".into()));
-        return;
-    }
-    if kind == Kind::Array {
-        out.push_str(&array_repr(file, node, max));
-        return;
-    }
-    open.push(id);
-    match node.value() {
-        Value::Map(pairs) if node.tag() == Some(OMAP_TAG) => {
-            // Python 3.11's `OrderedDict` repr: a list of pairs.
-            if pairs.is_empty() {
-                out.push_str("OrderedDict()");
-            } else {
-                out.push_str("OrderedDict([");
+
+    fn children(&mut self, node: NodeRef<'_>, kind: Kind) {
+        let tree = node.tree();
+        if is_leaf_object(node) {
+            if !self.leaf_object(node) {
+                self.out.push('?');
+            }
+            return;
+        }
+        if kind == Kind::Array {
+            self.array(node);
+            return;
+        }
+        match node.value() {
+            Value::Map(pairs) if node.tag() == Some(OMAP_TAG) => {
+                // Python 3.11's `OrderedDict` repr: a list of pairs.
+                if pairs.is_empty() {
+                    self.out.push_str("OrderedDict()");
+                } else {
+                    self.out.push_str("OrderedDict([");
+                    for (i, &(k, v)) in pairs.iter().enumerate() {
+                        self.out.push_str(if i == 0 { "(" } else { ", (" });
+                        self.repr(tree.node(k));
+                        self.out.push_str(", ");
+                        self.repr(tree.node(v));
+                        self.out.push(')');
+                    }
+                    self.out.push_str("])");
+                }
+            }
+            Value::Map(pairs) => {
+                self.out.push('{');
                 for (i, &(k, v)) in pairs.iter().enumerate() {
-                    out.push_str(if i == 0 { "(" } else { ", (" });
-                    repr_into(file, node.tree().node(k), open, out, max);
-                    out.push_str(", ");
-                    repr_into(file, node.tree().node(v), open, out, max);
-                    out.push(')');
+                    if i > 0 {
+                        self.out.push_str(", ");
+                    }
+                    self.repr(tree.node(k));
+                    self.out.push_str(": ");
+                    self.repr(tree.node(v));
                 }
-                out.push_str("])");
+                self.out.push('}');
+            }
+            Value::Seq(items) => {
+                self.out.push('[');
+                for (i, &c) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push_str(", ");
+                    }
+                    self.repr(tree.node(c));
+                }
+                self.out.push(']');
+            }
+            Value::Str(_) if node.is_asdf_tag("core/complex") => {
+                let text = str_of(self.file, node, self.max);
+                self.out.push_str(&text);
+            }
+            Value::Str(s) => str_repr(s, &mut self.out),
+            Value::Timestamp(t) => match parse_timestamp(t) {
+                Some(ts) => self.out.push_str(&datetime_repr(&ts)),
+                None => str_repr(t, &mut self.out),
+            },
+            other => self.out.push_str(&scalar_repr(other)),
+        }
+    }
+
+    /// `str()` of `node` into the text: a container's repr (in this repr's cycle and
+    /// budget), a scalar's as [`str_of`] writes it.
+    fn str(&mut self, node: NodeRef<'_>) {
+        match node.value() {
+            Value::Map(_) | Value::Seq(_) => self.repr(node),
+            _ => {
+                let text = str_of(self.file, node, self.max);
+                self.out.push_str(&text);
             }
         }
-        Value::Map(pairs) => {
-            out.push('{');
-            for (i, &(k, v)) in pairs.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
+    }
+
+    /// `str()` of the objects the reference makes of some tagged mappings:
+    /// `IntegerType(5)`, an external array reference, a set. `false` (nothing written)
+    /// when the node is malformed.
+    fn leaf_object(&mut self, node: NodeRef<'_>) -> bool {
+        let tree = node.tree();
+        if node.is_asdf_tag("core/integer") {
+            return match self.file.integer_at(node) {
+                Ok(v) => {
+                    let _ = write!(self.out, "IntegerType({v})");
+                    true
                 }
-                repr_into(file, node.tree().node(k), open, out, max);
-                out.push_str(": ");
-                repr_into(file, node.tree().node(v), open, out, max);
-            }
-            out.push('}');
+                Err(_) => false,
+            };
         }
-        Value::Seq(items) => {
-            out.push('[');
+        if node.is_asdf_tag("core/externalarray") {
+            let (Some(shape), Some(uri), Some(target), Some(datatype)) =
+                (node.key("shape"), node.key("fileuri"), node.key("target"), node.key("datatype"))
+            else {
+                return false;
+            };
+            let Value::Seq(items) = shape.value() else { return false };
+            self.out.push_str("<External array reference in ");
+            self.str(uri);
+            self.out.push_str(" at ");
+            self.str(target);
+            self.out.push_str(" shape: (");
             for (i, &c) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push_str(", ");
+                    self.out.push_str(", ");
                 }
-                repr_into(file, node.tree().node(c), open, out, max);
+                self.repr(tree.node(c));
             }
-            out.push(']');
+            self.out.push_str(if items.len() == 1 { ",)" } else { ")" });
+            self.out.push_str(" dtype: ");
+            self.str(datatype);
+            self.out.push('>');
+            return true;
         }
-        Value::Str(_) if node.is_asdf_tag("core/complex") => out.push_str(&str_of(file, node, max)),
-        Value::Str(s) => str_repr(s, out),
-        Value::Timestamp(t) => match parse_timestamp(t) {
-            Some(ts) => out.push_str(&datetime_repr(&ts)),
-            None => str_repr(t, out),
-        },
-        other => out.push_str(&scalar_repr(other)),
-    }
-    open.pop();
-}
-
-/// `str()` of the objects the reference makes of some tagged mappings: `IntegerType(5)`,
-/// an external array reference, a set (each part cut at `max` bytes). `None` when the
-/// node is not such a one, or is malformed.
-fn leaf_object_str(file: &AsdfFile, node: NodeRef<'_>, max: usize) -> Option<String> {
-    if node.is_asdf_tag("core/integer") {
-        return file.integer_at(node).ok().map(|v| format!("IntegerType({v})"));
-    }
-    if node.is_asdf_tag("core/externalarray") {
-        let field = |k: &str| node.key(k);
-        let shape = match field("shape")?.value() {
-            Value::Seq(items) => {
-                let parts: Vec<String> = items.iter().map(|&c| repr_of(file, node.tree().node(c), max)).collect();
-                if parts.len() == 1 { format!("({},)", parts[0]) } else { format!("({})", parts.join(", ")) }
+        if node.tag() == Some(SET_TAG) {
+            let Value::Map(pairs) = node.value() else { return false };
+            if pairs.is_empty() {
+                self.out.push_str("set()");
+                return true;
             }
-            _ => return None,
-        };
-        return Some(format!(
-            "<External array reference in {} at {} shape: {shape} dtype: {}>",
-            str_of(file, field("fileuri")?, max),
-            str_of(file, field("target")?, max),
-            str_of(file, field("datatype")?, max)
-        ));
-    }
-    if node.tag() == Some(SET_TAG) {
-        let Value::Map(pairs) = node.value() else { return None };
-        if pairs.is_empty() {
-            return Some("set()".into());
+            self.out.push('{');
+            for (i, &(k, _)) in pairs.iter().enumerate() {
+                if i > 0 {
+                    self.out.push_str(", ");
+                }
+                self.repr(tree.node(k));
+            }
+            self.out.push('}');
+            return true;
         }
-        let keys: Vec<String> = pairs.iter().map(|&(k, _)| repr_of(file, node.tree().node(k), max)).collect();
-        return Some(format!("{{{}}}", keys.join(", ")));
+        false
     }
-    None
-}
 
-/// `<array (unloaded) shape: [64, 64] dtype: float32>`, as the reference's `NDArrayType`
-/// shows itself before its data is read.
-fn array_repr(file: &AsdfFile, node: NodeRef<'_>, max: usize) -> String {
-    let shape = node.key("shape").map_or_else(|| "None".into(), |s| repr_of(file, s, max));
-    let dtype =
-        node.key("datatype").map_or_else(|| "None".into(), |d| str_of(file, d, max).replace(['[', ']', '\''], ""));
-    let masked = if node.key("mask").is_some() { "masked array" } else { "array" };
-    format!("<{masked} (unloaded) shape: {shape} dtype: {dtype}>")
+    /// `<array (unloaded) shape: [64, 64] dtype: float32>`, as the reference's
+    /// `NDArrayType` shows itself before its data is read.
+    fn array(&mut self, node: NodeRef<'_>) {
+        let masked = if node.key("mask").is_some() { "masked array" } else { "array" };
+        let _ = write!(self.out, "<{masked} (unloaded) shape: ");
+        match node.key("shape") {
+            Some(shape) => self.repr(shape),
+            None => self.out.push_str("None"),
+        }
+        self.out.push_str(" dtype: ");
+        match node.key("datatype") {
+            Some(d) => {
+                let start = self.out.len();
+                self.str(d);
+                let shown = self.out[start..].replace(['[', ']', '\''], "");
+                self.out.truncate(start);
+                self.out.push_str(&shown);
+            }
+            None => self.out.push_str("None"),
+        }
+        self.out.push('>');
+    }
 }
 
 /// `repr()` of a scalar value (and `str()`, which is the same for these).

@@ -170,13 +170,19 @@ impl Datatype {
     /// # Errors
     /// [`ArrayError::Invalid`] for an unknown or malformed datatype.
     pub fn parse(node: NodeRef<'_>, order: ByteOrder) -> Result<Self, ArrayError> {
-        Self::parse_depth(node, order, 0)
+        let mut budget = MAX_DATATYPE_NODES;
+        Self::parse_depth(node, order, 0, &mut budget)
     }
 
-    fn parse_depth(node: NodeRef<'_>, order: ByteOrder, depth: usize) -> Result<Self, ArrayError> {
+    fn parse_depth(node: NodeRef<'_>, order: ByteOrder, depth: usize, budget: &mut usize) -> Result<Self, ArrayError> {
         if depth > 32 {
             return Err(ArrayError::Invalid("datatype nests too deeply".into()));
         }
+        // Aliases may reach a record by many paths (`[&a [...], *a]` nested 30 deep is
+        // 2^30 fields in a few hundred bytes): each node met counts.
+        *budget = budget
+            .checked_sub(1)
+            .ok_or_else(|| ArrayError::Invalid(format!("datatype has over {MAX_DATATYPE_NODES} fields")))?;
         if let Some(name) = node.as_str() {
             return ScalarType::from_name(name)
                 .map(Datatype::Scalar)
@@ -205,7 +211,7 @@ impl Datatype {
                 let dt = item
                     .key("datatype")
                     .ok_or_else(|| ArrayError::Invalid("a record field needs a datatype".into()))?;
-                let datatype = Datatype::parse_depth(dt, byteorder, depth + 1)?;
+                let datatype = Datatype::parse_depth(dt, byteorder, depth + 1, budget)?;
                 let shape = match item.key("shape") {
                     Some(s) => s
                         .items()
@@ -224,7 +230,7 @@ impl Datatype {
             } else {
                 Field {
                     name: None,
-                    datatype: Datatype::parse_depth(item, order, depth + 1)?,
+                    datatype: Datatype::parse_depth(item, order, depth + 1, budget)?,
                     byteorder: order,
                     shape: Vec::new(),
                 }
@@ -248,6 +254,10 @@ impl Datatype {
         Ok(dt)
     }
 }
+
+/// The most datatype nodes (fields, nested records, names) one datatype may have, each
+/// counted as often as aliases reach it.
+pub const MAX_DATATYPE_NODES: usize = 100_000;
 
 /// The largest element numpy makes (its item size is a C `int`), and so the reference
 /// reads: every [`Datatype::size`] is at most this, so sizes never overflow.

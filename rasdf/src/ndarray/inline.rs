@@ -139,6 +139,19 @@ fn infer_type(leaves: &[NodeRef<'_>]) -> Result<Datatype, ArrayError> {
 /// The leaf nodes of nested lists `dims` deep, in C order; checks the nesting is
 /// rectangular and matches `dims`.
 fn leaves<'t>(data: NodeRef<'t>, dims: &[usize]) -> Result<Vec<NodeRef<'t>>, ArrayError> {
+    // Without aliases an array has no more elements than the tree has nodes; aliases may
+    // reach a list by many paths (`[&a [...], *a]` nested 34 deep is 2^34 elements in a
+    // few hundred bytes), which are taken up to a million elements.
+    let most = data.tree().len().max(1 << 20);
+    match dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) {
+        Some(n) if n <= most => {}
+        _ => {
+            return Err(err(format!(
+                "inline data of shape {dims:?} has more elements than the tree has nodes ({})",
+                data.tree().len()
+            )));
+        }
+    }
     let mut out = Vec::new();
     // A 0-d array written as a one-item list (the only inline form the reference does
     // not take for a block number: `data: 5` would be `source: 5`).

@@ -67,6 +67,7 @@ impl Tree {
     pub fn parse_libyaml(text: &str, limits: &Limits) -> Result<Tree, ParseError> {
         guard_parser(|| Builder::new(limits, text.len(), true).run(text))
             .unwrap_or_else(|message| Err((TreeError::Syntax(message), None)))
+            .and_then(|tree| within_depth(tree, limits))
     }
 
     /// [`Tree::parse`] with the fast scanner only; `None` when the text has YAML it
@@ -74,10 +75,11 @@ impl Tree {
     #[cfg(feature = "fast-yaml")]
     #[doc(hidden)]
     pub fn parse_fast(text: &str, limits: &Limits) -> Option<Result<Tree, ParseError>> {
-        match Tree::parse_split(text, limits) {
+        let parsed = match Tree::parse_split(text, limits) {
             Some(tree) => Some(Ok(tree)),
             None => Tree::parse_fast_whole(text, limits),
-        }
+        };
+        parsed.map(|p| p.and_then(|tree| within_depth(tree, limits)))
     }
 
     /// [`Tree::parse_fast`] on one thread.
@@ -91,6 +93,88 @@ impl Tree {
             Err(e) => Some(Err(e)),
         }
     }
+}
+
+/// `tree`, when no path from its root, aliases followed (not back into a node being
+/// walked: a cycle adds nothing), is deeper than `limits.max_depth` (as the text's own
+/// nesting may be). Anchors let a path be far deeper than the text: a chain of lists each
+/// 900 levels deep whose innermost item is an alias of the one before, the keys put in
+/// the order that walks them last first, is a path of 50 000 levels in 100 KB, and every
+/// walk that recurses (an emitter, a repr, a diff) would overflow the stack on it.
+fn within_depth(tree: Tree, limits: &Limits) -> Result<Tree, ParseError> {
+    let Some(root) = tree.root else { return Ok(tree) };
+    // No node referred to twice (no alias), and the root by none: the text's nesting,
+    // which the parse bounds, is the depth.
+    let mut referred = vec![false; tree.nodes.len()];
+    referred[root.0 as usize] = true;
+    let shared = tree.nodes.iter().any(|n| {
+        let mut refer = |c: NodeId| std::mem::replace(&mut referred[c.0 as usize], true);
+        match &n.value {
+            Value::Seq(items) => items.iter().any(|&c| refer(c)),
+            Value::Map(pairs) => pairs.iter().any(|&(k, v)| refer(k) || refer(v)),
+            _ => false,
+        }
+    });
+    if !shared {
+        return Ok(tree);
+    }
+    let max = limits.max_depth.saturating_add(1);
+    // 0: not met, 1: on the path being walked, 2: done (its height known).
+    let mut state = vec![0u8; tree.nodes.len()];
+    let mut height = vec![0usize; tree.nodes.len()];
+    let children = |id: NodeId| -> &[NodeId] {
+        match &tree.nodes[id.0 as usize].value {
+            Value::Seq(items) => items,
+            _ => &[],
+        }
+    };
+    // Mappings' keys and values, flattened once a mapping is met.
+    let mut pairs_of: Vec<Vec<NodeId>> = Vec::new();
+    let mut stack: Vec<(NodeId, usize, usize)> = vec![(root, 0, usize::MAX)];
+    state[root.0 as usize] = 1;
+    while let Some(&mut (id, ref mut next, ref mut pairs)) = stack.last_mut() {
+        let node = &tree.nodes[id.0 as usize];
+        let child = match &node.value {
+            Value::Map(p) => {
+                if *pairs == usize::MAX {
+                    pairs_of.push(p.iter().flat_map(|&(k, v)| [k, v]).collect());
+                    *pairs = pairs_of.len() - 1;
+                }
+                pairs_of[*pairs].get(*next).copied()
+            }
+            _ => children(id).get(*next).copied(),
+        };
+        *next += 1;
+        match child {
+            Some(c) => match state[c.0 as usize] {
+                0 => {
+                    state[c.0 as usize] = 1;
+                    stack.push((c, 0, usize::MAX));
+                }
+                2 => {
+                    let h = height[c.0 as usize] + 1;
+                    height[id.0 as usize] = height[id.0 as usize].max(h);
+                }
+                _ => {}
+            },
+            None => {
+                let h = height[id.0 as usize].max(1);
+                if h > max {
+                    return Err((TreeError::TooDeep(limits.max_depth), None));
+                }
+                height[id.0 as usize] = h;
+                state[id.0 as usize] = 2;
+                if *pairs != usize::MAX && *pairs + 1 == pairs_of.len() {
+                    pairs_of.pop();
+                }
+                stack.pop();
+                if let Some(&(parent, ..)) = stack.last() {
+                    height[parent.0 as usize] = height[parent.0 as usize].max(h + 1);
+                }
+            }
+        }
+    }
+    Ok(tree)
 }
 
 /// A collection being built; its items (pairs) so far are those of the builder's
