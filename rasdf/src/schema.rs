@@ -47,17 +47,26 @@ use crate::tree::{Node, NodeId, NodeRef, SET_TAG, Tree, Value};
 /// Whether `schema` holds a `default` of a property on a path of `allOf`, `items` and
 /// `properties`, the only keywords the reference's filling follows.
 fn reaches_default(schema: NodeRef<'_>) -> bool {
+    reaches_default_within(schema, &mut HashSet::new())
+}
+
+/// [`reaches_default`], each schema node looked into once (a schema whose aliases
+/// reach a part by many paths, or from inside itself, costs no more).
+fn reaches_default_within(schema: NodeRef<'_>, seen: &mut HashSet<NodeId>) -> bool {
+    if !seen.insert(schema.id()) {
+        return false;
+    }
     let Some(pairs) = schema.pairs() else { return false };
     let pairs: Vec<_> = pairs.collect();
     pairs.into_iter().any(|(keyword, part)| match keyword.as_str() {
-        Some("allOf") => part.items().is_some_and(|mut subs| subs.any(reaches_default)),
+        Some("allOf") => part.items().is_some_and(|mut subs| subs.any(|s| reaches_default_within(s, seen))),
         Some("items") => match part.items() {
-            Some(mut subs) => subs.any(reaches_default),
-            None => reaches_default(part),
+            Some(mut subs) => subs.any(|s| reaches_default_within(s, seen)),
+            None => reaches_default_within(part, seen),
         },
-        Some("properties") => {
-            part.pairs().is_some_and(|mut p| p.any(|(_, sub)| sub.key("default").is_some() || reaches_default(sub)))
-        }
+        Some("properties") => part
+            .pairs()
+            .is_some_and(|mut p| p.any(|(_, sub)| sub.key("default").is_some() || reaches_default_within(sub, seen))),
         _ => false,
     })
 }
@@ -339,19 +348,35 @@ fn children(node: NodeRef<'_>) -> Vec<NodeId> {
     }
 }
 
-/// A copy of the catalog's node `src` (a default value) added to `tree`.
+/// A copy of the catalog's node `src` (a default value) added to `tree`: a node its
+/// aliases reach again is copied once and shared, as in the schema (so a default that
+/// holds itself is copied, not followed without end).
 fn copy_in(tree: &mut Tree, src: NodeRef<'_>) -> NodeId {
+    copy_in_within(tree, src, &mut HashMap::new())
+}
+
+fn copy_in_within(tree: &mut Tree, src: NodeRef<'_>, copied: &mut HashMap<NodeId, NodeId>) -> NodeId {
+    if let Some(&id) = copied.get(&src.id()) {
+        return id;
+    }
+    let id = tree.push(Node { tag: src.tag().map(str::to_string), value: Value::Null, line: 0, col: 0 });
+    copied.insert(src.id(), id);
     let value = match src.value() {
-        Value::Seq(items) => Value::Seq(items.iter().map(|&i| copy_in(tree, src.tree().node(i))).collect()),
+        Value::Seq(items) => {
+            Value::Seq(items.iter().map(|&i| copy_in_within(tree, src.tree().node(i), copied)).collect())
+        }
         Value::Map(pairs) => Value::Map(
             pairs
                 .iter()
-                .map(|&(k, v)| (copy_in(tree, src.tree().node(k)), copy_in(tree, src.tree().node(v))))
+                .map(|&(k, v)| {
+                    (copy_in_within(tree, src.tree().node(k), copied), copy_in_within(tree, src.tree().node(v), copied))
+                })
                 .collect(),
         ),
         other => other.clone(),
     };
-    tree.push(Node { tag: src.tag().map(str::to_string), value, line: 0, col: 0 })
+    tree.set_value(id, value);
+    id
 }
 
 #[cfg(test)]
@@ -474,6 +499,24 @@ mod tests {
             fill_defaults_with(&mut t, standard, &schemas);
             assert!(t.get("t/kind").is_none(), "{standard}");
         }
+    }
+
+    #[test]
+    fn schemas_and_defaults_that_hold_themselves_are_followed_once() {
+        // A schema whose `properties` hold themselves, with a default holding itself.
+        let mut schemas = Schemas::new();
+        let loop_ = "%YAML 1.1\n---\nid: asdf://x.org/schemas/loop-1.0.0\n\
+                     properties: &p\n  a: {properties: *p}\n  b: {properties: *p}\n  d: {default: &d [1, *d]}\n...\n";
+        schemas.add_document("asdf://x.org/schemas/loop-1.0.0", loop_).unwrap();
+        let uris = vec!["asdf://x.org/schemas/loop-1.0.0".to_string()];
+        schemas.add_extension(None, vec![("asdf://x.org/tags/loop-1.0.0".into(), uris)]).unwrap();
+        let mut t = tree("t: !<asdf://x.org/tags/loop-1.0.0> {a: {b: {}}}\n");
+        assert_eq!(fill_defaults_with(&mut t, "1.5.0", &schemas), 3);
+        let d = t.get("t/d").unwrap();
+        assert_eq!(d.index(0).unwrap().as_i64(), Some(1));
+        // The copy holds itself, as the schema's default does.
+        assert_eq!(d.index(1).unwrap().id(), d.id());
+        assert_eq!(t.get("t/a/b/d").unwrap().index(0).unwrap().as_i64(), Some(1));
     }
 
     #[test]
