@@ -142,16 +142,31 @@ class _Opened(NamedTuple):
 _DEFAULT_OPENED = _Opened(False, None)
 
 
-def _loaded(obj: Any) -> Any:
+def _loaded(obj: Any, memo: dict[int, Any] | None = None) -> Any:
     """``obj`` with every lazy array in it (in lists, tuples and dicts too, as numpy
-    functions take them) replaced by its data."""
+    functions take them) replaced by its data. A container reached again (by another
+    path, or inside itself) is copied once."""
     if isinstance(obj, NDArray):
         return obj.read()
-    if type(obj) in (list, tuple):
-        return type(obj)(_loaded(o) for o in obj)
-    if type(obj) is dict:
-        return {k: _loaded(v) for k, v in obj.items()}
-    return obj
+    kind = type(obj)
+    if kind not in (list, tuple, dict):
+        return obj
+    if memo is None:
+        memo = {}
+    if id(obj) in memo:
+        return memo[id(obj)]
+    if kind is tuple:
+        # A tuple is made whole: inside itself (through a list), it stays as it was.
+        memo[id(obj)] = obj
+        memo[id(obj)] = out = tuple(_loaded(o, memo) for o in obj)
+        return out
+    # A list or dict is registered before it is filled: inside itself, it is its copy.
+    memo[id(obj)] = out = kind()
+    if kind is dict:
+        out.update((k, _loaded(v, memo)) for k, v in obj.items())
+    else:
+        out.extend(_loaded(o, memo) for o in obj)
+    return out
 
 
 def _delegate(name: str, arity: int) -> Any:

@@ -171,6 +171,30 @@ def test_numpy_functions_take_nodes_in_lists_and_keywords():
         assert np.allclose(np.dot(a, a.T), a[...] @ a[...].T) and np.array_equal(a @ a.T, a[...] @ a[...].T)
 
 
+def test_arguments_shared_or_holding_themselves_are_loaded_once():
+    """The lists and dicts handed to numpy with lazy arrays in them are copied with each
+    container once: one reached by 2^60 paths in linear time, one inside itself kept
+    inside its copy (numpy then refuses it as it refuses the plain list)."""
+    with rasdf.open(ARRAYS / "views_masks.asdf") as af:
+        a = af["base"]
+        shared = [a, a]
+        for _ in range(60):
+            shared = [shared, shared]
+        loaded = rasdf._loaded(shared)
+        assert loaded[0] is loaded[1] and isinstance(loaded[0][0], list)
+        inner = loaded
+        for _ in range(60):
+            inner = inner[0]
+        assert type(inner[0]) is np.ndarray and inner[0] is inner[1]
+        looped = [a]
+        looped.append(looped)
+        copied = rasdf._loaded({"x": looped, "y": (looped,)})
+        assert copied["x"][1] is copied["x"] and copied["y"][0] is copied["x"]
+        assert np.array_equal(copied["x"][0], a[...])
+        with pytest.raises((ValueError, RecursionError, TypeError)):
+            np.concatenate(looped)
+
+
 def test_attributes_fall_back_to_the_data_and_are_listed():
     with rasdf.open(ARRAYS / "views_masks.asdf") as af:
         a = af["base"]

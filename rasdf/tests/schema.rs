@@ -502,6 +502,32 @@ fn unique_items_of_100_000_are_checked_fast() {
     }
 }
 
+/// Items that are doubling chains of aliases (each level a list of the one below
+/// twice, 60 levels: 2^60 paths) are compared in time linear in their nodes, equal or
+/// not, and an item holding itself is equal to nothing: no hang.
+#[test]
+fn unique_items_that_alias_many_paths_are_compared_once_each() {
+    let schemas = unique_items_schemas();
+    let chain = |name: &str, leaf: &str| {
+        let mut s = format!("&{name}0 [{leaf}]");
+        for i in 1..60 {
+            s = format!("&{name}{i} [{s}, *{name}{}]", i - 1);
+        }
+        s
+    };
+    let start = std::time::Instant::now();
+    // Two distinct chains of the same shape: equal.
+    assert!(!unique_verdict(&schemas, &format!("[{}, {}]", chain("a", "1"), chain("b", "1.0"))));
+    // The same chain twice: equal.
+    assert!(!unique_verdict(&schemas, &format!("[{}, *a59]", chain("a", "1"))));
+    // Differing at the bottom: unique.
+    assert!(unique_verdict(&schemas, &format!("[{}, {}]", chain("a", "1"), chain("b", "2"))));
+    // A list holding itself twice, and another of the same shape: equal to nothing.
+    assert!(unique_verdict(&schemas, "[&s [*s, *s], &t [*t, *t]]"));
+    assert!(unique_verdict(&schemas, "[&s [1, [*s, *s]], &t [1, [*t, *t]]]"));
+    assert!(start.elapsed() < std::time::Duration::from_secs(20), "{:?}", start.elapsed());
+}
+
 mod strict {
     //! `validate_strict`: "valid" only when every check was made as the reference's
     //! validator makes it, with the annotations it stores on the nodes.

@@ -1480,66 +1480,133 @@ fn number(node: NodeRef<'_>) -> Option<f64> {
 /// numbers by value (exactly, as Python compares an `int` and a `float`), `true` not
 /// `1`, mappings with the same keys (as Python's keys: `1`, `1.0` and `true` are one)
 /// and equal values. A NaN equals nothing, nor (unlike Python's) does a timestamp, nor
-/// anything nested deeper than [`EQUAL_DEPTH`] (a cycle of aliases among them, where
-/// the reference fails).
+/// anything that needs a comparison deeper than [`EQUAL_DEPTH`] or holds itself (a
+/// cycle of aliases, where the reference fails). Each pair of lists or mappings is
+/// compared once, however many alias paths reach it.
 pub(super) fn equal(a: NodeRef<'_>, b: NodeRef<'_>) -> bool {
-    equal_within(a, b, 0)
+    Equality::default().height(a, b, 0).is_some()
 }
 
 /// How deep [`equal`] looks into lists and mappings.
 const EQUAL_DEPTH: usize = 512;
 
-fn equal_within(a: NodeRef<'_>, b: NodeRef<'_>, depth: usize) -> bool {
-    if depth > EQUAL_DEPTH {
-        return false;
-    }
-    let (ta, tb) = (a.tree(), b.tree());
-    match (a.value(), b.value()) {
-        (Value::Seq(x), Value::Seq(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal_within(ta.node(*p), tb.node(*q), depth + 1))
+/// One [`equal`] comparison: what it has found of the pairs of lists and mappings met.
+#[derive(Default)]
+struct Equality {
+    /// A pair compared: `Some(height)` when equal (the depth its comparison reached
+    /// below it), `None` when not.
+    known: HashMap<PairKey, Option<usize>>,
+    /// The pairs being compared, from the first down to the current one.
+    open: HashSet<PairKey>,
+    /// A comparison went deeper than [`EQUAL_DEPTH`] or back into an open pair: the
+    /// answer is "not equal", and nothing more is recorded.
+    cut: bool,
+}
+
+/// Two nodes, each by its tree's address and its id.
+type PairKey = (usize, NodeId, usize, NodeId);
+
+impl Equality {
+    /// `Some(height)` when `a` and `b` are equal, compared at `depth`.
+    fn height(&mut self, a: NodeRef<'_>, b: NodeRef<'_>, depth: usize) -> Option<usize> {
+        if self.cut {
+            return None;
         }
-        (Value::Map(x), Value::Map(y)) if x.len() == y.len() => {
-            fn text(t: &Tree, k: NodeId) -> Option<&str> {
-                match t.node(k).value() {
-                    Value::Str(s) => Some(s.as_str()),
-                    _ => None,
+        if depth > EQUAL_DEPTH {
+            self.cut = true;
+            return None;
+        }
+        let nested = |v: &Value| matches!(v, Value::Seq(_) | Value::Map(_));
+        if !(nested(a.value()) && nested(b.value())) {
+            return scalar_equal(a.value(), b.value()).then_some(0);
+        }
+        let key: PairKey =
+            (std::ptr::from_ref(a.tree()) as usize, a.id(), std::ptr::from_ref(b.tree()) as usize, b.id());
+        if let Some(&known) = self.known.get(&key) {
+            if known.is_some_and(|h| depth + h > EQUAL_DEPTH) {
+                self.cut = true;
+                return None;
+            }
+            return known;
+        }
+        if !self.open.insert(key) {
+            self.cut = true;
+            return None;
+        }
+        let found = self.nested(a, b, depth);
+        self.open.remove(&key);
+        if !self.cut {
+            self.known.insert(key, found);
+        }
+        found
+    }
+
+    /// [`Equality::height`] of two lists or mappings.
+    fn nested(&mut self, a: NodeRef<'_>, b: NodeRef<'_>, depth: usize) -> Option<usize> {
+        let (ta, tb) = (a.tree(), b.tree());
+        let mut height = 0;
+        let mut below = |this: &mut Self, p: NodeRef<'_>, q: NodeRef<'_>| {
+            this.height(p, q, depth + 1).map(|h| height = height.max(h + 1)).is_some()
+        };
+        let equal = match (a.value(), b.value()) {
+            (Value::Seq(x), Value::Seq(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(p, q)| below(self, ta.node(*p), tb.node(*q)))
+            }
+            (Value::Map(x), Value::Map(y)) if x.len() == y.len() => {
+                fn text(t: &Tree, k: NodeId) -> Option<&str> {
+                    match t.node(k).value() {
+                        Value::Str(s) => Some(s.as_str()),
+                        _ => None,
+                    }
+                }
+                if x.iter().all(|&(k, _)| text(ta, k).is_some()) && y.iter().all(|&(k, _)| text(tb, k).is_some()) {
+                    // Text keys (the usual case) are all different in a mapping: looked up.
+                    let by_key: HashMap<&str, NodeId> =
+                        y.iter().filter_map(|&(k, v)| Some((text(tb, k)?, v))).collect();
+                    x.iter().all(|&(k, v)| {
+                        text(ta, k).and_then(|k| by_key.get(k)).is_some_and(|&w| below(self, ta.node(v), tb.node(w)))
+                    })
+                } else {
+                    // Else every pair of each has a pair of the same key and an equal
+                    // value in the other (both ways: keys Python takes as one may be two
+                    // here).
+                    let mut within =
+                        |this: &mut Self, from: &[(NodeId, NodeId)], tf: &Tree, to: &[(NodeId, NodeId)], tt: &Tree| {
+                            from.iter().all(|&(k, v)| {
+                                to.iter().any(|&(k2, v2)| {
+                                    this.same_key(tf.node(k), tt.node(k2), depth)
+                                        && below(this, tf.node(v), tt.node(v2))
+                                })
+                            })
+                        };
+                    within(self, x, ta, y, tb) && within(self, y, tb, x, ta)
                 }
             }
-            // Text keys (the usual case) are all different in a mapping: looked up.
-            if x.iter().all(|&(k, _)| text(ta, k).is_some()) && y.iter().all(|&(k, _)| text(tb, k).is_some()) {
-                let by_key: HashMap<&str, NodeId> = y.iter().filter_map(|&(k, v)| Some((text(tb, k)?, v))).collect();
-                return x.iter().all(|&(k, v)| {
-                    text(ta, k)
-                        .and_then(|k| by_key.get(k))
-                        .is_some_and(|&w| equal_within(ta.node(v), tb.node(w), depth + 1))
-                });
-            }
-            // Else every pair of each has a pair of the same key and an equal value in
-            // the other (both ways: keys Python takes as one may be two here).
-            let within = |from: &[(NodeId, NodeId)], tf: &Tree, to: &[(NodeId, NodeId)], tt: &Tree| {
-                from.iter().all(|&(k, v)| {
-                    to.iter().any(|&(k2, v2)| {
-                        same_key(tf.node(k), tt.node(k2), depth) && equal_within(tf.node(v), tt.node(v2), depth + 1)
-                    })
-                })
-            };
-            within(x, ta, y, tb) && within(y, tb, x, ta)
+            _ => false,
+        };
+        (equal && !self.cut).then_some(height)
+    }
+
+    /// Whether two mapping keys are one key to Python: as [`equal`], but a bool is the
+    /// number it is to Python (`true` is `1`).
+    fn same_key(&mut self, a: NodeRef<'_>, b: NodeRef<'_>, depth: usize) -> bool {
+        match (a.value(), b.value()) {
+            (Value::Bool(x), Value::Bool(y)) => x == y,
+            (Value::Bool(x), other) | (other, Value::Bool(x)) => same_number(&Value::Int(i64::from(*x)), other),
+            _ => self.height(a, b, depth + 1).is_some(),
         }
+    }
+}
+
+/// [`equal`] of two nodes that are not both lists or mappings.
+fn scalar_equal(x: &Value, y: &Value) -> bool {
+    match (x, y) {
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Null, Value::Null) => true,
         (Value::Binary(x), Value::Binary(y)) => x == y,
+        (Value::Seq(_) | Value::Map(_), _) | (_, Value::Seq(_) | Value::Map(_)) => false,
         (x, y) => same_number(x, y),
-    }
-}
-
-/// Whether two mapping keys are one key to Python: as [`equal`], but a bool is the
-/// number it is to Python (`true` is `1`).
-fn same_key(a: NodeRef<'_>, b: NodeRef<'_>, depth: usize) -> bool {
-    match (a.value(), b.value()) {
-        (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Bool(x), other) | (other, Value::Bool(x)) => same_number(&Value::Int(i64::from(*x)), other),
-        _ => equal_within(a, b, depth + 1),
     }
 }
 
