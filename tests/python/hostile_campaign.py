@@ -2,7 +2,9 @@
 with ``--cli``, by the command line) in a subprocess of its own, bounded in time and
 memory. A case fails when the reader dies of a signal, exits with an unexpected status,
 runs out of time or address space (``--max-mb``, 2048 by default), or raises anything but
-``rasdf.AsdfError`` or an ``OSError`` with a real errno (or none).
+``rasdf.AsdfError`` or an ``OSError`` with a real errno (or none); the file read is then
+written again (``write_to``), which may also refuse with a ``TypeError`` or ``ValueError``
+naming the path, and what it wrote must open and read.
 
     python tests/python/hostile_campaign.py --cases 2000 --seed 1 --out /tmp/finds [--cli target/release/rasdf]
 
@@ -33,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # The reader: everything a user does with a file, each step allowed to fail only with
 # rasdf.AsdfError or an OSError whose errno is real (or None).
 CHILD = r"""
-import errno, sys, warnings
+import errno, io, sys, warnings
 warnings.simplefilter("ignore")
 import numpy as np
 import rasdf
@@ -41,10 +43,15 @@ import rasdf
 path = sys.argv[1]
 bad = []
 
-def step(what, f):
+def step(what, f, refusals=()):
     try:
         return f()
     except rasdf.AsdfError:
+        return None
+    except refusals as e:
+        # A write may refuse what it cannot keep, naming the path.
+        if " at /" not in str(e) and "(at " not in str(e):
+            bad.append(f"{what}: a refusal that names no path: {type(e).__qualname__}: {str(e)[:300]}")
         return None
     except OSError as e:
         if e.errno == 0:
@@ -58,11 +65,13 @@ af = step("open", lambda: rasdf.open(path))
 if af is not None:
     tree = step("tree", lambda: af.tree)
     arrays = step("arrays", af.arrays) or {}
+    read = {}
     for p, a in list(arrays.items())[:64]:
         step(f"meta {p}", lambda: (a.shape, a.dtype, a.ndim, a.size, a.masked, repr(a)))
         step(f"rows {p}", lambda: a[0:1] if a.shape and a.shape[0] > 1 else None)
         data = step(f"read {p}", lambda: np.asarray(a))
         if data is not None:
+            read[p] = data
             step(f"values {p}", lambda: data.tobytes()[:64])
         step(f"masked {p}", lambda: a[...])
     step("info", af.info_text)
@@ -70,6 +79,22 @@ if af is not None:
     step("blocks", af.blocks)
     step("checksums", af.verify_checksums)
     step("validate", lambda: af.validate(schemas=False))
+    # Written again as it was read, then read back: a file, or a refusal naming the path.
+    out = io.BytesIO()
+    if step("write_to", lambda: af.write_to(out) or True, (TypeError, ValueError)):
+        again = step("reopen", lambda: rasdf.open(io.BytesIO(out.getvalue())))
+        if again is None:
+            bad.append("reopen: what write_to wrote does not open")
+        else:
+            # Every array that read before reads the same from the copy.
+            try:
+                copied = again.arrays()
+                for p, data in read.items():
+                    got = np.asarray(copied[p])
+                    if got.dtype != data.dtype or got.shape != data.shape or got.tobytes() != data.tobytes():
+                        bad.append(f"reread {p}: {got.dtype}{got.shape} is not {data.dtype}{data.shape} or its bytes")
+            except BaseException as e:  # noqa: BLE001
+                bad.append(f"reread: {type(e).__qualname__}: {str(e)[:300]}")
     step("close", af.close)
 if bad:
     print("\n".join(bad))
