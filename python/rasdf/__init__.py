@@ -1437,7 +1437,11 @@ def _prepare_array(obj: Any, codecs: Optional[Dict[int, Optional[str]]] = None) 
     packed = _packed(arr.dtype)
     if packed != arr.dtype:
         arr = arr.astype(packed)
-    if not arr.flags.c_contiguous:
+    if arr.dtype.itemsize == 0:
+        # Items of no bytes (`[ascii, 0]`): numpy's copies widen `S0` and `U0` to one
+        # character, so the array is made again on an empty buffer.
+        arr = np.ndarray(arr.shape, dtype=arr.dtype, buffer=b"")
+    elif not arr.flags.c_contiguous:
         arr = arr.copy(order="C")
     return arr, _dtype_spec(arr.dtype), mask, codec
 

@@ -173,6 +173,45 @@ def test_write_a_file_read_by_rasdf(tmp_path):
         same(copy["sci"][...], np.arange(100, dtype="u2").reshape(10, 10))
 
 
+def test_items_of_no_bytes_are_written_as_read(tmp_path):
+    """An array of zero-size items (`[ascii, 0]`, `[ucs4, 0]`, a record of an empty
+    field), a view into a block, is written with its datatype: numpy's copies would
+    widen `S0` and `U0` to one character."""
+    import hashlib
+    import struct
+
+    data = bytes(range(64))
+    block = b"\xd3BLK" + struct.pack(">HI4sQQQ", 48, 0, b"\0" * 4, 64, 64, 64) + hashlib.md5(data).digest() + data
+    tree = "".join(
+        f"{name}: !core/ndarray-1.1.0 {{source: 0, datatype: {dt}, byteorder: big, shape: [2, 3], offset: 8, strides: [16, 4]}}\n"
+        for name, dt in (("s", "[ascii, 0]"), ("u", "[ucs4, 0]"), ("r", "[{name: a, datatype: int8, shape: [0]}]"))
+    )
+    src = tmp_path / "zero.asdf"
+    src.write_bytes(
+        b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n"
+        + tree.encode() + b"...\n" + block
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with asdf.open(src) as ref:
+            want = {k: np.asarray(ref[k]) for k in "sur"}
+    assert [want[k].dtype.itemsize for k in "sur"] == [0, 0, 0]
+    with rasdf.open(src) as af:
+        for k in "sur":
+            assert af[k][...].dtype == want[k].dtype and af[k].shape == (2, 3)
+        for target in (af, af.tree):
+            out = tmp_path / "copy.asdf"
+            rasdf.write(out, target)
+            with rasdf.open(out) as copy:
+                for k in "sur":
+                    assert copy[k][...].dtype == want[k].dtype and copy[k].shape == (2, 3), k
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with asdf.open(out) as ref:
+                    for k in "sur":
+                        assert np.asarray(ref[k]).dtype == want[k].dtype, k
+
+
 def test_replaces_atomically_and_refuses_cleanly(tmp_path):
     path = tmp_path / "out.asdf"
     rasdf.write(path, {"v": 1})
