@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 
-def differences(a: Any, b: Any, limit: int = 5) -> List[str]:
-    """Where ``a`` and ``b`` differ (empty when they are the same)."""
+def differences(a: Any, b: Any, limit: int = 5, leaf: Optional[Callable[[Any], Any]] = None) -> List[str]:
+    """Where ``a`` and ``b`` differ (empty when they are the same). ``leaf``: for an
+    object it returns something other than ``None`` for (a lazy array), that is what is
+    compared (not its tag), and the object is not looked into."""
     out: List[str] = []
     seen_a: Dict[int, str] = {}
     seen_b: Dict[int, str] = {}
@@ -21,6 +23,10 @@ def differences(a: Any, b: Any, limit: int = 5) -> List[str]:
     def step(x: Any, y: Any, path: str) -> None:
         if type(x) is not type(y):
             out.append(f"{path}: {type(x).__name__} {x!r:.80} != {type(y).__name__} {y!r:.80}")
+            return
+        if leaf is not None and leaf(x) is not None:
+            if leaf(x) != leaf(y):
+                out.append(f"{path}: {leaf(x)!r:.80} != {leaf(y)!r:.80}")
             return
         if tag(x) != tag(y):
             out.append(f"{path}: tag {tag(x)!r} != {tag(y)!r}")
