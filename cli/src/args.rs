@@ -1,7 +1,7 @@
 //! The command line of `rasdf` (and `asdf-explode`, `asdf-implode`): argument parsing
 //! over the library functions of this crate. [`main`] returns the exit code.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::Outcome;
 use crate::rewrite::{self, rewrite_with};
@@ -492,6 +492,15 @@ fn run_command(args: Args, out: &mut impl std::io::Write) -> Result<Outcome, u8>
                 readable(&input)?;
             }
             use rasdf_convert::{Format, b2nd::BloscCodec};
+            // Told here, by the name given: a FIFO or `-` is written through a staged
+            // file whose name says nothing.
+            if Format::from_extension(&output).is_none() {
+                say_line!(
+                    "{}: the output's extension names no format (.asdf, .ra, .gsd, .b2nd)",
+                    if output == Path::new("-") { "standard output".into() } else { output.display().to_string() }
+                );
+                return Err(2);
+            }
             let to_b2nd = Format::from_extension(&output) == Some(Format::B2nd);
             let name = compress.as_deref().unwrap_or(if to_b2nd { "zstd" } else { "none" });
             let (compression, blosc_codec) = match to_b2nd {

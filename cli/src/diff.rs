@@ -297,18 +297,21 @@ impl Differ<'_> {
             (Num::Int(x), Num::Int(y)) => x == y,
             #[allow(clippy::cast_precision_loss)]
             (Num::Int(i), Num::Float(f)) | (Num::Float(f), Num::Int(i)) => {
-                // Python compares an int and a float exactly; a float that is a whole
-                // number in range compares as that integer.
-                if f.fract() == 0.0 && f.abs() < 1.7e38 {
-                    #[allow(clippy::cast_possible_truncation)]
-                    let whole = f as i128;
-                    whole == i || self.floats_equal(i as f64, f)
-                } else {
-                    self.floats_equal(i as f64, f)
-                }
+                // Python compares an int and a float exactly: only a float that is a
+                // whole number in range equals an integer (9007199254740993 is not
+                // 9007199254740992.0, which it rounds to). With tolerances, as floats.
+                // (2^127 is past every i128: the cast would saturate.)
+                #[allow(clippy::cast_possible_truncation)]
+                let exact = f.fract() == 0.0 && f.abs() < 2f64.powi(127) && f as i128 == i;
+                exact || (self.tolerant() && self.floats_equal(i as f64, f))
             }
             (Num::Float(x), Num::Float(y)) => self.floats_equal(x, y),
         }
+    }
+
+    /// Whether numbers are compared with a tolerance.
+    fn tolerant(&self) -> bool {
+        self.options.rtol != 0.0 || self.options.atol != 0.0
     }
 
     /// NumPy's `isclose(a, b, rtol, atol, equal_nan=True)` (exact equality when both

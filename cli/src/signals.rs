@@ -10,6 +10,11 @@
 //!   the terminal (which reaches the editor too) is the editor's; `SIGTERM` and `SIGHUP`
 //!   are passed on to it.
 //!
+//! - The soft limit of open files is raised to the hard one: a write stages every file
+//!   it puts in place (an exploded file's parts) open until all are renamed together, one
+//!   descriptor each (and one for its folder), so a file of thousands of arrays needs
+//!   thousands at once.
+//!
 //! Elsewhere than Unix, nothing is installed: a staged write is removed when dropped.
 
 use std::path::Path;
@@ -98,7 +103,26 @@ mod unix {
 
     const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
+    /// The soft limit of open files raised to the hard one (or to 10 240, macOS's
+    /// `OPEN_MAX`, where the system refuses more); left as it is when that fails.
+    fn raise_open_files() {
+        let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit and setrlimit read and write the local struct only.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 || lim.rlim_cur >= lim.rlim_max {
+                return;
+            }
+            let was = lim.rlim_cur;
+            lim.rlim_cur = lim.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 && was < 10_240 {
+                lim.rlim_cur = lim.rlim_max.min(10_240);
+                libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+            }
+        }
+    }
+
     pub(super) fn install() {
+        raise_open_files();
         // SAFETY: zeroed `sigaction`s are valid values; sigaction only reads and writes
         // the structures given.
         unsafe {

@@ -215,3 +215,35 @@ fn large_blocks_verify_in_pieces_with_the_whole_paths_verdicts() {
         }
     }
 }
+
+/// An index whose extra entry points at or past the index (where no block can be) is a
+/// wrong index, not a damaged file: a warning, the blocks found by their headers, the
+/// file sound; an entry before the index at bytes that are no block is damage.
+#[test]
+fn an_index_entry_where_no_block_can_be_is_the_index_alone_wrong() {
+    let bytes = std::fs::read(common::testdata("pyasdf/uncompressed.asdf")).unwrap();
+    let at = bytes.windows(17).position(|w| w == b"#ASDF BLOCK INDEX").unwrap();
+    let dir = common::temp_dir("index-entries");
+    let with_entry = |name: &str, offset: usize| {
+        let (body, index) = bytes.split_at(at);
+        let index = String::from_utf8(index.to_vec()).unwrap().replace("...", &format!("- {offset}\n..."));
+        let path = dir.join(name);
+        std::fs::write(&path, [body, index.as_bytes()].concat()).unwrap();
+        path
+    };
+    let blocks = AsdfFile::open(common::testdata("pyasdf/uncompressed.asdf")).unwrap().blocks().len();
+    for (name, offset) in [("self.asdf", at), ("inside.asdf", at + 20), ("past.asdf", bytes.len() + 100)] {
+        let path = with_entry(name, offset);
+        let f = AsdfFile::open(&path).unwrap();
+        assert!(matches!(f.index_status(), IndexStatus::Invalid(_)), "{name}");
+        assert_eq!(f.blocks().len(), blocks, "{name}");
+        let (outcome, report) = check_outcome(&path);
+        assert_eq!(outcome, Outcome::Ok, "{name}: {report}");
+        assert!(report.contains("block index not used"), "{name}: {report}");
+    }
+    // Inside the tree, before the first block: no block there, and walking did not
+    // reach it.
+    let (outcome, report) = check_outcome(&with_entry("before.asdf", 40));
+    assert_eq!(outcome, Outcome::Ok, "{report}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -196,6 +196,12 @@ fn command_line_exit_codes() {
     assert_eq!(std::fs::read(dir.join("cube.ra")).unwrap(), std::fs::read(&ra).unwrap());
     // Usage: an output extension that names no format, no input, a bad flag.
     assert_eq!(cli(&["convert", &s(&ra), &s(&dir.join("cube.txt"))]), 2);
+    // Standard output has no extension to tell the format by: said so, by that name.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rasdf")).args(["convert", &s(&ra), "-"]).output().unwrap();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{said}");
+    assert!(said.contains("standard output: the output's extension names no format"), "{said}");
+    assert!(o.stdout.is_empty());
     assert_eq!(cli(&["convert", &s(&ra)]), 2);
     assert_eq!(cli(&["convert", &s(&ra), &s(&asdf), "-c", "xz"]), 2);
     // Several arrays and no --array: a usage error that lists them.

@@ -4,6 +4,8 @@
 //! the builder API, and writes killed part-way.
 
 use rasdf_testkit as common;
+mod support;
+use support::cli;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -796,6 +798,55 @@ fn exploded_arrays_are_read_without_a_copy() {
         let (a, b) = (f.array(name).unwrap().read_dyn().unwrap(), f.array(name).unwrap().read_dyn().unwrap());
         assert!(std::ptr::eq(a.data(), b.data()), "{name}: the exploded array is copied per read");
         assert_eq!(f.array(name).unwrap().read::<f64>().unwrap().iter().copied().collect::<Vec<_>>(), data);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Each block keeps its codec through `explode` and `implode`, and through a rewrite
+/// that keeps the arrays exploded, as an internal block keeps it through a rewrite.
+/// (Before, `implode` and a rewrite of an exploded file stored every block uncompressed.)
+#[test]
+fn exploded_blocks_keep_their_codecs_both_ways() {
+    let dir = temp_dir("explode-codecs");
+    let data: Vec<f64> = (0..5000).map(|i| f64::from(i % 97)).collect();
+    let mut doc = Document::new();
+    let codecs = [
+        ("plain", Compression::None),
+        ("zlib", Compression::Zlib),
+        ("bzp2", Compression::Bzp2),
+        ("lz4", Compression::Lz4),
+    ];
+    for (name, codec) in codecs {
+        doc.set_array(name, ndarray::ArrayView1::from(&data[..]), codec).unwrap();
+    }
+    let whole = dir.join("whole.asdf");
+    doc.write_to_path(&whole, &WriteOptions::default()).unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let parts = dir.join("parts");
+    std::fs::create_dir(&parts).unwrap();
+    assert_eq!(cli(&["explode", &s(&whole), "-o", &s(&parts.join("x.asdf"))]), 0);
+    assert_eq!(cli(&["implode", &s(&parts.join("x.asdf")), "-o", &s(&dir.join("back.asdf"))]), 0);
+    let codec_of = |f: &AsdfFile, name: &str| match f.array(name).unwrap().read_dyn().unwrap().storage {
+        rasdf::ndarray::Storage::Block(n) => f.blocks()[n].compression,
+        rasdf::ndarray::Storage::External(uri) => {
+            AsdfFile::open(f.path().unwrap().parent().unwrap().join(uri)).unwrap().blocks()[0].compression
+        }
+        other => panic!("{name}: {other:?}"),
+    };
+    let exploded = AsdfFile::open(parts.join("x.asdf")).unwrap();
+    let back = AsdfFile::open(dir.join("back.asdf")).unwrap();
+    // A rewrite that keeps them exploded.
+    let again = dir.join("again.asdf");
+    Document::from_file(&exploded)
+        .unwrap()
+        .write_to_path(&again, &WriteOptions::default().storage(Some(ArrayStorage::External)))
+        .unwrap();
+    let again = AsdfFile::open(&again).unwrap();
+    for (name, codec) in codecs {
+        for (what, f) in [("exploded", &exploded), ("imploded", &back), ("exploded again", &again)] {
+            assert_eq!(codec_of(f, name), codec, "{name} {what}");
+            assert_eq!(f.array(name).unwrap().read::<f64>().unwrap().iter().copied().collect::<Vec<_>>(), data);
+        }
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

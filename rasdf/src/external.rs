@@ -100,9 +100,14 @@ pub fn resolve(base_dir: &Path, source: &str) -> Result<Option<PathBuf>, Externa
     if decoded.contains(&0) {
         return Err(ExternalError::Nul(source.into()));
     }
-    for b in &mut decoded {
-        if *b == b'\\' {
-            *b = b'/';
+    // On Windows `\` separates folders (and `..\` leads out as `../` does); elsewhere it
+    // is a character of a name, as the reference (and the writer that escaped it as
+    // `%5C`) takes it.
+    if cfg!(windows) {
+        for b in &mut decoded {
+            if *b == b'\\' {
+                *b = b'/';
+            }
         }
     }
     let io = |e: std::io::Error| ExternalError::Io { path: source.into(), message: e.to_string() };
@@ -169,6 +174,28 @@ mod tests {
         assert_eq!(resolve(&dir, "").unwrap(), None);
         assert!(matches!(resolve(&dir, "a%00.asdf"), Err(ExternalError::Nul(_))));
         assert!(matches!(resolve(&dir, "%2Fetc/passwd"), Err(ExternalError::Absolute(_))));
+        // `\` leads out on Windows only; elsewhere it is part of a name in the folder.
+        if cfg!(windows) {
+            assert!(matches!(resolve(&dir, "..%5Cx.asdf"), Err(ExternalError::Escapes(_))));
+            assert!(matches!(resolve(&dir, "..\\x.asdf"), Err(ExternalError::Escapes(_))));
+        }
+    }
+
+    /// A name holding `\` (a character of names on Unix), escaped as `%5C` by the
+    /// writer, names that file in the folder.
+    #[cfg(unix)]
+    #[test]
+    fn a_backslash_is_part_of_a_name_on_unix() {
+        let dir = std::env::temp_dir().join(format!("rasdf-backslash-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["a\\b.asdf", "\\back.asdf", "..\\x.asdf"] {
+            std::fs::write(dir.join(name), b"x").unwrap();
+            let escaped = name.replace('\\', "%5C");
+            let want = dir.canonicalize().unwrap().join(name);
+            assert_eq!(resolve(&dir, &escaped).unwrap(), Some(want.clone()), "{escaped}");
+            assert_eq!(resolve(&dir, name).unwrap(), Some(want), "{name}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -367,6 +367,36 @@ fn unique_items_schemas() -> rasdf::schema::Schemas {
     s
 }
 
+/// A `$ref` of a schema the caller gave that names no schema (another document, a
+/// fragment) is a check that cannot be made, never a check passed; the standard's own
+/// schemas are checked as before.
+#[test]
+fn a_dangling_ref_in_a_given_schema_is_a_check_not_made() {
+    use rasdf::schema::SchemaErrorKind;
+    let judge = |schema: &str| {
+        let mut s = rasdf::schema::Schemas::new();
+        s.add_document("asdf://u/s", &format!("id: asdf://u/s\n{schema}")).unwrap();
+        s.add_extension(None, vec![("asdf://u/t".into(), vec!["asdf://u/s".into()])]).unwrap();
+        let t = rasdf::tree::Tree::parse("a: !<asdf://u/t> {s: 1}\n", &rasdf::Limits::default()).unwrap();
+        rasdf::schema::validate_with(&t, Some("1.6.0"), &s)
+    };
+    for schema in [
+        "$ref: asdf://u/nonexistent-1.0.0\n",
+        "allOf: [{$ref: 'asdf://u/nonexistent-1.0.0'}, {$ref: 'file:///etc/passwd'}]\n",
+        "$ref: '#/definitions/nope'\n",
+        "anyOf: [{$ref: other-1.0.0}]\n",
+    ] {
+        let errors = judge(schema);
+        assert!(!errors.is_empty(), "{schema}: taken as met");
+        assert!(errors.iter().all(|e| e.kind == SchemaErrorKind::CannotCheck), "{schema}: {errors:?}");
+        assert!(errors[0].message.contains("names no schema"), "{errors:?}");
+    }
+    // A `$ref` that resolves, and one that fails, as before.
+    assert!(judge("definitions: {x: {type: object}}\n$ref: '#/definitions/x'\n").is_empty());
+    let invalid = judge("definitions: {x: {type: array}}\n$ref: '#/definitions/x'\n");
+    assert!(invalid.len() == 1 && invalid[0].kind == SchemaErrorKind::Invalid, "{invalid:?}");
+}
+
 /// rasdf's verdict on `uniqueItems` for the YAML list `list`: whether it is unique.
 fn unique_verdict(schemas: &rasdf::schema::Schemas, list: &str) -> bool {
     let t = rasdf::tree::Tree::parse(&format!("a: !<asdf://u/t> {list}\n"), &rasdf::Limits::default()).unwrap();

@@ -133,6 +133,15 @@ pub enum BlockError {
         /// What the decoder said.
         message: String,
     },
+    /// No memory for the decoded bytes: the block may be sound, the machine (or a limit
+    /// such as `ulimit -v`) has too little.
+    #[error("no memory for {bytes} bytes of the {codec} block")]
+    NoMemory {
+        /// The block's codec.
+        codec: Compression,
+        /// The bytes asked for (its decoded or its stored size).
+        bytes: u64,
+    },
     /// The compressed stream decodes to more bytes than `data_size`.
     #[error("{codec} data decodes to more than data_size {expected} bytes")]
     DecodedTooLong {

@@ -569,6 +569,13 @@ impl AsdfFile {
             .ok_or(ArrayError::NoSuchBlock { index: i, blocks: n })
     }
 
+    /// The codec of the block an external `uri` holds (its first; this file's first when
+    /// `uri` names it); `None` when there is no block.
+    pub(crate) fn external_compression(&self, uri: &str) -> Result<Option<Compression>> {
+        let ext = self.external(uri).map_err(|e| e.in_file_opt(self.path.as_deref()))?;
+        Ok(ext.unwrap_or(self).blocks().first().map(|b| b.compression))
+    }
+
     /// Opens (once) the external file `uri` names; `None` when it names this file.
     fn external(&self, uri: &str) -> Result<Option<&AsdfFile>> {
         #[cfg(feature = "remote")]
@@ -641,20 +648,24 @@ impl AsdfFile {
     }
 
     fn block_header(&self, n: usize) -> Result<&BlockHeader> {
-        self.blocks.get(n).ok_or_else(|| match &self.walk_error {
-            Some(e) if n >= self.blocks.len() => Error::new(
-                ErrorKind::NotFound(format!(
-                    "block {n} cannot be read: reading block headers stopped at block {}: {}",
-                    self.blocks.len(),
-                    e.kind()
-                )),
-                Location { block: Some(n), ..e.location().clone() },
-            ),
-            _ => Error::new(
-                ErrorKind::NotFound(format!("block {n} does not exist; the file has {}", self.blocks.len())),
-                Location { block: Some(n), ..Location::default() },
-            ),
-        })
+        self.blocks
+            .get(n)
+            .ok_or_else(|| match &self.walk_error {
+                Some(e) if n >= self.blocks.len() => Error::new(
+                    ErrorKind::NotFound(format!(
+                        "block {n} cannot be read: reading block headers stopped at block {}: {}",
+                        self.blocks.len(),
+                        e.kind()
+                    )),
+                    Location { block: Some(n), ..e.location().clone() },
+                ),
+                _ => Error::new(
+                    ErrorKind::NotFound(format!("block {n} does not exist; the file has {}", self.blocks.len())),
+                    Location { block: Some(n), ..Location::default() },
+                ),
+            })
+            // Named: the file may be an external one, a block of which an array names.
+            .map_err(|e| e.in_file_opt(self.path.as_deref()))
     }
 
     /// The stored (possibly compressed) bytes of block `n`.
@@ -891,9 +902,12 @@ fn find_blocks(
                 note_trailer(&walk.trailer, Some(at), warnings);
                 let mut error = walk.error;
                 // The index points at a block that walking did not reach, and that is not
-                // a valid block: the file is damaged there, not merely stale.
+                // a valid block: the file is damaged there, not merely stale. (Not so an
+                // entry at or past the index itself, where no block can be: the index
+                // alone is wrong.)
                 if let index::IndexError::BadEntry { entry, offset, reason } = &e
                     && error.is_none()
+                    && *offset < at
                     && walk.blocks.len() <= *entry
                     && !walk.blocks.iter().any(|b| b.offset == *offset)
                 {

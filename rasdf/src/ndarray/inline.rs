@@ -46,8 +46,14 @@ pub(super) fn infer(
         // an element (`np.array([1, 22], dtype="S0")` is `S2`), at least 1.
         Some(d @ (Datatype::Ascii(0) | Datatype::Ucs4(0))) => {
             let leaves = leaves(data, &dims)?;
-            let longest = leaves.iter().filter(|l| !l.is_null()).map(|l| python_str(*l).chars().count()).max();
-            let n = longest.unwrap_or(0).max(1);
+            let mut longest = 0;
+            for l in leaves.iter().filter(|l| !l.is_null()) {
+                longest = longest.max(match l.value() {
+                    Value::Binary(b) => b.len(),
+                    _ => python_str(*l)?.chars().count(),
+                });
+            }
+            let n = longest.max(1);
             if matches!(d, Datatype::Ascii(_)) { Datatype::Ascii(n) } else { Datatype::Ucs4(n) }
         }
         Some(d) => d.clone(),
@@ -93,7 +99,7 @@ impl Kind {
 
 fn infer_type(leaves: &[NodeRef<'_>]) -> Result<Datatype, ArrayError> {
     let mut kind: Option<Kind> = None;
-    let (mut any_str, mut max_str) = (false, 0);
+    let (mut any_str, mut any_bytes, mut max_str) = (false, false, 0);
     for l in leaves {
         let k = match l.value() {
             Value::Null => continue,
@@ -114,16 +120,24 @@ fn infer_type(leaves: &[NodeRef<'_>]) -> Result<Datatype, ArrayError> {
                 max_str = max_str.max(s.chars().count());
                 continue;
             }
-            _ => {
-                any_str = true;
+            // `!!binary` is Python's `bytes`: numpy makes a bytes (`S`) array of it.
+            Value::Binary(b) => {
+                any_bytes = true;
+                max_str = max_str.max(b.len());
                 continue;
             }
+            Value::Seq(_) | Value::Map(_) | Value::Timestamp(_) => return Err(not_a_scalar(*l)),
         };
         kind = Some(kind.map_or(k, |prev| prev.promote(k)));
     }
-    Ok(if any_str {
-        // numpy makes room for the longest text the other values' common type can take.
-        Datatype::Ucs4(max_str.max(kind.map_or(0, Kind::text_room)).max(1))
+    // numpy makes room for the longest text the other values' common type can take.
+    let room = || max_str.max(kind.map_or(0, Kind::text_room)).max(1);
+    Ok(if any_str && any_bytes {
+        return Err(err("inline data mixes text and binary values"));
+    } else if any_bytes {
+        Datatype::Ascii(room())
+    } else if any_str {
+        Datatype::Ucs4(room())
     } else {
         Datatype::Scalar(match kind {
             None => ScalarType::Float64,
@@ -231,13 +245,31 @@ pub(super) fn encode(data: NodeRef<'_>, meta: &ArrayMeta) -> Result<(Vec<u8>, Op
 
 /// The text numpy stores for a scalar in a string array: Python's `str()` of it (`True`,
 /// `1e+20`, `inf`).
-fn python_str(leaf: NodeRef<'_>) -> String {
-    match leaf.value() {
+///
+/// # Errors
+/// A leaf that is no scalar numpy takes as text ([`not_a_scalar`]).
+fn python_str(leaf: NodeRef<'_>) -> Result<String, ArrayError> {
+    Ok(match leaf.value() {
         Value::Str(s) => s.to_string(),
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
         Value::Float(f) => crate::tree::numtext::float_repr(*f),
-        _ => leaf.key_text(),
-    }
+        Value::Null | Value::Int(_) | Value::BigInt(_) => leaf.key_text(),
+        Value::Seq(_) | Value::Map(_) | Value::Timestamp(_) | Value::Binary(_) => return Err(not_a_scalar(leaf)),
+    })
+}
+
+/// The error for a leaf of inline data that numpy would not make an element of a
+/// numeric or text array: the reference leaves such a node unconverted (a list where a
+/// scalar belongs, numpy's "inhomogeneous shape") or makes an object array of it, which
+/// no ASDF datatype holds. Never a text standing in for the value.
+fn not_a_scalar(leaf: NodeRef<'_>) -> ArrayError {
+    err(match leaf.value() {
+        Value::Seq(_) => "inline data is not rectangular: a list stands where its shape puts a scalar".to_string(),
+        Value::Map(_) => "inline data holds a mapping, which numpy keeps only in an object array".to_string(),
+        Value::Timestamp(t) => format!("inline data holds the date {t}, which numpy keeps only in an object array"),
+        Value::Binary(_) => "inline data holds binary where text is expected".to_string(),
+        _ => format!("inline data holds {}, which is not a number or text", leaf.key_text()),
+    })
 }
 
 /// A leaf as numpy takes it into a float array: numbers and booleans, and text as
@@ -252,6 +284,7 @@ fn number(leaf: NodeRef<'_>) -> Result<f64, ArrayError> {
         Value::Str(s) if !leaf.is_asdf_tag("core/complex") => {
             python_float(s).ok_or_else(|| err(format!("could not convert string to float: '{s}'")))
         }
+        Value::Seq(_) | Value::Map(_) | Value::Timestamp(_) => Err(not_a_scalar(leaf)),
         _ => Err(err(format!("expected a number, found {}", leaf.key_text()))),
     }
 }
@@ -307,6 +340,7 @@ fn integer(leaf: NodeRef<'_>) -> Result<i128, ArrayError> {
             let v: num_bigint::BigInt = t.parse().map_err(|_| invalid())?;
             i128::try_from(&v).map_err(|_| too_large(v.to_string()))
         }
+        Value::Seq(_) | Value::Map(_) | Value::Timestamp(_) => Err(not_a_scalar(leaf)),
         _ => Err(err(format!("expected an integer, found {}", leaf.key_text()))),
     }
 }
@@ -373,16 +407,23 @@ fn encode_value(
         },
         // Text longer than the datatype is cut to it, as numpy cuts it.
         Datatype::Ascii(n) => {
-            let s = python_str(leaf);
-            if !s.is_ascii() {
-                return Err(err(format!("'{s}' is not ASCII text")));
-            }
-            let b = &s.as_bytes()[..s.len().min(*n)];
+            let text;
+            let bytes = match leaf.value() {
+                Value::Binary(b) => b.as_slice(),
+                _ => {
+                    text = python_str(leaf)?;
+                    if !text.is_ascii() {
+                        return Err(err(format!("'{text}' is not ASCII text")));
+                    }
+                    text.as_bytes()
+                }
+            };
+            let b = &bytes[..bytes.len().min(*n)];
             out.extend_from_slice(b);
             out.resize(out.len() + n - b.len(), 0);
         }
         Datatype::Ucs4(n) => {
-            let s = python_str(leaf);
+            let s = python_str(leaf)?;
             let mut used = 0;
             for c in s.chars().take(*n) {
                 put!(c as u32);

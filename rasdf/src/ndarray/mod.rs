@@ -975,6 +975,48 @@ mod tests {
         assert_eq!(datatype("{data: [], datatype: [ascii, 0]}"), Datatype::Ascii(1));
     }
 
+    /// Inline data that numpy would not make a numeric or text array of (a list where a
+    /// scalar belongs, a mapping, a date) is an error, never a placeholder text; binary
+    /// values are bytes (`S`), as numpy makes them.
+    #[test]
+    fn inline_data_is_scalars_in_a_rectangle_or_an_error() {
+        let read = |yaml: &str| {
+            let tree = crate::tree::Tree::parse(&format!("a: {yaml}\n"), &crate::Limits::default()).unwrap();
+            let node = tree.get("a").unwrap();
+            let meta = ArrayMeta::parse(node).map_err(|e| e.to_string())?;
+            let (bytes, _) = inline::encode(node.get("data").unwrap(), &meta).map_err(|e| e.to_string())?;
+            Ok::<_, String>((meta.datatype, bytes))
+        };
+        for (data, why) in [
+            ("[1, [2]]", "not rectangular"),
+            ("[[1, 2], [3, [4]]]", "not rectangular"),
+            ("[1, x, [2]]", "not rectangular"),
+            ("[1, {k: v}, null, true, 2.5]", "a mapping"),
+            ("[{a: 1}, {a: 2}]", "a mapping"),
+            ("[2001-12-14, 2002-01-01]", "the date 2001-12-14"),
+            ("[1, 2001-12-14]", "the date"),
+            ("[x, !!binary aGk=]", "mixes text and binary"),
+        ] {
+            let e = read(&format!("{{data: {data}}}")).unwrap_err();
+            assert!(e.contains(why), "{data}: {e}");
+        }
+        // With a datatype given, the same leaves are refused.
+        for data in ["[a, [b]]", "[a, {k: v}]", "[a, 2001-12-14]"] {
+            for datatype in ["[ucs4, 4]", "[ascii, 4]", "[ucs4, 0]", "float64", "int8", "bool8"] {
+                assert!(read(&format!("{{data: {data}, datatype: {datatype}}}")).is_err(), "{data} {datatype}");
+            }
+        }
+        assert_eq!(
+            read("{data: [!!binary aGVsbG8=, !!binary aGk=]}").unwrap(),
+            (Datatype::Ascii(5), b"hellohi\0\0\0".to_vec())
+        );
+        let (datatype, bytes) = read("{data: [1, !!binary aGk=]}").unwrap();
+        assert_eq!(datatype, Datatype::Ascii(21));
+        assert_eq!((&bytes[..2], &bytes[21..23]), (&b"1\0"[..], &b"hi"[..]));
+        assert_eq!(read("{data: [!!binary aGk=, !!binary aA==], datatype: [ascii, 0]}").unwrap().0, Datatype::Ascii(2));
+        assert_eq!(read("{data: [1, x, 2.5]}").unwrap().0, Datatype::Ucs4(32));
+    }
+
     #[test]
     fn byteorder_goes_with_source() {
         let parse = |yaml: &str| {

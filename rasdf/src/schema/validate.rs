@@ -13,8 +13,9 @@
 //! `pattern` searches (it is not anchored), `enum` tells `true` from `1`, `anyOf` stops
 //! at the first branch met; plus ASDF's `tag` keyword (`*` matching any text but `/`,
 //! `**` any text) and, on `core/ndarray` nodes, `ndim`, `max_ndim` and `datatype` (with
-//! `exact_datatype`). A `$ref` to a schema that is not there (the standard's package no
-//! longer ships `transform-1.1.0` and `transform-1.2.0`) is taken as met. Each pair of a
+//! `exact_datatype`). A `$ref` of the standard's schemas to one that is not there (the
+//! standard's package no longer ships `transform-1.1.0` and `transform-1.2.0`) is taken
+//! as met; one of a schema the caller gave is a check that cannot be made. Each pair of a
 //! node and a schema is checked once, so aliases (recursive ones too) cost nothing more;
 //! checks nested deeper than `MAX_DEPTH` steps are skipped, and a validation stops after
 //! `MAX_CHECKS` checks (saying so), so hostile schemas cannot make it run long.
@@ -900,6 +901,20 @@ impl<'c> Validator<'c> {
         self.unknown(error);
     }
 
+    /// A `$ref` (node `r`) of a schema the caller gave that names no schema: the checks
+    /// it stands for cannot be made (the reference fails to resolve it). One of the
+    /// standard's own (which names two transform schemas its package no longer ships) is
+    /// taken as met instead.
+    fn dangling(&mut self, path: &str, at: At<'_>, r: NodeRef<'_>) {
+        let error = SchemaError {
+            path: path.to_string(),
+            message: format!("the $ref '{}' names no schema among those given", r.key_text()),
+            schema: self.docs.name(at.doc).into(),
+            kind: SchemaErrorKind::CannotCheck,
+        };
+        self.unknown(error);
+    }
+
     /// Tells `error` (a check that cannot be made), once per schema and message outside
     /// branches tried.
     fn unknown(&mut self, error: SchemaError) {
@@ -968,6 +983,9 @@ impl<'c> Validator<'c> {
                 Err(Unresolved::Broken(doc)) => self.broken(doc, path),
                 Err(Unresolved::Missing) => {
                     let missing = r.as_str().and_then(|text| self.docs.unknown_document(Some(at.doc), text));
+                    if at.doc >= self.docs.bundled() {
+                        self.dangling(path, at, r);
+                    }
                     self.missing(missing);
                 }
             }

@@ -574,11 +574,15 @@ impl<'f> Document<'f> {
                 _ => {
                     let mut data = try_buffer(Some(a.data().len()), "an array's data")?;
                     data.extend_from_slice(a.data());
-                    doc.bases.push(Base {
-                        data: BaseData::Bytes(Cow::Owned(data)),
-                        compression: Compression::None,
-                        chunks: None,
-                    });
+                    // An external block keeps its codec, in a file of its own or in this
+                    // one (implode), as an internal block does.
+                    let compression = match &a.storage {
+                        InputStorage::External(uri) => {
+                            file.external_compression(uri)?.map_or(Compression::None, Compression::rewritten_as)
+                        }
+                        _ => Compression::None,
+                    };
+                    doc.bases.push(Base { data: BaseData::Bytes(Cow::Owned(data)), compression, chunks: None });
                     doc.bases.len() - 1
                 }
             };

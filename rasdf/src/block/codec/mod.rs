@@ -319,8 +319,7 @@ pub fn zeroed(n: usize) -> Option<Vec<u8>> {
 /// it (checked against what this machine can address first).
 fn zeroed_output(codec: Compression, data_size: u64) -> Result<Vec<u8>, BlockError> {
     let n = memory_size(codec, data_size)?;
-    zeroed(n)
-        .ok_or_else(|| BlockError::Corrupt { codec, message: format!("cannot allocate data_size {data_size} bytes") })
+    zeroed(n).ok_or(BlockError::NoMemory { codec, bytes: data_size })
 }
 
 /// Decodes `stored` into `out`, which must be filled exactly.

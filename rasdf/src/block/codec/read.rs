@@ -48,7 +48,7 @@ pub fn decode_read_into(
         Compression::Lz4 => lz4_windows(used, &mut fill, out),
         Compression::Zlib => zlib_stream(used, &mut fill, out),
         _ => {
-            let mut stored = super::zeroed(used).ok_or_else(|| corrupt(format!("cannot allocate {used} bytes")))?;
+            let mut stored = super::zeroed(used).ok_or(BlockError::NoMemory { codec, bytes: used as u64 })?;
             fill(&mut stored)?;
             decode_into(codec, &stored, out)
         }

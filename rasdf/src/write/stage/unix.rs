@@ -275,7 +275,12 @@ struct Context {
 
 impl fmt::Display for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.msg, self.source)
+        write!(f, "{}: {}", self.msg, self.source)?;
+        if self.source.raw_os_error() == Some(libc::EMFILE) {
+            // Every file a write puts in place stays open until all are renamed together.
+            write!(f, " (a write holds each file it makes open until the last is done: raise `ulimit -n`)")?;
+        }
+        Ok(())
     }
 }
 
