@@ -238,13 +238,15 @@ impl ArrayMeta {
                 if shape.is_none() {
                     shape = Some(inferred.into_iter().map(|d| Dim::Fixed(d as u64)).collect());
                 }
+                // Inline data lies in C order from its start: the reference makes its
+                // array of the lists alone, whatever `offset` and `strides` say.
                 return Ok(ArrayMeta {
                     source: Source::Inline,
                     datatype: dt,
                     byteorder,
                     shape: shape.unwrap_or_default(),
-                    offset,
-                    strides,
+                    offset: 0,
+                    strides: None,
                 });
             }
         };
@@ -1015,6 +1017,24 @@ mod tests {
         assert_eq!((&bytes[..2], &bytes[21..23]), (&b"1\0"[..], &b"hi"[..]));
         assert_eq!(read("{data: [!!binary aGk=, !!binary aA==], datatype: [ascii, 0]}").unwrap().0, Datatype::Ascii(2));
         assert_eq!(read("{data: [1, x, 2.5]}").unwrap().0, Datatype::Ucs4(32));
+    }
+
+    /// Inline data is read in C order from its start whatever `offset` and `strides`
+    /// say, as the reference reads it (it makes its array of the lists alone).
+    #[test]
+    fn inline_data_ignores_offset_and_strides() {
+        for extra in ["strides: [1, 2]", "offset: 1", "strides: [2, 1], offset: 3", "strides: [-1, 7]"] {
+            let text = format!("a: {{data: [[1, 2], [3, 4]], datatype: int8, shape: [2, 2], {extra}}}\n");
+            let tree = crate::tree::Tree::parse(&text, &crate::Limits::default()).unwrap();
+            let node = tree.get("a").unwrap();
+            let meta = ArrayMeta::parse(node).unwrap();
+            assert_eq!((meta.offset, meta.strides.as_deref()), (0, None), "{extra}");
+            let (bytes, _) = inline::encode(node.get("data").unwrap(), &meta).unwrap();
+            let a =
+                NdArray::new(&meta, std::borrow::Cow::Owned(bytes), Storage::Inline, None, &crate::Limits::default())
+                    .unwrap();
+            assert_eq!(a.to_array_f64().unwrap().iter().copied().collect::<Vec<_>>(), [1.0, 2.0, 3.0, 4.0], "{extra}");
+        }
     }
 
     #[test]
