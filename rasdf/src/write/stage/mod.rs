@@ -19,7 +19,10 @@
 //!   renamed over the target (`MoveFileEx` with `MOVEFILE_REPLACE_EXISTING`, which `std::fs::rename` uses).
 //! * Temporary names are never reused: an existing name (even a planted symlink) makes the creation fail and
 //!   another random name is tried, so no symlink is ever followed.
-//! * If the target is a symbolic link, the link itself is replaced, as `rename(2)` does.
+//! * If the target is a symbolic link, the file it leads to is replaced (the link is
+//!   followed as `open(2)` follows it, a dangling one to the name it holds) and the link
+//!   stays, as a program writing through the link would leave it. A hard link is split:
+//!   the new file is a new inode under the target's name.
 //!
 //! # Mode (Unix)
 //!
@@ -54,6 +57,23 @@ pub use unix::{Staged, commit_all, remove_pending_files, sweep_stale};
 mod portable;
 #[cfg(not(unix))]
 pub use portable::{Staged, commit_all, remove_pending_files, sweep_stale};
+
+/// Where a write to `path` puts its file: `path`, or the file a symbolic link there
+/// leads to (each link of a chain followed, relative to its folder; at most 40).
+fn through_links(path: &Path) -> std::path::PathBuf {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&p) {
+                Ok(to) if to.is_relative() => p = p.parent().map_or_else(|| to.clone(), |parent| parent.join(&to)),
+                Ok(to) => p = to,
+                Err(_) => return p,
+            },
+            _ => return p,
+        }
+    }
+    p
+}
 
 /// Options for [`Staged::new_with`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

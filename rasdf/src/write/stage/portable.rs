@@ -64,6 +64,7 @@ impl Staged {
     /// # Errors
     /// As [`Staged::new`].
     pub fn new_with(path: &Path, options: StageOptions) -> io::Result<Staged> {
+        let path = &super::through_links(path);
         if let Ok(m) = std::fs::metadata(path) {
             if m.is_dir() {
                 return Err(with_path(io::ErrorKind::IsADirectory.into(), "cannot write", path));

@@ -78,6 +78,7 @@ impl Staged {
     }
 
     fn new_impl(path: &Path, options: StageOptions, force_named: bool) -> io::Result<Staged> {
+        let path = &super::through_links(path);
         if let Ok(m) = std::fs::metadata(path) {
             let t = m.file_type();
             if t.is_dir() {
@@ -1050,16 +1051,29 @@ mod tests {
     }
 
     #[test]
-    fn target_symlink_is_replaced_like_rename() {
+    fn a_write_through_a_symlink_replaces_what_it_leads_to() {
         let d = Scratch::new("symlink-target");
-        std::fs::write(d.join("real"), b"real").expect("write");
-        std::os::unix::fs::symlink("real", d.join("link")).expect("symlink");
-        let mut s = stage(&d.join("link"), false);
-        s.file().write_all(b"new").expect("write");
+        std::fs::create_dir(d.join("sub")).expect("mkdir");
+        std::fs::write(d.join("sub/real"), b"real").expect("write");
+        // A chain: link -> sub/mid -> real (relative to sub), and a dangling one.
+        std::os::unix::fs::symlink("real", d.join("sub/mid")).expect("symlink");
+        std::os::unix::fs::symlink("sub/mid", d.join("link")).expect("symlink");
+        std::os::unix::fs::symlink("sub/new", d.join("dangling")).expect("symlink");
+        for named in [false, true] {
+            let mut s = stage(&d.join("link"), named);
+            s.file().write_all(b"new").expect("write");
+            s.commit().expect("commit");
+            assert!(std::fs::symlink_metadata(d.join("link")).expect("lstat").file_type().is_symlink());
+            assert!(std::fs::symlink_metadata(d.join("sub/mid")).expect("lstat").file_type().is_symlink());
+            assert_eq!(std::fs::read(d.join("sub/real")).expect("read"), b"new");
+            std::fs::write(d.join("sub/real"), b"real").expect("write");
+        }
+        let mut s = stage(&d.join("dangling"), false);
+        s.file().write_all(b"made").expect("write");
         s.commit().expect("commit");
-        assert!(std::fs::symlink_metadata(d.join("link")).expect("lstat").file_type().is_file());
-        assert_eq!(std::fs::read(d.join("link")).expect("read"), b"new");
-        assert_eq!(std::fs::read(d.join("real")).expect("read"), b"real");
+        assert!(std::fs::symlink_metadata(d.join("dangling")).expect("lstat").file_type().is_symlink());
+        assert_eq!(std::fs::read(d.join("sub/new")).expect("read"), b"made");
+        assert_eq!(listing(&d.join("sub")), ["mid", "new", "real"]);
     }
 
     #[test]
