@@ -233,6 +233,59 @@ def test_a_file_rewritten_after_open_is_never_read_as_a_mix(tmp_path):
     assert float(a.sum()) == 1_000_000
 
 
+@pytest.mark.parametrize("change", ["rewrite", "cut"])
+def test_a_small_file_read_whole_tells_of_changes_too(tmp_path, change):
+    """A file small enough to be read whole at open keeps its bytes, but a change of the
+    file (rewritten in place, cut short) is told as for a larger one: check_unchanged()
+    and the reads after it fail; an array read before keeps its values."""
+    import os
+    import time
+
+    path = tmp_path / "small.asdf"
+    rasdf.write(path, {"a": np.ones(100), "b": np.ones(100)})
+    assert path.stat().st_size < 256 << 10
+    af = rasdf.open(path)
+    a = af["a"][...]
+    af.check_unchanged()
+    time.sleep(0.02)
+    if change == "cut":
+        os.truncate(path, 10)
+    else:
+        raw = bytearray(path.read_bytes())
+        raw[-40:-30] = b"0123456789"
+        path.write_bytes(bytes(raw))
+    with pytest.raises(rasdf.AsdfError, match="since it was opened"):
+        af.check_unchanged()
+    with pytest.raises(rasdf.AsdfError, match="since it was opened"):
+        af["b"][...]
+    assert float(a.sum()) == 100
+    # A file replaced by a rename is read on as the one opened.
+    path.unlink()
+    rasdf.write(path, {"a": np.zeros(3)})
+    with rasdf.open(tmp_path / "small.asdf") as again:
+        again.check_unchanged()
+
+
+def test_a_stream_of_no_asdf_is_refused_from_its_first_bytes():
+    """A file object that is no ASDF file (an endless pipe, say) is refused from its
+    first bytes, not read to its end first."""
+
+    class Endless:
+        given = 0
+
+        def read(self, n=-1):
+            n = 1 << 20 if n is None or n < 0 else n
+            self.given += n
+            if self.given > 1 << 30:
+                raise AssertionError("read on past the first bytes")
+            return b"y\n" * (n // 2)
+
+    stream = Endless()
+    with pytest.raises(rasdf.AsdfError, match="not an ASDF file"):
+        rasdf.open(stream)
+    assert stream.given <= 32 << 20
+
+
 def test_memmap_gives_views_of_the_file(tmp_path):
     """memmap=True: an uncompressed array is a read-only view of the mapped file (no
     copy); memmap=False (the default) reads it."""

@@ -15,8 +15,12 @@ pub enum FileBytes {
     /// (numpy's `memmap`, the reference's `memmap=True`). [`FileBytes::check`] tells
     /// when the file is shorter than it was mapped.
     Mapped(Map),
-    /// Read into memory at open (or given): immune to later changes of the file.
+    /// Given in memory, or read into memory at open: immune to later changes of the file.
     Read(Vec<u8>),
+    /// Read into memory at open from a local file, which [`FileBytes::check`] still
+    /// watches: the bytes never change, but a file rewritten or cut short since is told,
+    /// as for a file read by ranges.
+    ReadFrom(Vec<u8>, super::source::LocalFile),
     /// The length of a file read by ranges, of which only the parts read at open are
     /// present (see [`SparseBytes`]).
     Sparse(SparseBytes),
@@ -72,8 +76,12 @@ impl FileBytes {
     /// I/O errors; `UnexpectedEof` if the file shrinks while read; `OutOfMemory` when no
     /// buffer of its length can be had.
     pub fn read(file: &File) -> io::Result<FileBytes> {
-        let len = file.metadata()?.len();
-        super::source::read_exact_at(file, 0..len).map(FileBytes::Read)
+        use super::source::RangeSource;
+        let watch = super::source::LocalFile::new(file.try_clone()?)?;
+        let bytes = super::source::read_exact_at(file, 0..watch.len())?;
+        // A file that changed while it was read is refused now, not at the first check.
+        watch.check()?;
+        Ok(FileBytes::ReadFrom(bytes, watch))
     }
 
     /// Maps the whole of `file` (see [`FileBytes::Mapped`] for what that promises).
@@ -89,7 +97,7 @@ impl FileBytes {
     pub fn as_slice(&self) -> &[u8] {
         match self {
             FileBytes::Mapped(m) => &m.map,
-            FileBytes::Read(v) => v,
+            FileBytes::Read(v) | FileBytes::ReadFrom(v, _) => v,
             FileBytes::Sparse(s) => s.as_slice(),
         }
     }
@@ -114,11 +122,16 @@ impl FileBytes {
     }
 
     /// `Ok` unless the bytes are a map of a file that is now shorter than the map (cut
-    /// short since it was mapped: reading the pages it lost kills the process).
+    /// short since it was mapped: reading the pages it lost kills the process), or were
+    /// read from a file that changed since (rewritten in place, cut short).
     ///
     /// # Errors
-    /// `UnexpectedEof`, saying from which offset the file is gone.
+    /// `UnexpectedEof`, saying from which offset the file is gone; the change of a file
+    /// read whole ([`super::source::FileChanged`]).
     pub fn check(&self) -> io::Result<()> {
+        if let FileBytes::ReadFrom(_, watch) = self {
+            return super::source::RangeSource::check(watch);
+        }
         let FileBytes::Mapped(m) = self else { return Ok(()) };
         let now = m.file.metadata()?.len();
         let end = m.offset + m.map.len() as u64;

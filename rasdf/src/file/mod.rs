@@ -794,7 +794,10 @@ impl AsdfFile {
     /// - mapped ([`OpenOptions::memmap`]): cut short, so that reading the pages it lost
     ///   would kill the process (a map shows the file's bytes as they are when read: an
     ///   array view borrowed from it changes with the file).
-    /// - read whole: never (its bytes are in memory).
+    /// - read whole at open (a local file of [`READ_WHOLE_BYTES`] or less): rewritten in
+    ///   place or cut short, as a file read by ranges (its bytes, in memory, never
+    ///   change; a read after the change fails all the same, as it would for a larger
+    ///   file). Bytes given to [`OpenOptions::from_bytes`]: never.
     ///
     /// # Errors
     /// An I/O error: `UnexpectedEof` for a file cut short, `Other` for one rewritten; for
