@@ -84,6 +84,7 @@ class TaggedString(str):
 class _Opened(NamedTuple):
     copy_arrays: bool
     identity: Optional[tuple]
+    memmap: bool = False
 
 class NDArray:
     """A core/ndarray node, read on first use, that acts as the numpy array it holds."""

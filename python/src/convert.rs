@@ -643,13 +643,27 @@ impl<'py, 'k> Writer<'py, 'k> {
             self.doc.tree_mut().set_value(id, Value::Map(pairs));
             return Ok(id);
         }
-        // numpy scalars and other objects that give a Python value.
+        // numpy scalars: as the Python value they hold exactly (`item()`); those that
+        // hold none (a long double; a date or a duration, which `item()` turns into a
+        // bare int or `None`; a record, into a tuple) are refused, never changed.
         let numpy = py.import("numpy")?;
-        if obj.is_instance(&numpy.getattr("generic")?)? {
-            let item = obj.call_method0("item")?;
-            if !item.is(obj) {
-                return self.node(&item, path, depth + 1);
+        let generic = numpy.getattr("generic")?;
+        if obj.is_instance(&generic)? {
+            for (class, what) in [
+                ("datetime64", "a date (ASDF has no type for numpy's)"),
+                ("timedelta64", "a duration (ASDF has no type for numpy's)"),
+                ("void", "a record (write it as a 0-d array, np.asarray(x))"),
+            ] {
+                if obj.is_instance(&numpy.getattr(class)?)? {
+                    return Err(self.err(path, format!("rasdf cannot write a numpy.{class} scalar: {what}")));
+                }
             }
+            let item = obj.call_method0("item")?;
+            if item.is_instance(&generic)? {
+                let why = "no Python number holds it exactly (ASDF's numbers are at most 64-bit floats)";
+                return Err(self.err(path, format!("rasdf cannot write a {} scalar: {why}", type_name(obj))));
+            }
+            return self.node(&item, path, depth + 1);
         }
         // Other mappings (`collections.abc.Mapping`) as dicts.
         let abc = py.import("collections.abc")?;
@@ -672,6 +686,23 @@ impl<'py, 'k> Writer<'py, 'k> {
         };
         let hint = if importable { "" } else { " (asdf, whose extensions may convert it, is not importable)" };
         Err(self.err(path, format!("rasdf cannot write an object of type {}{hint}", type_name(obj))))
+    }
+
+    /// `e` (a `TypeError` or `ValueError` refusing an array) with the tree path added;
+    /// other errors as they are.
+    fn at_path(&self, e: PyErr, path: &str) -> PyErr {
+        let py = self.py;
+        let at = if path.is_empty() { "/" } else { path };
+        let text = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+        let named = if e.is_instance_of::<PyTypeError>(py) {
+            PyTypeError::new_err(format!("{text} (at {at})"))
+        } else if e.is_instance_of::<PyValueError>(py) {
+            PyValueError::new_err(format!("{text} (at {at})"))
+        } else {
+            return e;
+        };
+        named.set_cause(py, Some(e));
+        named
     }
 
     /// A converter's failure, naming the object's type and the tree path.
@@ -706,12 +737,12 @@ impl<'py, 'k> Writer<'py, 'k> {
 
     /// An ndarray node for a numpy array (or masked or lazy one).
     fn array(&mut self, obj: &Bound<'py, PyAny>, path: &str) -> PyResult<NodeId> {
-        let prepared = self.prepare.call1((obj,))?;
+        let prepared = self.prepare.call1((obj,)).map_err(|e| self.at_path(e, path))?;
         let arr = prepared.get_item(0)?;
         let spec = prepared.get_item(1)?;
         let mask = prepared.get_item(2)?;
         let own: Option<String> = prepared.get_item(3)?.extract()?;
-        let (datatype, byteorder) = crate::datatype_of(&spec)?;
+        let (datatype, byteorder) = crate::datatype_of(&spec).map_err(|e| self.at_path(e, path))?;
         let a = arr.cast::<PyUntypedArray>()?;
         if !a.is_c_contiguous() {
             return Err(PyValueError::new_err("internal: the array is not C-contiguous"));

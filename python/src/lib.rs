@@ -745,11 +745,20 @@ fn write(
     schemas: Option<&Bound<'_, PyAny>>,
     compression: Option<&str>,
     compression_map: Option<HashMap<String, Option<String>>>,
-    compression_level: Option<u32>,
+    compression_level: Option<i64>,
     include_index: bool,
     checksums: bool,
 ) -> PyResult<Option<Py<PyBytes>>> {
     crate::errors::guarded(py, || {
+        // As `write_to_path` refuses a level out of range (`WriteOptions::check` is the
+        // library's own), before anything is made.
+        let compression_level = match compression_level {
+            Some(level) if !(1..=9).contains(&level) => {
+                let message = format!("compression level {level}: zlib, bzp2, zstd and blsc take levels 1 to 9");
+                return Err(to_pyerr(py, rasdf::Error::new(ErrorKind::Usage(message), rasdf::Location::default())));
+            }
+            level => level.and_then(|l| u32::try_from(l).ok()),
+        };
         let default = compression.map(|c| convert::compression(Some(c))).transpose()?;
         let mut per_path = HashMap::new();
         for (k, v) in compression_map.unwrap_or_default() {
@@ -811,11 +820,6 @@ fn write(
                 None
             }
             None => {
-                // As `write_to_path` refuses it (`WriteOptions::check` is the library's own).
-                if let Some(level) = compression_level.filter(|l| !(1..=9).contains(l)) {
-                    let message = format!("compression level {level}: zlib, bzp2, zstd and blsc take levels 1 to 9");
-                    return Err(to_pyerr(py, rasdf::Error::new(ErrorKind::Usage(message), rasdf::Location::default())));
-                }
                 let mut out = std::io::Cursor::new(Vec::new());
                 py.detach(|| doc.write(&mut out, None, &options)).map_err(|e| to_pyerr(py, e))?;
                 Some(PyBytes::new(py, out.get_ref()).unbind())

@@ -212,6 +212,52 @@ def test_items_of_no_bytes_are_written_as_read(tmp_path):
                         assert np.asarray(ref[k]).dtype == want[k].dtype, k
 
 
+@pytest.mark.parametrize(
+    "value,why",
+    [
+        (np.datetime64("2020-01-01T00:00:00.123456789"), "numpy.datetime64"),
+        (np.datetime64("NaT"), "numpy.datetime64"),
+        (np.datetime64("20000-01-01"), "numpy.datetime64"),
+        (np.timedelta64(5, "ns"), "numpy.timedelta64"),
+        (np.zeros(1, dtype=[("a", "i4"), ("b", "f8")])[0], "numpy.void"),
+        (np.longdouble(1) + np.longdouble(2) ** -60, "longdouble"),
+        (np.zeros(3, dtype=np.longdouble), "float128"),
+        (np.array([1, "a"], dtype=object), "object"),
+        (np.array(["2020-01-01"], dtype="datetime64[D]"), "datetime64"),
+    ],
+)
+def test_numpy_values_no_asdf_type_holds_are_refused_naming_the_path(tmp_path, value, why):
+    """A numpy scalar or array no ASDF value holds exactly is refused with a TypeError
+    naming it and its tree path: never written as something else (numpy's ``item()``
+    makes a date a bare int, NaT None, a record a list)."""
+    with pytest.raises(TypeError, match=rf"{why}.*\(at /x/1/a\)"):
+        rasdf.write(tmp_path / "out.asdf", {"x": [1, {"a": value}]})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_writes_through_a_symlink_replace_what_it_leads_to(tmp_path):
+    """rasdf.write and update() to a symbolic link write the file it leads to, as
+    writing through the link would; the link stays a link."""
+    import os
+
+    target = tmp_path / "data" / "target.asdf"
+    target.parent.mkdir()
+    rasdf.write(target, {"v": 1})
+    link = tmp_path / "link.asdf"
+    os.symlink(os.path.join("data", "target.asdf"), link)
+    rasdf.write(link, {"v": 2, "a": np.arange(3)})
+    assert link.is_symlink()
+    with asdf.open(target) as af:
+        assert af["v"] == 2
+    with rasdf.open(link, mode="rw") as af:
+        af.tree["v"] = 3
+        af.update()
+    assert link.is_symlink()
+    with rasdf.open(target) as af:
+        assert af["v"] == 3 and list(af["a"][...]) == [0, 1, 2]
+    assert sorted(p.name for p in target.parent.iterdir()) == ["target.asdf"]
+
+
 def test_replaces_atomically_and_refuses_cleanly(tmp_path):
     path = tmp_path / "out.asdf"
     rasdf.write(path, {"v": 1})
