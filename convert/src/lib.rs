@@ -297,7 +297,7 @@ pub fn convert_with_warnings(
             }
         };
     }
-    let map = rasdf::file::FileBytes::read(&file).map_err(|e| Error::from(e).in_file(input))?;
+    let map = rasdf::file::FileBytes::read(&file, input).map_err(|e| Error::from(e).in_file(input))?;
     let bytes: &[u8] = &map;
     let from = Format::sniff(bytes).ok_or_else(|| {
         Error::Asdf(rasdf::Error::new(

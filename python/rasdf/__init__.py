@@ -298,6 +298,14 @@ class NDArray:
         # numpy.ma takes any object's mask as ``getattr(a, "_mask", nomask)``
         # (``getmask``, ``np.ma.array``, ``mean``, ``compressed``...): a masked node's
         # mask (read with the data), and no such attribute for one that is not masked.
+        # An array in a block with no mask node is not masked: told without a read.
+        if self._asdf_mask is None and self._array is None:
+            try:
+                block, _ = self._file.array_storage(self._id)
+            except Exception:  # noqa: BLE001 - the read below says why
+                block = None
+            if block is not None:
+                raise AttributeError("_mask")
         a = self.read()
         if isinstance(a, np.ma.MaskedArray):
             return a._mask
@@ -1697,6 +1705,9 @@ def write(
         target = None
     else:
         raise TypeError(f"rasdf.write takes a path or a binary file object, not {type(path).__name__}")
+    if isinstance(compression_level, int) and not 1 <= compression_level <= 9:
+        # (Told here for any int: one past 64 bits would not reach the library's check.)
+        raise AsdfError(f"compression level {compression_level}: zlib, bzp2, zstd and blsc take levels 1 to 9")
     data = _rasdf.write(
         target,
         tree,

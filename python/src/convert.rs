@@ -520,6 +520,15 @@ impl<'py, 'k> Writer<'py, 'k> {
         // An object of another type (not one of rasdf's or asdf's tagged types, which
         // no converter takes): what asdf's converters make of it, when one converts it
         // (a data model node too, tag and all).
+        // A complex long double no complex holds exactly: refused, not rounded (asdf's
+        // complex converter would write it rounded).
+        if !exact && type_name(obj) == "numpy.clongdouble" {
+            let exact_complex = obj.call_method0("__complex__").ok().is_some_and(|c| obj.eq(c).unwrap_or(false));
+            if !exact_complex {
+                let why = "no Python number holds it exactly (ASDF's numbers are at most 64-bit floats)";
+                return Err(self.err(path, format!("rasdf cannot write a numpy.clongdouble scalar: {why}")));
+            }
+        }
         if !exact
             && let Some(convert) = self.convert.clone()
             && !is_plain_tagged(obj)
@@ -658,7 +667,15 @@ impl<'py, 'k> Writer<'py, 'k> {
                     return Err(self.err(path, format!("rasdf cannot write a numpy.{class} scalar: {what}")));
                 }
             }
-            let item = obj.call_method0("item")?;
+            let mut item = obj.call_method0("item")?;
+            if item.is_instance(&generic)? {
+                // A long double that a float holds exactly is that float, as the
+                // reference writes it.
+                let float = obj.call_method0("__float__").ok().filter(|f| obj.eq(f).unwrap_or(false));
+                if let Some(f) = float {
+                    item = f;
+                }
+            }
             if item.is_instance(&generic)? {
                 let why = "no Python number holds it exactly (ASDF's numbers are at most 64-bit floats)";
                 return Err(self.err(path, format!("rasdf cannot write a {} scalar: {why}", type_name(obj))));
@@ -694,9 +711,12 @@ impl<'py, 'k> Writer<'py, 'k> {
         let py = self.py;
         let at = if path.is_empty() { "/" } else { path };
         let text = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
-        let named = if e.is_instance_of::<PyTypeError>(py) {
+        // Exactly these two: a subclass (rasdf's AsdfError, numpy's own) is kept as it is,
+        // so that `except` clauses for it still catch it.
+        let kind = e.get_type(py);
+        let named = if kind.is(py.get_type::<PyTypeError>()) {
             PyTypeError::new_err(format!("{text} (at {at})"))
-        } else if e.is_instance_of::<PyValueError>(py) {
+        } else if kind.is(py.get_type::<PyValueError>()) {
             PyValueError::new_err(format!("{text} (at {at})"))
         } else {
             return e;

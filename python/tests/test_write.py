@@ -221,6 +221,7 @@ def test_items_of_no_bytes_are_written_as_read(tmp_path):
         (np.timedelta64(5, "ns"), "numpy.timedelta64"),
         (np.zeros(1, dtype=[("a", "i4"), ("b", "f8")])[0], "numpy.void"),
         (np.longdouble(1) + np.longdouble(2) ** -60, "longdouble"),
+        (np.clongdouble(1) + np.longdouble(2) ** -60, "clongdouble"),
         (np.zeros(3, dtype=np.longdouble), "float128"),
         (np.array([1, "a"], dtype=object), "object"),
         (np.array(["2020-01-01"], dtype="datetime64[D]"), "datetime64"),
@@ -233,6 +234,25 @@ def test_numpy_values_no_asdf_type_holds_are_refused_naming_the_path(tmp_path, v
     with pytest.raises(TypeError, match=rf"{why}.*\(at /x/1/a\)"):
         rasdf.write(tmp_path / "out.asdf", {"x": [1, {"a": value}]})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_numpy_scalars_a_python_value_holds_exactly_are_written_as_it(tmp_path):
+    """numpy scalars are written as the Python value they hold (a long double too, when
+    a float holds it exactly), as the reference writes them; errors of reading a lazy
+    array while writing stay AsdfErrors."""
+    tree = {"b": np.bool_(True), "i": np.int16(-3), "u": np.uint64(2**64 - 1), "f": np.float32(0.5),
+            "h": np.float16(1.5), "c": np.complex64(1 + 2j), "s": np.str_("x"), "y": np.bytes_(b"z"),
+            "ld": np.longdouble(1.5)}
+    path = tmp_path / "s.asdf"
+    rasdf.write(path, tree)
+    with asdf.open(path) as af:
+        assert [af[k] for k in tree] == [True, -3, 2**64 - 1, 0.5, 1.5, 1 + 2j, "x", b"z", 1.5]
+    src = tmp_path / "src.asdf"
+    rasdf.write(src, {"a": np.arange(10)})
+    with rasdf.open(src) as af:
+        src.write_bytes(src.read_bytes()[:-200])
+        with pytest.raises(rasdf.AsdfError, match="since it was opened"):
+            rasdf.write(tmp_path / "copy.asdf", af.tree)
 
 
 def test_writes_through_a_symlink_replace_what_it_leads_to(tmp_path):

@@ -15,12 +15,13 @@ pub enum FileBytes {
     /// (numpy's `memmap`, the reference's `memmap=True`). [`FileBytes::check`] tells
     /// when the file is shorter than it was mapped.
     Mapped(Map),
-    /// Given in memory, or read into memory at open: immune to later changes of the file.
+    /// Given in memory (bytes, a stream; a FITS file's ASDF extension copied out of
+    /// it): immune to later changes of any file.
     Read(Vec<u8>),
     /// Read into memory at open from a local file, which [`FileBytes::check`] still
-    /// watches: the bytes never change, but a file rewritten or cut short since is told,
-    /// as for a file read by ranges.
-    ReadFrom(Vec<u8>, super::source::LocalFile),
+    /// watches by its path: the bytes never change, but the file rewritten or cut short
+    /// since is told, as for a file read by ranges.
+    ReadFrom(Vec<u8>, super::source::WatchedPath),
     /// The length of a file read by ranges, of which only the parts read at open are
     /// present (see [`SparseBytes`]).
     Sparse(SparseBytes),
@@ -70,14 +71,13 @@ impl Map {
 }
 
 impl FileBytes {
-    /// Reads the whole of `file` into memory.
+    /// Reads the whole of `file` (opened from `path`, which is watched for changes) into memory.
     ///
     /// # Errors
     /// I/O errors; `UnexpectedEof` if the file shrinks while read; `OutOfMemory` when no
     /// buffer of its length can be had.
-    pub fn read(file: &File) -> io::Result<FileBytes> {
-        use super::source::RangeSource;
-        let watch = super::source::LocalFile::new(file.try_clone()?)?;
+    pub fn read(file: &File, path: &std::path::Path) -> io::Result<FileBytes> {
+        let watch = super::source::WatchedPath::new(path, file)?;
         let bytes = super::source::read_exact_at(file, 0..watch.len())?;
         // A file that changed while it was read is refused now, not at the first check.
         watch.check()?;
@@ -130,7 +130,7 @@ impl FileBytes {
     /// read whole ([`super::source::FileChanged`]).
     pub fn check(&self) -> io::Result<()> {
         if let FileBytes::ReadFrom(_, watch) = self {
-            return super::source::RangeSource::check(watch);
+            return watch.check();
         }
         let FileBytes::Mapped(m) = self else { return Ok(()) };
         let now = m.file.metadata()?.len();

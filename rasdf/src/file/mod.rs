@@ -192,7 +192,7 @@ impl OpenOptions {
         if self.memmap || len <= READ_WHOLE_BYTES {
             let bytes = match self.memmap {
                 true => FileBytes::map(&f),
-                false => FileBytes::read(&f),
+                false => FileBytes::read(&f, path),
             }
             .map_err(|e| in_file(Error::from(e)))?;
             if crate::fits::is_fits(&bytes)

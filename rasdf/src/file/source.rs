@@ -95,6 +95,80 @@ impl Stamp {
     }
 }
 
+/// A local file read whole, watched by its path without holding it open (an open file
+/// per small file would run a process out of descriptors): a change of the file the
+/// path still names (the same one, on Unix: its device and inode) is told as
+/// [`LocalFile`] tells it; a file replaced by a rename, or removed, is not a change of
+/// the bytes read.
+#[derive(Debug)]
+pub struct WatchedPath {
+    path: std::path::PathBuf,
+    stamp: Stamp,
+    id: Option<(u64, u64)>,
+}
+
+/// The device and inode of a file (Unix); `None` elsewhere.
+fn file_id(m: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        None
+    }
+}
+
+impl WatchedPath {
+    /// Watches `path`, whose open file `file` is.
+    ///
+    /// # Errors
+    /// Its metadata's I/O errors.
+    pub fn new(path: &std::path::Path, file: &File) -> io::Result<WatchedPath> {
+        let m = file.metadata()?;
+        let stamp = Stamp { len: m.len(), modified: m.modified().ok() };
+        // Absolute, so that a later change of the working folder changes nothing.
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        Ok(WatchedPath { path, stamp, id: file_id(&m) })
+    }
+
+    /// The length at open.
+    pub fn len(&self) -> u64 {
+        self.stamp.len
+    }
+
+    /// Whether it was empty at open.
+    pub fn is_empty(&self) -> bool {
+        self.stamp.len == 0
+    }
+
+    /// `Ok` while the file the path names is another one (or none), or the one opened
+    /// unchanged.
+    ///
+    /// # Errors
+    /// [`FileChanged`] (as [`LocalFile`] gives it) for the same file rewritten or cut.
+    pub fn check(&self) -> io::Result<()> {
+        let Ok(m) = std::fs::metadata(&self.path) else { return Ok(()) };
+        if self.id.is_some() && file_id(&m) != self.id {
+            return Ok(());
+        }
+        let now = Stamp { len: m.len(), modified: m.modified().ok() };
+        if now == self.stamp { Ok(()) } else { Err(changed(self.stamp, now)) }
+    }
+}
+
+/// The error for a file whose stamp went from `was` to `now`.
+fn changed(was: Stamp, now: Stamp) -> io::Error {
+    if now.len < was.len {
+        let e = FileChanged(format!("the file was cut short since it was opened ({} bytes, now {})", was.len, now.len));
+        io::Error::new(io::ErrorKind::UnexpectedEof, e)
+    } else {
+        io::Error::other(FileChanged("the file changed since it was opened (its length or modification time)".into()))
+    }
+}
+
 impl LocalFile {
     /// Reads `file` by ranges from now on.
     ///
@@ -106,17 +180,7 @@ impl LocalFile {
     }
 
     fn changed(&self, now: Stamp) -> io::Error {
-        if now.len < self.stamp.len {
-            let e = FileChanged(format!(
-                "the file was cut short since it was opened ({} bytes, now {})",
-                self.stamp.len, now.len
-            ));
-            io::Error::new(io::ErrorKind::UnexpectedEof, e)
-        } else {
-            io::Error::other(FileChanged(
-                "the file changed since it was opened (its length or modification time)".into(),
-            ))
-        }
+        changed(self.stamp, now)
     }
 }
 

@@ -130,14 +130,13 @@ fn infer_type(leaves: &[NodeRef<'_>]) -> Result<Datatype, ArrayError> {
         };
         kind = Some(kind.map_or(k, |prev| prev.promote(k)));
     }
-    // numpy makes room for the longest text the other values' common type can take.
+    // numpy makes room for the longest text the other values' common type can take; text
+    // and binary together make text (the bytes read as ASCII).
     let room = || max_str.max(kind.map_or(0, Kind::text_room)).max(1);
-    Ok(if any_str && any_bytes {
-        return Err(err("inline data mixes text and binary values"));
+    Ok(if any_str {
+        Datatype::Ucs4(room())
     } else if any_bytes {
         Datatype::Ascii(room())
-    } else if any_str {
-        Datatype::Ucs4(room())
     } else {
         Datatype::Scalar(match kind {
             None => ScalarType::Float64,
@@ -254,20 +253,34 @@ fn python_str(leaf: NodeRef<'_>) -> Result<String, ArrayError> {
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
         Value::Float(f) => crate::tree::numtext::float_repr(*f),
         Value::Null | Value::Int(_) | Value::BigInt(_) => leaf.key_text(),
+        // `str()` of a `datetime.date` is the date as YAML writes it in full.
+        Value::Timestamp(t) if is_full_date(t) => t.to_string(),
+        // numpy reads bytes as ASCII into a text array.
+        Value::Binary(b) if b.is_ascii() => String::from_utf8_lossy(b).into_owned(),
         Value::Seq(_) | Value::Map(_) | Value::Timestamp(_) | Value::Binary(_) => return Err(not_a_scalar(leaf)),
     })
 }
 
-/// The error for a leaf of inline data that numpy would not make an element of a
-/// numeric or text array: the reference leaves such a node unconverted (a list where a
-/// scalar belongs, numpy's "inhomogeneous shape") or makes an object array of it, which
-/// no ASDF datatype holds. Never a text standing in for the value.
+/// Whether a timestamp is a date alone, `YYYY-MM-DD` (Python's text of the date it makes).
+fn is_full_date(t: &str) -> bool {
+    let b = t.as_bytes();
+    b.len() == 10 && b.iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() })
+}
+
+/// The error for a leaf of inline data that rasdf makes no element of a numeric or text
+/// array of: the reference leaves a list where a scalar belongs unconverted (numpy's
+/// "inhomogeneous shape") and makes an object array, which no ASDF datatype holds, of a
+/// mapping or a date with no datatype given (with a text datatype it takes Python's
+/// `str()` of them: rasdf takes a date's, refuses a time's and a mapping's). Never a text
+/// standing in for the value.
 fn not_a_scalar(leaf: NodeRef<'_>) -> ArrayError {
     err(match leaf.value() {
         Value::Seq(_) => "inline data is not rectangular: a list stands where its shape puts a scalar".to_string(),
         Value::Map(_) => "inline data holds a mapping, which numpy keeps only in an object array".to_string(),
-        Value::Timestamp(t) => format!("inline data holds the date {t}, which numpy keeps only in an object array"),
-        Value::Binary(_) => "inline data holds binary where text is expected".to_string(),
+        Value::Timestamp(t) => {
+            format!("inline data holds the timestamp {t}, which numpy keeps only in an object array")
+        }
+        Value::Binary(_) => "inline data holds binary that is not ASCII where text is expected".to_string(),
         _ => format!("inline data holds {}, which is not a number or text", leaf.key_text()),
     })
 }

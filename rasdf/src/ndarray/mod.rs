@@ -995,19 +995,25 @@ mod tests {
             ("[1, x, [2]]", "not rectangular"),
             ("[1, {k: v}, null, true, 2.5]", "a mapping"),
             ("[{a: 1}, {a: 2}]", "a mapping"),
-            ("[2001-12-14, 2002-01-01]", "the date 2001-12-14"),
-            ("[1, 2001-12-14]", "the date"),
-            ("[x, !!binary aGk=]", "mixes text and binary"),
+            ("[2001-12-14, 2002-01-01]", "the timestamp 2001-12-14"),
+            ("[1, 2001-12-14]", "the timestamp"),
+            ("[x, !!binary /w==]", "not ASCII"),
         ] {
             let e = read(&format!("{{data: {data}}}")).unwrap_err();
             assert!(e.contains(why), "{data}: {e}");
         }
-        // With a datatype given, the same leaves are refused.
-        for data in ["[a, [b]]", "[a, {k: v}]", "[a, 2001-12-14]"] {
+        // With a datatype given, the same leaves are refused (a time, a mapping, a
+        // list), but for a date as text.
+        for data in ["[a, [b]]", "[a, {k: v}]", "[a, 2001-12-14 10:00:00]"] {
             for datatype in ["[ucs4, 4]", "[ascii, 4]", "[ucs4, 0]", "float64", "int8", "bool8"] {
                 assert!(read(&format!("{{data: {data}, datatype: {datatype}}}")).is_err(), "{data} {datatype}");
             }
         }
+        let (datatype, bytes) = read("{data: [2001-12-14, x], datatype: [ascii, 10]}").unwrap();
+        assert_eq!((datatype, &bytes[..10]), (Datatype::Ascii(10), &b"2001-12-14"[..]));
+        // Text and (ASCII) binary together: text.
+        let (datatype, bytes) = read("{data: [!!binary aGk=, x]}").unwrap();
+        assert_eq!((datatype, bytes.len()), (Datatype::Ucs4(2), 16));
         assert_eq!(
             read("{data: [!!binary aGVsbG8=, !!binary aGk=]}").unwrap(),
             (Datatype::Ascii(5), b"hellohi\0\0\0".to_vec())

@@ -51,28 +51,43 @@ use std::path::Path;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
+use unix::may_follow;
+#[cfg(unix)]
 pub use unix::{Staged, commit_all, remove_pending_files, sweep_stale};
 
 #[cfg(not(unix))]
 mod portable;
 #[cfg(not(unix))]
+use portable::may_follow;
+#[cfg(not(unix))]
 pub use portable::{Staged, commit_all, remove_pending_files, sweep_stale};
 
 /// Where a write to `path` puts its file: `path`, or the file a symbolic link there
-/// leads to (each link of a chain followed, relative to its folder; at most 40).
-fn through_links(path: &Path) -> std::path::PathBuf {
+/// leads to (each link of a chain followed, relative to its folder), as `open(2)`
+/// follows it. Under the kernel's rule for links in sticky folders that anyone may
+/// write (`/tmp`; `fs.protected_symlinks`), a link there owned by neither this process's
+/// user nor the folder's owner is not followed: the write then replaces the link itself,
+/// which the folder's sticky bit refuses unless the link is ours.
+///
+/// # Errors
+/// `ELOOP` for a chain of more than 40 links.
+fn through_links(path: &Path) -> io::Result<std::path::PathBuf> {
     let mut p = path.to_path_buf();
     for _ in 0..40 {
-        match std::fs::symlink_metadata(&p) {
-            Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&p) {
-                Ok(to) if to.is_relative() => p = p.parent().map_or_else(|| to.clone(), |parent| parent.join(&to)),
-                Ok(to) => p = to,
-                Err(_) => return p,
-            },
-            _ => return p,
+        let link = match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => m,
+            _ => return Ok(p),
+        };
+        if !may_follow(&p, &link) {
+            return Ok(p);
+        }
+        match std::fs::read_link(&p) {
+            Ok(to) if to.is_relative() => p = p.parent().map_or_else(|| to.clone(), |parent| parent.join(&to)),
+            Ok(to) => p = to,
+            Err(_) => return Ok(p),
         }
     }
-    p
+    Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{}: too many levels of symbolic links", path.display())))
 }
 
 /// Options for [`Staged::new_with`].

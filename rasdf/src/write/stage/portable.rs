@@ -64,7 +64,7 @@ impl Staged {
     /// # Errors
     /// As [`Staged::new`].
     pub fn new_with(path: &Path, options: StageOptions) -> io::Result<Staged> {
-        let path = &super::through_links(path);
+        let path = &super::through_links(path)?;
         if let Ok(m) = std::fs::metadata(path) {
             if m.is_dir() {
                 return Err(with_path(io::ErrorKind::IsADirectory.into(), "cannot write", path));
@@ -162,3 +162,9 @@ pub fn remove_pending_files() {}
 /// Nothing to sweep here: the Unix version removes names left by writers killed between
 /// naming a file and renaming it, which this version has no such window for.
 pub fn sweep_stale(_dir: &Path) {}
+
+/// Whether the symbolic link at `path` may be followed by a write: always here (the
+/// sticky-folder rule is Unix's).
+pub(super) fn may_follow(_path: &Path, _link: &std::fs::Metadata) -> bool {
+    true
+}

@@ -78,7 +78,7 @@ impl Staged {
     }
 
     fn new_impl(path: &Path, options: StageOptions, force_named: bool) -> io::Result<Staged> {
-        let path = &super::through_links(path);
+        let path = &super::through_links(path)?;
         if let Ok(m) = std::fs::metadata(path) {
             let t = m.file_type();
             if t.is_dir() {
@@ -263,6 +263,22 @@ pub fn commit_all(staged: Vec<Staged>) -> io::Result<()> {
         s.finish()?;
     }
     Ok(())
+}
+
+/// Whether the symbolic link at `path` (`link`, its metadata) may be followed by a write:
+/// not in a sticky folder that anyone may write, unless this process's user or the
+/// folder's owner owns it (the kernel's `fs.protected_symlinks` rule for `open(2)`).
+pub(super) fn may_follow(path: &Path, link: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(dir) = std::fs::metadata(folder) else { return false };
+    let open_sticky = dir.mode() & 0o1002 == 0o1002;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    !open_sticky || link.uid() == me || link.uid() == dir.uid()
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1074,6 +1090,12 @@ mod tests {
         assert!(std::fs::symlink_metadata(d.join("dangling")).expect("lstat").file_type().is_symlink());
         assert_eq!(std::fs::read(d.join("sub/new")).expect("read"), b"made");
         assert_eq!(listing(&d.join("sub")), ["mid", "new", "real"]);
+        // A loop is an error, and nothing is written.
+        std::os::unix::fs::symlink("loop2", d.join("loop1")).expect("symlink");
+        std::os::unix::fs::symlink("loop1", d.join("loop2")).expect("symlink");
+        let e = Staged::new(&d.join("loop1")).expect_err("a loop");
+        assert!(e.to_string().contains("too many levels of symbolic links"), "{e}");
+        assert!(std::fs::symlink_metadata(d.join("loop1")).expect("lstat").file_type().is_symlink());
     }
 
     #[test]
