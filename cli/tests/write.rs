@@ -851,6 +851,31 @@ fn exploded_blocks_keep_their_codecs_both_ways() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// An exploded write through a symbolic link to another folder puts the main file and
+/// its block files beside each other, in the folder the link leads to: the file reads
+/// back there, and through the link.
+#[cfg(unix)]
+#[test]
+fn an_exploded_write_through_a_link_keeps_its_parts_beside_it() {
+    let dir = temp_dir("explode-link");
+    std::fs::create_dir(dir.join("real")).unwrap();
+    std::os::unix::fs::symlink("real/x.asdf", dir.join("link.asdf")).unwrap();
+    let data: Vec<f64> = (0..100).map(f64::from).collect();
+    let mut doc = Document::new();
+    doc.set_array("a", ndarray::ArrayView1::from(&data[..]), Compression::None).unwrap();
+    doc.write_to_path(dir.join("link.asdf"), &WriteOptions::default().storage(Some(ArrayStorage::External))).unwrap();
+    assert!(std::fs::symlink_metadata(dir.join("link.asdf")).unwrap().file_type().is_symlink());
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir.join("real")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["x.asdf", "x0000.asdf"]);
+    for p in [dir.join("real/x.asdf"), dir.join("link.asdf")] {
+        let f = AsdfFile::open(&p).unwrap();
+        assert_eq!(f.array("a").unwrap().read::<f64>().unwrap().iter().copied().collect::<Vec<_>>(), data);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// An exploded write replaces the main file and its block files together or not at all:
 /// the block files are staged with the main file and put in place only once every one is
 /// written, so a write that fails (here: a folder where its third block file goes) leaves

@@ -588,7 +588,19 @@ impl AsdfFile {
             .map(|p| p.parent().map(Path::to_path_buf).unwrap_or_default())
             .ok_or_else(|| Error::new(crate::external::ExternalError::NoBase(uri.into()), Location::default()))?;
         let base = if base.as_os_str().is_empty() { PathBuf::from(".") } else { base };
-        let Some(path) = crate::external::resolve(&base, uri).map_err(|e| Error::new(e, Location::default()))? else {
+        let mut resolved = crate::external::resolve(&base, uri);
+        // A file opened through a symbolic link: its block files may lie beside the file
+        // the link leads to (where rasdf writes them through a link) rather than beside
+        // the link. Looked for there when not found here (each folder bounds its own).
+        if let Err(crate::external::ExternalError::Io { .. }) = &resolved
+            && let Some(real) = self.path.as_deref().and_then(|p| p.canonicalize().ok())
+            && let Some(real_base) = real.parent()
+            && base.canonicalize().ok().as_deref() != Some(real_base)
+            && let Ok(found) = crate::external::resolve(real_base, uri)
+        {
+            resolved = Ok(found);
+        }
+        let Some(path) = resolved.map_err(|e| Error::new(e, Location::default()))? else {
             return Ok(None);
         };
         self.external_file(path.clone(), || self.options.open(&path)).map(Some)

@@ -632,7 +632,10 @@ impl<'f> Document<'f> {
     /// # Errors
     /// As [`Document::write`].
     pub fn write_to_path(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<()> {
-        let path = path.as_ref();
+        // Through a symbolic link: the file it leads to, and the block files of external
+        // arrays beside that file (named after it), where its `source`s find them.
+        let resolved = super::stage::through_links(path.as_ref()).map_err(|e| Error::from(e).in_file(path.as_ref()))?;
+        let path = resolved.as_path();
         if self.stream.is_some() {
             return Err(usage("a document with a stream is written with write_streamed"));
         }

@@ -71,7 +71,7 @@ pub use portable::{Staged, commit_all, remove_pending_files, sweep_stale};
 ///
 /// # Errors
 /// `ELOOP` for a chain of more than 40 links.
-fn through_links(path: &Path) -> io::Result<std::path::PathBuf> {
+pub(crate) fn through_links(path: &Path) -> io::Result<std::path::PathBuf> {
     let mut p = path.to_path_buf();
     for _ in 0..40 {
         let link = match std::fs::symlink_metadata(&p) {
